@@ -1,0 +1,51 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "FamilyControls",
+    products: [
+        .library(name: "FamilyControls", targets: ["FamilyControls"]),
+        .executable(name: "familycontrolsd", targets: ["familycontrolsd"]),
+        .executable(name: "familyctl", targets: ["familyctl"]),
+        .executable(name: "familycontrols-demo", targets: ["familycontrols-demo"]),
+    ],
+    targets: [
+        // C: the system libraries, and the one small shim that must be C.
+        .systemLibrary(
+            name: "CLibPAM",
+            providers: [.apt(["libpam0g-dev"])]
+        ),
+        .target(
+            name: "CPAM",
+            dependencies: ["CLibPAM"],
+            linkerSettings: [.linkedLibrary("pam")]
+        ),
+        .systemLibrary(
+            name: "CSQLite",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+
+        // Swift libraries: all the logic lives here, where tests reach it.
+        .target(name: "SystemKit"),
+        .target(name: "Varlink", dependencies: ["SystemKit"]),
+        .target(name: "FamilyControls", dependencies: ["SystemKit", "Varlink"]),
+        .target(
+            name: "GuardKit",
+            dependencies: ["CPAM", "CSQLite", "SystemKit", "Varlink", "FamilyControls"]
+        ),
+
+        // Thin executables.
+        .executableTarget(name: "familycontrolsd", dependencies: ["GuardKit"]),
+        .executableTarget(name: "familyctl", dependencies: ["GuardKit"]),
+        .executableTarget(name: "familycontrols-demo", dependencies: ["FamilyControls"]),
+
+        // Tests: one target per library, plus end-to-end tests of real processes.
+        .testTarget(name: "CPAMTests", dependencies: ["CPAM"]),
+        .testTarget(name: "SystemKitTests", dependencies: ["SystemKit"]),
+        .testTarget(name: "VarlinkTests", dependencies: ["Varlink"]),
+        .testTarget(name: "FamilyControlsTests", dependencies: ["FamilyControls"]),
+        .testTarget(name: "GuardKitTests", dependencies: ["GuardKit", "CPAM"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["SystemKit"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

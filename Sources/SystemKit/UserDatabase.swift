@@ -1,0 +1,104 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A user account as NSS reports it (`struct passwd`).
+public struct UserAccount: Hashable, Sendable {
+    public var name: String
+    public var uid: uid_t
+    public var gid: gid_t
+    public var home: String
+    public var shell: String
+}
+
+/// A group as NSS reports it (`struct group`).
+public struct GroupEntry: Hashable, Sendable {
+    public var name: String
+    public var gid: gid_t
+    public var members: [String]
+}
+
+/// Reads users and groups through NSS, so `/etc/passwd`, LDAP, SSSD and the rest
+/// all answer alike.
+///
+/// Maps to `getpwnam_r(3)`, `getpwuid_r(3)`, `getgrnam_r(3)` and `getgrouplist(3)`.
+public enum UserDatabase {
+    /// The account named `name`, or nil when NSS knows no such user.
+    /// - Throws: ``Errno`` when the lookup itself fails (an unreachable directory, say).
+    public static func user(named name: String) throws(Errno) -> UserAccount? {
+        try lookupUser("getpwnam_r \(name)") { pwd, buffer, size, result in
+            getpwnam_r(name, pwd, buffer, size, result)
+        }
+    }
+
+    /// The account with user ID `uid`, or nil when NSS knows none.
+    public static func user(id uid: uid_t) throws(Errno) -> UserAccount? {
+        try lookupUser("getpwuid_r \(uid)") { pwd, buffer, size, result in
+            getpwuid_r(uid, pwd, buffer, size, result)
+        }
+    }
+
+    /// The group named `name`, or nil when NSS knows no such group.
+    public static func group(named name: String) throws(Errno) -> GroupEntry? {
+        var size = 1024
+        while true {
+            var entry = Glibc.group()
+            var result: UnsafeMutablePointer<Glibc.group>?
+            let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: size)
+            defer { buffer.deallocate() }
+            let code = getgrnam_r(name, &entry, buffer, size, &result)
+            if code == ERANGE, size < 1 << 24 { size *= 4; continue }
+            if code != 0 && code != ENOENT { throw Errno(code, operation: "getgrnam_r \(name)") }
+            guard let found = result?.pointee else { return nil }
+            var members: [String] = []
+            if var cursor = found.gr_mem {
+                while let member = cursor.pointee {
+                    members.append(String(cString: member))
+                    cursor += 1
+                }
+            }
+            return GroupEntry(name: String(cString: found.gr_name), gid: found.gr_gid, members: members)
+        }
+    }
+
+    /// Every group ID `account` belongs to, its primary group included (`getgrouplist(3)`).
+    public static func groupIDs(of account: UserAccount) -> [gid_t] {
+        var count: CInt = 32
+        while true {
+            var groups = [gid_t](repeating: 0, count: Int(count))
+            var found = count
+            if getgrouplist(account.name, account.gid, &groups, &found) >= 0 {
+                return Array(groups.prefix(Int(found)))
+            }
+            guard found > count else { return [account.gid] }
+            count = found
+        }
+    }
+
+    private static func lookupUser(
+        _ operation: String,
+        _ call: (UnsafeMutablePointer<passwd>, UnsafeMutablePointer<CChar>, Int, UnsafeMutablePointer<UnsafeMutablePointer<passwd>?>) -> CInt
+    ) throws(Errno) -> UserAccount? {
+        var size = 1024
+        while true {
+            var entry = passwd()
+            var result: UnsafeMutablePointer<passwd>?
+            let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: size)
+            defer { buffer.deallocate() }
+            let code = call(&entry, buffer, size, &result)
+            if code == ERANGE, size < 1 << 24 { size *= 4; continue }
+            // ENOENT, ESRCH, EBADF and EPERM all mean "not found" for these calls.
+            if code != 0 && ![ENOENT, ESRCH, EBADF, EPERM].contains(code) {
+                throw Errno(code, operation: operation)
+            }
+            guard let found = result?.pointee else { return nil }
+            return UserAccount(
+                name: String(cString: found.pw_name),
+                uid: found.pw_uid,
+                gid: found.pw_gid,
+                home: String(cString: found.pw_dir),
+                shell: String(cString: found.pw_shell)
+            )
+        }
+    }
+}
