@@ -38,6 +38,10 @@ let package = Package(
         .executableTarget(name: "familycontrolsd", dependencies: ["GuardKit"]),
         .executableTarget(name: "familyctl", dependencies: ["GuardKit"]),
         .executableTarget(name: "familycontrols-demo", dependencies: ["FamilyControls"]),
+        .executableTarget(
+            name: "familycontrols-bench",
+            dependencies: ["GuardKit", "Varlink", "SystemKit", "FamilyControls"]
+        ),
 
         // Tests: one target per library, plus end-to-end tests of real processes.
         .testTarget(name: "CPAMTests", dependencies: ["CPAM"]),

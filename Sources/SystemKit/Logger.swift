@@ -1,0 +1,99 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// One line per event on standard error, readable by an administrator and by
+/// journald (which adds its own timestamps, so the `<N>` priority prefix is
+/// used when standard error is the journal).
+///
+/// Never pass a secret to a logger.
+public struct Logger: Sendable {
+    /// Severity, with syslog's numbers.
+    public enum Level: Int, Sendable, Comparable {
+        case error = 3, warning = 4, notice = 5, info = 6, debug = 7
+        public static func < (a: Level, b: Level) -> Bool { a.rawValue > b.rawValue }
+        var label: String {
+            switch self {
+            case .error: "error"
+            case .warning: "warning"
+            case .notice: "notice"
+            case .info: "info"
+            case .debug: "debug"
+            }
+        }
+    }
+
+    /// The subsystem named at the start of each line (`pam`, `store`, `lock`).
+    public var label: String
+    /// Messages below this level are dropped.
+    public var minimumLevel: Level
+
+    private static let writeLock = Mutex(())
+    private static let journalPrefix = getenv("JOURNAL_STREAM") != nil
+
+    public init(label: String, minimumLevel: Level = .info) {
+        self.label = label
+        self.minimumLevel = minimumLevel
+    }
+
+    public func log(_ level: Level, _ message: @autoclosure () -> String) {
+        guard level >= minimumLevel else { return }
+        let text = message().replacingNewlines()
+        let line: String
+        if Self.journalPrefix {
+            line = "<\(level.rawValue)>\(label): \(text)\n"
+        } else {
+            line = "\(Self.timestamp()) \(level.label) \(label): \(text)\n"
+        }
+        Self.writeLock.withLock { _ in
+            var bytes = Array(line.utf8)
+            bytes.withUnsafeMutableBytes { buffer in
+                var offset = 0
+                while offset < buffer.count {
+                    let n = write(2, buffer.baseAddress! + offset, buffer.count - offset)
+                    if n < 0 && errno == EINTR { continue }
+                    if n <= 0 { break }
+                    offset += n
+                }
+            }
+        }
+    }
+
+    public func error(_ message: @autoclosure () -> String) { log(.error, message()) }
+    public func warning(_ message: @autoclosure () -> String) { log(.warning, message()) }
+    public func notice(_ message: @autoclosure () -> String) { log(.notice, message()) }
+    public func info(_ message: @autoclosure () -> String) { log(.info, message()) }
+    public func debug(_ message: @autoclosure () -> String) { log(.debug, message()) }
+
+    private static func timestamp() -> String {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var parts = tm()
+        var seconds = now.tv_sec
+        gmtime_r(&seconds, &parts)
+        func pad(_ v: Int32, _ width: Int = 2) -> String {
+            let s = String(v)
+            return String(repeating: "0", count: max(0, width - s.count)) + s
+        }
+        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1))-\(pad(parts.tm_mday))T"
+            + "\(pad(parts.tm_hour)):\(pad(parts.tm_min)):\(pad(parts.tm_sec))."
+            + pad(Int32(now.tv_nsec / 1_000_000), 3) + "Z"
+    }
+}
+
+extension String {
+    /// Keeps one event on one line: control characters from hostile input are escaped.
+    fileprivate func replacingNewlines() -> String {
+        var out = ""
+        out.reserveCapacity(utf8.count)
+        for scalar in unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7f {
+                out += "\\x" + String(scalar.value, radix: 16)
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+}

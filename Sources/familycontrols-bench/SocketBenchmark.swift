@@ -1,0 +1,4 @@
+func runSocketBenchmark(_ arguments: [String]) -> Int32 {
+    print("not implemented yet")
+    return 1
+}
