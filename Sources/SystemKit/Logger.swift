@@ -46,18 +46,7 @@ public struct Logger: Sendable {
         } else {
             line = "\(Self.timestamp()) \(level.label) \(label): \(text)\n"
         }
-        Self.writeLock.withLock { _ in
-            var bytes = Array(line.utf8)
-            bytes.withUnsafeMutableBytes { buffer in
-                var offset = 0
-                while offset < buffer.count {
-                    let n = write(2, buffer.baseAddress! + offset, buffer.count - offset)
-                    if n < 0 && errno == EINTR { continue }
-                    if n <= 0 { break }
-                    offset += n
-                }
-            }
-        }
+        Self.writeLock.withLock { _ in writeToStandardError(line) }
     }
 
     public func error(_ message: @autoclosure () -> String) { log(.error, message()) }

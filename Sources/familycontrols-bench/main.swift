@@ -2,6 +2,7 @@
 // measured in the same run. Not a test: these machines are noisy.
 #if canImport(Glibc)
 import Glibc
+import SystemKit
 #endif
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -17,6 +18,6 @@ case "lock":
 case "-h", "--help":
     print(usage)
 default:
-    fputs(usage + "\n", stderr)
+    writeToStandardError(usage + "\n")
     exit(64)
 }
