@@ -44,12 +44,13 @@ let package = Package(
         ),
 
         // Tests: one target per library, plus end-to-end tests of real processes.
+        .target(name: "TestSupport", dependencies: ["SystemKit"], path: "Tests/TestSupport"),
         .testTarget(name: "CPAMTests", dependencies: ["CPAM"]),
         .testTarget(name: "SystemKitTests", dependencies: ["SystemKit"]),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink"]),
         .testTarget(name: "FamilyControlsTests", dependencies: ["FamilyControls"]),
-        .testTarget(name: "GuardKitTests", dependencies: ["GuardKit", "CPAM"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["SystemKit"]),
+        .testTarget(name: "GuardKitTests", dependencies: ["GuardKit", "CPAM", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["SystemKit", "Varlink", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,61 @@
 #ifndef CPAM_H
 #define CPAM_H
+
 #ifdef __linux__
+#include <stddef.h>
 #include <security/pam_appl.h>
-#endif
-#endif
+
+/// Answers one PAM message. Called on the thread running the PAM transaction.
+///
+/// For prompts, write the answer (without a NUL) into `reply` and set `*length`;
+/// a length of `capacity` or more means the answer did not fit and the
+/// conversation fails. For info and error messages, `reply` is NULL.
+/// Return 0 to go on, non-zero to cancel the whole conversation.
+typedef int (*cpam_reply_fn)(void *context, int style, const char *message,
+                             char *reply, size_t capacity, size_t *length);
+
+/// The conversation state handed to libpam as `appdata_ptr`.
+typedef struct cpam_conversation {
+    cpam_reply_fn reply;
+    void *context;
+} cpam_conversation;
+
+/// The largest reply the trampoline accepts, NUL included (`PAM_MAX_RESP_SIZE`).
+#define CPAM_MAX_REPLY_SIZE PAM_MAX_RESP_SIZE
+/// The most messages one conversation call may carry (`PAM_MAX_NUM_MSG`).
+#define CPAM_MAX_MESSAGES PAM_MAX_NUM_MSG
+
+/// The `pam_conv` trampoline: checks bounds, asks `reply` for each message,
+/// and returns `malloc`ed replies (PAM frees them). On any failure every reply
+/// already made is zeroed and freed and `PAM_CONV_ERR` is returned.
+int cpam_converse(int num_msg, const struct pam_message **msg,
+                  struct pam_response **resp, void *appdata_ptr);
+
+/// `pam_start_confdir` (or `pam_start` when `confdir` is NULL) wired to
+/// `cpam_converse`. `conversation` must outlive the handle.
+int cpam_start(const char *service, const char *user, const char *confdir,
+               cpam_conversation *conversation, pam_handle_t **handle);
+
+/// Sets a string item (`pam_set_item`).
+int cpam_set_string_item(pam_handle_t *handle, int item, const char *value);
+
+/// Reads a string item (`pam_get_item`); NULL when unset.
+const char *cpam_get_string_item(pam_handle_t *handle, int item);
+
+/// Zeroes `length` bytes at `pointer` in a way the compiler cannot drop (`explicit_bzero`).
+void cpam_zero(void *pointer, size_t length);
+
+/// What the shadow entry says of a user's password (`getspnam_r`, needs root),
+/// so a failure can be explained to the administrator. The hash never leaves C.
+typedef enum cpam_password_state {
+    CPAM_PASSWORD_UNKNOWN = 0,  /* no readable shadow entry */
+    CPAM_PASSWORD_USABLE = 1,   /* a hash that can be checked */
+    CPAM_PASSWORD_LOCKED = 2,   /* "!" before a hash: usermod -L, passwd -l */
+    CPAM_PASSWORD_NONE = 3,     /* empty, "!", "!!", "*", "!*": never set */
+    CPAM_ACCOUNT_EXPIRED = 4    /* sp_expire has passed: chage -E */
+} cpam_password_state;
+
+cpam_password_state cpam_shadow_password_state(const char *user);
+
+#endif /* __linux__ */
+#endif /* CPAM_H */

@@ -1,0 +1,131 @@
+import CPAM
+#if canImport(Glibc)
+import Glibc
+#endif
+import SystemKit
+
+/// One PAM handle from `pam_start` to `pam_end`, on the calling thread.
+enum PAMTransaction {
+    static func run(_ request: PAMRequest, conversation: any PAMConversation) throws(PAMError) {
+        let relay = ConversationRelay(conversation: conversation, promptTimeout: request.promptTimeout)
+        let context = Unmanaged.passRetained(relay)
+        defer { context.release() }
+        let state = UnsafeMutablePointer<cpam_conversation>.allocate(capacity: 1)
+        defer { state.deallocate() }
+        state.initialize(to: cpam_conversation(reply: relayReply, context: context.toOpaque()))
+
+        func failure(_ reason: PAMError.Reason, _ code: PAMResultCode? = nil) -> PAMError {
+            PAMError(reason, service: request.service, user: request.user, code: code)
+        }
+
+        var handle: OpaquePointer?
+        let started = PAMResultCode(rawValue: cpam_start(
+            request.service, request.user, request.configurationDirectory, state, &handle))
+        guard started == .success, let handle else {
+            throw failure(.serviceMisconfigured, started)
+        }
+        var last = PAMResultCode.success
+        defer { pam_end(handle, last.rawValue) }
+
+        for (item, value) in [(PAM_RUSER, request.requestingUser), (PAM_TTY, request.tty), (PAM_RHOST, "")] {
+            guard let value else { continue }
+            last = PAMResultCode(rawValue: cpam_set_string_item(handle, item, value))
+            guard last == .success else { throw failure(.serviceMisconfigured, last) }
+        }
+
+        // Empty passwords never authorize anything here, whatever `nullok` says.
+        let flags = CInt(bitPattern: PAM_DISALLOW_NULL_AUTHTOK)
+        last = PAMResultCode(rawValue: pam_authenticate(handle, flags))
+        if last == .success {
+            last = PAMResultCode(rawValue: pam_acct_mgmt(handle, flags))
+        }
+        if let end = relay.end {
+            // A module may turn a canceled conversation into PAM_AUTH_ERR; the cause is ours.
+            throw failure(end == .canceled ? .canceled : .timedOut, last)
+        }
+        guard last == .success else {
+            throw failure(reason(for: last, user: request.user), last)
+        }
+        guard let current = cpam_get_string_item(handle, PAM_USER), String(cString: current) == request.user else {
+            last = .permissionDenied
+            throw failure(.userChanged)
+        }
+    }
+
+    /// Maps a failed code to a reason; for a plain authentication failure the
+    /// shadow entry tells the log whether the account is unknown, locked or has no password.
+    private static func reason(for code: PAMResultCode, user: String) -> PAMError.Reason {
+        switch code {
+        case .authenticationError, .credentialsInsufficient, .userUnknown:
+            if (try? UserDatabase.user(named: user)) == .some(nil) { return .unknownUser }
+            switch ShadowAccount.passwordState(of: user) {
+            case .locked: return .accountLocked
+            case .none: return .noUsablePassword
+            case .expired: return .accountExpired
+            case .usable, .unknown: return code == .userUnknown ? .unknownUser : .authenticationFailed
+            }
+        case .maximumTries: return .tooManyTries
+        case .accountExpired: return .accountExpired
+        case .newAuthenticationTokenRequired: return .passwordExpired
+        case .permissionDenied: return .permissionDenied
+        case .authenticationInfoUnavailable:
+            if (try? UserDatabase.user(named: user)) == .some(nil) { return .unknownUser }
+            return .serviceMisconfigured
+        default: return .serviceMisconfigured
+        }
+    }
+}
+
+/// Carries the Swift conversation through libpam's `appdata_ptr`, and remembers
+/// why it ended early. Used only on the transaction's thread.
+private final class ConversationRelay {
+    let conversation: any PAMConversation
+    let promptTimeout: Duration
+    var end: PAMConversationEnd?
+
+    init(conversation: any PAMConversation, promptTimeout: Duration) {
+        self.conversation = conversation
+        self.promptTimeout = promptTimeout
+    }
+
+    func respond(style: CInt, text: String) throws(PAMConversationEnd) -> SecretBytes? {
+        let message: PAMMessage
+        switch style {
+        case PAM_PROMPT_ECHO_OFF: message = .secretPrompt(text)
+        case PAM_PROMPT_ECHO_ON: message = .textPrompt(text)
+        case PAM_ERROR_MSG: message = .error(text)
+        default: message = .info(text)
+        }
+        let deadline = ContinuousClock.now.advanced(by: promptTimeout)
+        let answer = try conversation.respond(to: message, deadline: deadline)
+        // An answer that arrives after the deadline is not accepted.
+        if message.isPrompt && ContinuousClock.now > deadline { throw .timedOut }
+        return answer
+    }
+}
+
+/// The `cpam_reply_fn` libpam reaches through `cpam_converse`.
+private func relayReply(
+    context: UnsafeMutableRawPointer?, style: CInt, message: UnsafePointer<CChar>?,
+    reply: UnsafeMutablePointer<CChar>?, capacity: Int, length: UnsafeMutablePointer<Int>?
+) -> CInt {
+    guard let context, let length else { return 1 }
+    let relay = Unmanaged<ConversationRelay>.fromOpaque(context).takeUnretainedValue()
+    if relay.end != nil { return 1 }
+    let text = message.map { String(cString: $0) } ?? ""
+    do throws(PAMConversationEnd) {
+        let answer = try relay.respond(style: style, text: text)
+        guard let reply else { return 0 }
+        guard let answer else { length.pointee = 0; return 0 }
+        return answer.withUnsafeBytes { bytes in
+            length.pointee = bytes.count
+            // Too long: cpam_converse sees the length and refuses the whole reply.
+            guard bytes.count < capacity, let base = bytes.baseAddress else { return 0 }
+            UnsafeMutableRawPointer(reply).copyMemory(from: base, byteCount: bytes.count)
+            return 0
+        }
+    } catch {
+        relay.end = error
+        return 1
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+
+/// The outcome of a finished process.
+public struct ProcessResult: Sendable {
+    public var status: Int32
+    public var standardOutput: String
+    public var standardError: String
+    public var succeeded: Bool { status == 0 }
+}
+
+/// Runs an executable to completion, feeding `input` on standard input.
+/// `environment` entries are added to (or, with nil, removed from) the inherited environment.
+@discardableResult
+public func run(
+    _ executable: String, _ arguments: [String], input: String? = nil,
+    environment: [String: String?] = [:], currentDirectory: String? = nil
+) throws -> ProcessResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    var env = ProcessInfo.processInfo.environment
+    for (key, value) in environment { env[key] = value }
+    process.environment = env
+    if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
+    let stdout = Pipe(), stderr = Pipe(), stdin = Pipe()
+    process.standardOutput = stdout
+    process.standardError = stderr
+    process.standardInput = stdin
+    try process.run()
+    if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+    try? stdin.fileHandleForWriting.close()
+    // Read both pipes concurrently so a chatty process never blocks on a full pipe.
+    let errorData = LockedBox(Data())
+    let group = DispatchGroup()
+    group.enter()
+    DispatchQueue.global().async {
+        errorData.set(stderr.fileHandleForReading.readDataToEndOfFile())
+        group.leave()
+    }
+    let outputData = stdout.fileHandleForReading.readDataToEndOfFile()
+    group.wait()
+    process.waitUntilExit()
+    return ProcessResult(
+        status: process.terminationStatus,
+        standardOutput: String(decoding: outputData, as: UTF8.self),
+        standardError: String(decoding: errorData.get(), as: UTF8.self)
+    )
+}
+
+/// Runs a shell command line (`/bin/sh -c`).
+@discardableResult
+public func sh(_ command: String, input: String? = nil) throws -> ProcessResult {
+    try run("/bin/sh", ["-c", command], input: input)
+}
+
+/// A value shared between threads under a lock, for test plumbing.
+public final class LockedBox<Value>: @unchecked Sendable {
+    private var value: Value
+    private let lock = NSLock()
+    public init(_ value: Value) { self.value = value }
+    public func get() -> Value { lock.withLock { value } }
+    public func set(_ newValue: Value) { lock.withLock { value = newValue } }
+    public func update<R>(_ body: (inout Value) -> R) -> R { lock.withLock { body(&value) } }
+}
+
+/// Errors from fixtures, with the command's own output.
+public struct FixtureError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}

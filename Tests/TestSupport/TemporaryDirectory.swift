@@ -1,0 +1,44 @@
+import Foundation
+
+/// Makes a fresh directory under /tmp (short, so socket paths fit in
+/// `sun_path`), runs `body`, and removes the directory.
+public func withTemporaryDirectory<R>(_ body: (String) async throws -> R) async throws -> R {
+    let path = try makeTemporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    return try await body(path)
+}
+
+/// Makes a fresh directory under /tmp; the caller removes it.
+public func makeTemporaryDirectory() throws -> String {
+    var template = Array("/tmp/fc.XXXXXX".utf8CString)
+    let made = template.withUnsafeMutableBufferPointer { $0.baseAddress.flatMap { mkdtemp($0) } }
+    guard made != nil else { throw FixtureError("mkdtemp failed: errno \(errno)") }
+    return String(cString: template)
+}
+
+/// The package's top folder (where Package.swift is), found from this file's path.
+public let packageRoot: String = {
+    var url = URL(fileURLWithPath: #filePath)
+    while url.path != "/" {
+        url.deleteLastPathComponent()
+        if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) {
+            return url.path
+        }
+    }
+    return FileManager.default.currentDirectoryPath
+}()
+
+/// A pam.d folder holding the shipped service files and links to the system's
+/// `common-*` files their `@include` lines name, for `pam_start_confdir`.
+public func withShippedPAMDirectory<R>(_ body: (String) async throws -> R) async throws -> R {
+    try await withTemporaryDirectory { directory in
+        let fm = FileManager.default
+        for service in ["familycontrols-guardian", "familycontrols-individual"] {
+            try fm.copyItem(atPath: "\(packageRoot)/pam.d/\(service)", toPath: "\(directory)/\(service)")
+        }
+        for common in ["common-auth", "common-account", "common-password", "common-session"] {
+            try? fm.createSymbolicLink(atPath: "\(directory)/\(common)", withDestinationPath: "/etc/pam.d/\(common)")
+        }
+        return try await body(directory)
+    }
+}
