@@ -9,6 +9,14 @@ public struct UserAccount: Hashable, Sendable {
     public var gid: gid_t
     public var home: String
     public var shell: String
+
+    public init(name: String, uid: uid_t, gid: gid_t, home: String, shell: String) {
+        self.name = name
+        self.uid = uid
+        self.gid = gid
+        self.home = home
+        self.shell = shell
+    }
 }
 
 /// A group as NSS reports it (`struct group`).

@@ -1,1 +1,7 @@
-print("not yet")
+// familyctl: the administrator's command for FamilyControls. See familyctl(8).
+import GuardKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+exit(FamilyCtl.main(Array(CommandLine.arguments.dropFirst())))

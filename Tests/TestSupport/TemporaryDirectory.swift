@@ -28,17 +28,21 @@ public let packageRoot: String = {
     return FileManager.default.currentDirectoryPath
 }()
 
-/// A pam.d folder holding the shipped service files and links to the system's
-/// `common-*` files their `@include` lines name, for `pam_start_confdir`.
+/// A pam.d folder holding the shipped service files, for `pam_start_confdir`.
+/// Their `@include common-*` lines fall back to the system's `/etc/pam.d`.
 public func withShippedPAMDirectory<R>(_ body: (String) async throws -> R) async throws -> R {
     try await withTemporaryDirectory { directory in
         let fm = FileManager.default
         for service in ["familycontrols-guardian", "familycontrols-individual"] {
             try fm.copyItem(atPath: "\(packageRoot)/pam.d/\(service)", toPath: "\(directory)/\(service)")
         }
-        for common in ["common-auth", "common-account", "common-password", "common-session"] {
-            try? fm.createSymbolicLink(atPath: "\(directory)/\(common)", withDestinationPath: "/etc/pam.d/\(common)")
-        }
         return try await body(directory)
     }
+}
+
+/// The synchronous form of ``withTemporaryDirectory(_:)``.
+public func withTemporaryDirectorySync<R>(_ body: (String) throws -> R) throws -> R {
+    let path = try makeTemporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    return try body(path)
 }

@@ -1,0 +1,45 @@
+import SystemKit
+
+/// Who is a child and who guards them, answered through NSS at the moment of
+/// asking, so LDAP, SSSD and `/etc/group` changes count without a restart.
+package struct Family: Sendable {
+    package var configuration: GuardConfiguration
+
+    package init(configuration: GuardConfiguration) {
+        self.configuration = configuration
+    }
+
+    /// Whether `account` is listed as a child, by name or through a group.
+    /// - Throws: ``Errno`` when NSS cannot answer (a directory that is down).
+    package func isChild(_ account: UserAccount) throws(Errno) -> Bool {
+        try Self.matches(account, configuration.children)
+    }
+
+    /// Whether `guardian` may approve for `child`: listed as the child's guardian
+    /// (or the family's, when the child has no list of its own) and not the child.
+    package func isGuardian(_ guardian: UserAccount, of child: String) throws(Errno) -> Bool {
+        guard guardian.name != child else { return false }
+        return try Self.matches(guardian, configuration.guardianPrincipals(of: child))
+    }
+
+    /// The app roots for `account`, expanded.
+    package func appRoots(for account: UserAccount) -> [String] {
+        configuration.appRoots.map { AppRootTemplate.expand($0, for: account) }
+    }
+
+    private static func matches(_ account: UserAccount, _ principals: [Principal]) throws(Errno) -> Bool {
+        var groupIDs: [UInt32]?
+        for principal in principals {
+            switch principal {
+            case .user(let name):
+                if name == account.name { return true }
+            case .group(let name):
+                guard let group = try UserDatabase.group(named: name) else { continue }
+                if group.members.contains(account.name) { return true }
+                if groupIDs == nil { groupIDs = UserDatabase.groupIDs(of: account) }
+                if groupIDs?.contains(group.gid) == true { return true }
+            }
+        }
+        return false
+    }
+}

@@ -1,0 +1,172 @@
+import Foundation
+
+/// Everything `familycontrols.conf` says: who is in the family, where apps
+/// live, and how people authenticate.
+///
+/// Every key is documented in `Config/familycontrols.conf`; an unknown key or
+/// section is an error, never silently ignored.
+package struct GuardConfiguration: Hashable, Sendable {
+    /// The default location, `/etc/familycontrols/familycontrols.conf`.
+    package static let defaultPath = "/etc/familycontrols/familycontrols.conf"
+
+    /// `[Family] Guardians=`: who may approve for every child.
+    package var guardians: [Principal] = []
+    /// `[Family] Children=`: whose apps a guardian must approve.
+    package var children: [Principal] = []
+    /// `[Child NAME] Guardians=`: guardians for one child, replacing the family's.
+    package var childGuardians: [String: [Principal]] = [:]
+    /// `[Apps] Roots=`: folders whose direct subfolders are app directories;
+    /// `%u` is the user's name, `%h` their home.
+    package var appRoots: [String] = ["/home/%u/Applications", "/opt/familycontrols/apps/%u"]
+    /// `[Authentication] GuardianService=`: the pam.d service guardians authenticate on.
+    package var guardianService = "familycontrols-guardian"
+    /// `[Authentication] IndividualService=`: the pam.d service individuals authenticate on.
+    package var individualService = "familycontrols-individual"
+    /// `[Authentication] PromptTimeout=`: how long one prompt waits for an answer.
+    package var promptTimeout: Duration = .seconds(60)
+    /// `[Authentication] MaxAttempts=`: password attempts per request.
+    package var maxAttempts = 3
+
+    /// The embedded defaults: no family yet, standard roots and services.
+    package init() {}
+
+    /// Reads `path`. A missing file at the default path means the embedded
+    /// defaults; anywhere else it is an error.
+    /// - Throws: ``ConfigError`` naming the file and line.
+    package static func load(path: String = defaultPath) throws(ConfigError) -> GuardConfiguration {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch let error as CocoaError where error.code == .fileReadNoSuchFile && path == defaultPath {
+            return GuardConfiguration()
+        } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
+            throw ConfigError(file: path, line: 0, "no such file")
+        } catch {
+            throw ConfigError(file: path, line: 0, "cannot be read: \(error.localizedDescription)")
+        }
+        guard data.count <= 1 << 20 else { throw ConfigError(file: path, line: 0, "larger than 1 MiB") }
+        guard let text = String(validating: data, as: UTF8.self) else {
+            throw ConfigError(file: path, line: 0, "not valid UTF-8 text")
+        }
+        return try GuardConfiguration(parsing: text, path: path)
+    }
+
+    /// Parses the text of a configuration file read from `path`.
+    package init(parsing text: String, path: String) throws(ConfigError) {
+        let file = try INIFile(parsing: text, path: path)
+        for section in file.sections {
+            try apply(section, file: path)
+        }
+    }
+
+    /// The guardians who may approve for `child`: the child's own list when it has one.
+    package func guardianPrincipals(of child: String) -> [Principal] {
+        childGuardians[child] ?? guardians
+    }
+
+    private mutating func apply(_ section: INIFile.Section, file: String) throws(ConfigError) {
+        func fail(_ line: Int, _ message: String) -> ConfigError { ConfigError(file: file, line: line, message) }
+        switch (section.name, section.argument) {
+        case ("Family", nil):
+            for entry in section.entries {
+                switch entry.key {
+                case "Guardians": guardians = try Self.principals(entry, current: guardians, file: file)
+                case "Children": children = try Self.principals(entry, current: children, file: file)
+                default: throw fail(entry.line, "unknown key \"\(entry.key.clipped)\" in [Family] (expected Guardians or Children)")
+                }
+            }
+        case ("Child", let name?):
+            guard Principal.isValidName(name) else {
+                throw fail(section.line, "\"\(name.clipped)\" in [Child \(name.clipped)] is not a valid user name")
+            }
+            for entry in section.entries {
+                guard entry.key == "Guardians" else {
+                    throw fail(entry.line, "unknown key \"\(entry.key.clipped)\" in [Child \(name)] (expected Guardians)")
+                }
+                childGuardians[name] = try Self.principals(entry, current: childGuardians[name] ?? [], file: file)
+            }
+        case ("Apps", nil):
+            for entry in section.entries {
+                guard entry.key == "Roots" else {
+                    throw fail(entry.line, "unknown key \"\(entry.key.clipped)\" in [Apps] (expected Roots)")
+                }
+                appRoots = try Self.roots(entry, current: appRoots, file: file)
+            }
+        case ("Authentication", nil):
+            for entry in section.entries {
+                switch entry.key {
+                case "GuardianService": guardianService = try Self.service(entry, file: file)
+                case "IndividualService": individualService = try Self.service(entry, file: file)
+                case "PromptTimeout": promptTimeout = try Self.duration(entry, file: file)
+                case "MaxAttempts":
+                    guard let value = Int(entry.value), (1...10).contains(value) else {
+                        throw fail(entry.line, "MaxAttempts= expects a whole number from 1 to 10, found \"\(entry.value.clipped)\"")
+                    }
+                    maxAttempts = value
+                default:
+                    throw fail(entry.line, "unknown key \"\(entry.key.clipped)\" in [Authentication] (expected GuardianService, IndividualService, PromptTimeout or MaxAttempts)")
+                }
+            }
+        case ("Child", nil):
+            throw fail(section.line, "[Child] needs a user name: [Child alice]")
+        case (let name, let argument?) where ["Family", "Apps", "Authentication"].contains(name):
+            throw fail(section.line, "[\(name)] takes no argument, found \"\(argument.clipped)\"")
+        default:
+            throw fail(section.line, "unknown section [\(section.name.clipped)] (expected [Family], [Child NAME], [Apps] or [Authentication])")
+        }
+    }
+
+    /// A list value: repeated keys add to the list, an empty value clears it (systemd's rule).
+    private static func principals(_ entry: INIFile.Entry, current: [Principal], file: String) throws(ConfigError) -> [Principal] {
+        if entry.value.isEmpty { return [] }
+        var result = current
+        for token in entry.value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init) {
+            guard let principal = Principal(token) else {
+                throw ConfigError(file: file, line: entry.line,
+                                  "\(entry.key)= expects user names or @group names, found \"\(token.clipped)\"")
+            }
+            if !result.contains(principal) { result.append(principal) }
+        }
+        return result
+    }
+
+    private static func roots(_ entry: INIFile.Entry, current: [String], file: String) throws(ConfigError) -> [String] {
+        if entry.value.isEmpty { return [] }
+        // The first Roots= line replaces the embedded defaults; later ones add.
+        var result = current == GuardConfiguration().appRoots ? [] : current
+        for token in entry.value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init) {
+            if let problem = AppRootTemplate.problem(with: token) {
+                throw ConfigError(file: file, line: entry.line, "Roots= \(problem), found \"\(token.clipped)\"")
+            }
+            if !result.contains(token) { result.append(token) }
+        }
+        return result
+    }
+
+    private static func service(_ entry: INIFile.Entry, file: String) throws(ConfigError) -> String {
+        let value = entry.value
+        guard !value.isEmpty, value.utf8.count <= 128, !value.hasPrefix("."),
+              value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_.-".contains($0)) }) else {
+            throw ConfigError(file: file, line: entry.line,
+                              "\(entry.key)= expects a pam.d service name (letters, digits, _ . -), found \"\(value.clipped)\"")
+        }
+        return value
+    }
+
+    /// `90`, `90s`, `2min`, `1h`, `500ms`: between 1 second and 1 hour.
+    private static func duration(_ entry: INIFile.Entry, file: String) throws(ConfigError) -> Duration {
+        let value = entry.value
+        let digits = value.prefix(while: { $0.isASCII && $0.isNumber })
+        let unit = value.dropFirst(digits.count).trimmingWhitespace()
+        let scale: [String: Int] = ["": 1000, "s": 1000, "sec": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "ms": 1]
+        guard let number = Int(digits), let factor = scale[unit], number <= 3_600_000 else {
+            throw ConfigError(file: file, line: entry.line,
+                              "\(entry.key)= expects a time such as 60s, 2min or 1h, found \"\(value.clipped)\"")
+        }
+        let milliseconds = number * factor
+        guard (1000...3_600_000).contains(milliseconds) else {
+            throw ConfigError(file: file, line: entry.line, "\(entry.key)= must be between 1s and 1h, found \"\(value.clipped)\"")
+        }
+        return .milliseconds(milliseconds)
+    }
+}
