@@ -1,4 +1,243 @@
+// The lock engine against what an administrator would type: lock vs
+// `chown -R root DIR && chattr -R +i DIR`, unlock vs
+// `chattr -R -i DIR && chown -R child DIR`, on two identical trees.
+#if canImport(Glibc)
+import Glibc
+#endif
+import GuardKit
+import SystemKit
+
+/// `familycontrols-bench lock [--files N] [--dirs N] [--rounds N] [--journal store|memory]`
 func runLockBenchmark(_ arguments: [String]) -> Int32 {
-    print("not implemented yet")
-    return 1
+    let options: LockBenchmarkOptions
+    do { options = try LockBenchmarkOptions(arguments) } catch {
+        writeToStandardError("familycontrols-bench lock: \(error)\n")
+        return 64
+    }
+    guard getuid() == 0 else {
+        writeToStandardError("familycontrols-bench lock: must run as root (it creates a user, chowns and sets flags)\n")
+        return 77
+    }
+    do {
+        try LockBenchmark(options: options).run()
+        return 0
+    } catch {
+        writeToStandardError("familycontrols-bench lock: \(error)\n")
+        return 1
+    }
+}
+
+/// The command line, checked.
+private struct LockBenchmarkOptions {
+    var files = 10_000
+    var directories = 1_000
+    var rounds = 3
+    /// The real SQLite store (synchronous commits, as in production), or memory.
+    var useStore = true
+
+    struct UsageError: Error, CustomStringConvertible { let description: String }
+
+    init(_ arguments: [String]) throws {
+        var rest = arguments[...]
+        func number(_ flag: String) throws -> Int {
+            guard let text = rest.popFirst(), let value = Int(text), value > 0 else {
+                throw UsageError(description: "\(flag) needs a positive number")
+            }
+            return value
+        }
+        while let flag = rest.popFirst() {
+            switch flag {
+            case "--files": files = try number(flag)
+            case "--dirs": directories = try number(flag)
+            case "--rounds": rounds = try number(flag)
+            case "--journal":
+                switch rest.popFirst() {
+                case "store": useStore = true
+                case "memory": useStore = false
+                default: throw UsageError(description: "--journal is store or memory")
+                }
+            default: throw UsageError(description: "unknown option \(flag)")
+            }
+        }
+    }
+}
+
+private struct LockBenchmarkError: Error, CustomStringConvertible {
+    let description: String
+}
+
+private struct LockBenchmark {
+    let options: LockBenchmarkOptions
+    let appID = "org.example.Bench"
+
+    func run() throws {
+        let user = "fcbench_" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        try command(["useradd", "-M", "-N", "-s", "/usr/sbin/nologin", user])
+        defer { _ = try? command(["userdel", user]) }
+        guard let account = try UserDatabase.user(named: user) else {
+            throw LockBenchmarkError(description: "useradd made no \(user)")
+        }
+        let base = try makeTemporaryDirectory()
+        defer {
+            _ = try? command(["chattr", "-R", "-f", "-i", base])
+            _ = try? command(["rm", "-rf", base])
+        }
+        let engineTree = base + "/engine", baselineTree = base + "/baseline"
+        for tree in [engineTree, baselineTree] {
+            try buildTree(at: tree, owner: account)
+        }
+        let journal: any LockJournal
+        if options.useStore {
+            journal = try Store.open(directory: base + "/store", logger: Logger(label: "bench", minimumLevel: .warning))
+        } else {
+            journal = LockBenchmarkJournal()
+        }
+        let engine = LockEngine(journal: journal, logger: Logger(label: "lock", minimumLevel: .warning))
+        print("lock benchmark: \(options.files) files in \(options.directories) directories, "
+            + "\(options.rounds) rounds, journal: \(options.useStore ? "SQLite store (synchronous=FULL)" : "in memory")")
+
+        var times: [String: [Double]] = [:]
+        for round in 0..<options.rounds {
+            // Alternate who goes first, so neither always meets a colder cache.
+            let engineFirst = round % 2 == 0
+            let lockEngine = {
+                let report = try engine.lock(user: user, appID: appID, directory: engineTree)
+                guard report.state == .locked else {
+                    throw LockBenchmarkError(description: "lock ended \(report.state)")
+                }
+            }
+            let lockBaseline = {
+                try command(["chown", "-R", "root", baselineTree])
+                try command(["chattr", "-R", "+i", baselineTree])
+            }
+            let unlockEngine = {
+                let report = try engine.unlock(user: user, appID: appID)
+                guard report.findings.isEmpty else {
+                    throw LockBenchmarkError(description: "unlock findings: \(report.findings.prefix(3))")
+                }
+            }
+            let unlockBaseline = {
+                try command(["chattr", "-R", "-i", baselineTree])
+                try command(["chown", "-R", user, baselineTree])
+            }
+            for (name, body) in engineFirst
+                ? [("lock engine", lockEngine), ("lock baseline", lockBaseline),
+                   ("unlock engine", unlockEngine), ("unlock baseline", unlockBaseline)]
+                : [("lock baseline", lockBaseline), ("lock engine", lockEngine),
+                   ("unlock baseline", unlockBaseline), ("unlock engine", unlockEngine)] {
+                sync()
+                times[name, default: []].append(try measure(body))
+            }
+        }
+        report("lock", engine: times["lock engine"] ?? [], baseline: times["lock baseline"] ?? [],
+               baselineName: "chown -R root && chattr -R +i")
+        report("unlock", engine: times["unlock engine"] ?? [], baseline: times["unlock baseline"] ?? [],
+               baselineName: "chattr -R -i && chown -R child")
+    }
+
+    private func report(_ name: String, engine: [Double], baseline: [Double], baselineName: String) {
+        let engineMedian = median(engine), baselineMedian = median(baseline)
+        func milliseconds(_ seconds: Double) -> String { format(seconds * 1000, digits: 1) + " ms" }
+        print("\(name):")
+        print("  LockEngine.\(name)   median \(milliseconds(engineMedian))   runs \(engine.map(milliseconds))")
+        print("  \(baselineName)   median \(milliseconds(baselineMedian))   runs \(baseline.map(milliseconds))")
+        print("  ratio \(format(engineMedian / baselineMedian, digits: 2))x")
+    }
+
+    /// Directories form a tree with ten children each; files go round-robin.
+    private func buildTree(at root: String, owner: UserAccount) throws {
+        var directories = [root]
+        try makeDirectory(root, owner: owner)
+        for index in 1..<max(options.directories, 1) {
+            let path = directories[(index - 1) / 10] + "/d\(index)"
+            try makeDirectory(path, owner: owner)
+            directories.append(path)
+        }
+        let contents = Array("contents of a benchmark file\n".utf8)
+        for index in 0..<options.files {
+            let path = directories[index % directories.count] + "/f\(index)"
+            let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            guard fd >= 0 else { throw Errno.current("create \(path)") }
+            defer { close(fd) }
+            guard write(fd, contents, contents.count) == contents.count, fchown(fd, owner.uid, owner.gid) == 0 else {
+                throw Errno.current("write \(path)")
+            }
+        }
+    }
+
+    private func makeDirectory(_ path: String, owner: UserAccount) throws {
+        guard mkdir(path, 0o755) == 0, chown(path, owner.uid, owner.gid) == 0 else {
+            throw Errno.current("mkdir \(path)")
+        }
+    }
+
+    private func makeTemporaryDirectory() throws -> String {
+        var template = Array("/tmp/fc-lockbench.XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.flatMap { mkdtemp($0) } }
+        guard made != nil else { throw Errno.current("mkdtemp") }
+        return String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Runs a program to completion (`posix_spawnp`), failing unless it exits 0.
+    private func command(_ arguments: [String]) throws {
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawnp(&pid, arguments[0], nil, nil, &argv, environ)
+        guard spawned == 0 else { throw Errno(spawned, operation: "posix_spawnp \(arguments[0])") }
+        var status: CInt = 0
+        _ = try retryingOnInterrupt("waitpid") { waitpid(pid, &status, 0) }
+        guard status == 0 else {
+            throw LockBenchmarkError(description: "\(arguments.joined(separator: " ")) failed (wait status \(status))")
+        }
+    }
+
+    private func measure(_ body: () throws -> Void) throws -> Double {
+        let start = now()
+        try body()
+        return now() - start
+    }
+
+    private func now() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    private func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        guard !sorted.isEmpty else { return .nan }
+        return sorted.count % 2 == 1 ? sorted[sorted.count / 2]
+            : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    }
+
+    private func format(_ value: Double, digits: Int) -> String {
+        guard value.isFinite else { return "n/a" }
+        var scale = 1.0
+        for _ in 0..<digits { scale *= 10 }
+        let scaled = Int((value * scale).rounded())
+        let whole = scaled / Int(scale), fraction = String(scaled % Int(scale))
+        return "\(whole)." + String(repeating: "0", count: digits - fraction.count) + fraction
+    }
+}
+
+/// A journal in memory, for `--journal memory`: the engine's own cost alone.
+private final class LockBenchmarkJournal: LockJournal, @unchecked Sendable {
+    // Only the benchmark's one thread uses it.
+    private var records: [String: LockRecord] = [:]
+    private var stored: [String: [LockedEntry]] = [:]
+
+    private func key(_ user: String, _ appID: String) -> String { user + "\u{0}" + appID }
+    func lockRecord(user: String, appID: String) throws -> LockRecord? { records[key(user, appID)] }
+    func allLockRecords() throws -> [LockRecord] { Array(records.values) }
+    func saveLockRecord(_ record: LockRecord) throws { records[key(record.user, record.appID)] = record }
+    func saveEntries(_ entries: [LockedEntry], record: LockRecord) throws {
+        records[key(record.user, record.appID)] = record
+        stored[key(record.user, record.appID)] = entries
+    }
+    func entries(user: String, appID: String) throws -> [LockedEntry] { stored[key(user, appID)] ?? [] }
+    func deleteLock(user: String, appID: String) throws {
+        records[key(user, appID)] = nil
+        stored[key(user, appID)] = nil
+    }
 }

@@ -7,7 +7,7 @@ extension FamilyCtl {
         let arguments: Arguments
         do throws(UsageError) {
             arguments = try Arguments(tokens, .init(
-                valued: ["--member", "--pam-dir", "--config", "--child", "--socket"],
+                valued: ["--member", "--pam-dir", "--config", "--child"],
                 flags: ["--stdin", "--help", "-h"]))
         } catch {
             throw CommandFailure(error)

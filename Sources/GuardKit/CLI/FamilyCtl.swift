@@ -10,6 +10,17 @@ package enum FamilyCtl {
         usage: familyctl [--socket PATH] VERB [OPTIONS]
 
         Verbs:
+          status [--user USER] [--json]
+                          List authorizations: user, app, member, status, who
+                          approved, when, lock state, path.
+          set --user USER --app APP approved|denied
+                          Approve or deny an app for a user. Needs root.
+          revoke --user USER --app APP
+                          Revoke an app's authorization; its lock is released. Needs root.
+          graduate USER   A child becomes an adult: revoke every child approval. Needs root.
+          locks verify [--no-repair]
+                          Check every lock against the store; repair drift. Exits 1
+                          when drift was found. Needs root.
           authenticate USER --member child|individual [--pam-dir DIR] [--config FILE]
                        [--child USER] [--stdin]
                           Check a user's password through the FamilyControls PAM
@@ -17,6 +28,8 @@ package enum FamilyCtl {
                           familycontrols-individual). Needs root.
 
         Options:
+          --socket PATH   The Guard's socket (default $FAMILYCONTROLS_SOCKET or
+                          /run/familycontrols/guard.socket); before or after the verb.
           -h, --help      Show this help.
           --version       Show the version.
 
@@ -25,7 +38,7 @@ package enum FamilyCtl {
 
     /// Runs the command line `arguments` (without the program name) and returns the exit status.
     package static func main(_ arguments: [String]) -> Int32 {
-        let verbs = ["authenticate"]
+        let verbs = ["authenticate", "status", "set", "revoke", "graduate", "locks"]
         // Global options may come before or after the verb: find the verb first.
         guard let verbIndex = arguments.firstIndex(where: { verbs.contains($0) }) else {
             if arguments.contains("--help") || arguments.contains("-h") {
@@ -44,9 +57,18 @@ package enum FamilyCtl {
         var rest = arguments
         let verb = rest.remove(at: verbIndex)
         do throws(CommandFailure) {
+            let socket = try takeSocketOption(&rest)
+            if rest.contains("--help") || rest.contains("-h") {
+                print(usage)
+                return ExitCode.success.rawValue
+            }
             switch verb {
-            default:
-                try authenticate(rest)
+            case "status": try status(rest, socket: socket)
+            case "set": try set(rest, socket: socket)
+            case "revoke": try revoke(rest, socket: socket)
+            case "graduate": try graduate(rest, socket: socket)
+            case "locks": try locks(rest, socket: socket)
+            default: try authenticate(rest)
             }
             return ExitCode.success.rawValue
         } catch {
@@ -54,6 +76,27 @@ package enum FamilyCtl {
             if error.code == .usage { writeToStandardError("Try 'familyctl --help'.\n") }
             return error.code.rawValue
         }
+    }
+
+    /// Removes the global `--socket PATH` (or `--socket=PATH`) wherever it stands.
+    static func takeSocketOption(_ tokens: inout [String]) throws(CommandFailure) -> String? {
+        var socket: String?
+        var index = 0
+        while index < tokens.count {
+            let token = tokens[index]
+            if token == "--" { break }
+            if token == "--socket" {
+                guard index + 1 < tokens.count else { throw CommandFailure(.usage, "--socket needs a value") }
+                socket = tokens[index + 1]
+                tokens.removeSubrange(index...(index + 1))
+            } else if token.hasPrefix("--socket=") {
+                socket = String(token.dropFirst("--socket=".count))
+                tokens.remove(at: index)
+            } else {
+                index += 1
+            }
+        }
+        return socket
     }
 
     /// Fails unless the process runs as root, with sudo's hint.

@@ -1,0 +1,101 @@
+import Foundation
+import Varlink
+
+/// A failure from the Guard or from reaching it: the public error case, and
+/// the Guard's message saying what to do about it.
+struct GuardClientFailure: Error, Sendable {
+    var error: FamilyControlsError
+    var message: String
+
+    init(_ error: FamilyControlsError, _ message: String) {
+        self.error = error
+        self.message = message
+    }
+
+    /// Maps what the Varlink client reported to the public error.
+    init(_ failure: VarlinkClientError, connecting: Bool) {
+        switch failure {
+        case .remote(let remote):
+            let message = remote.parameters["message"]?.stringValue ?? remote.name
+            self.init(FamilyControlsError(varlinkName: remote.name) ?? (connecting ? .unavailable : .networkError), message)
+        case .noSuchSocket, .connectionRefused, .permissionDenied, .connectTimedOut, .invalidSocketPath, .connectFailed:
+            self.init(.unavailable, failure.description)
+        default:
+            self.init(connecting ? .unavailable : .networkError, failure.description)
+        }
+    }
+}
+
+/// The library's side of the Guard's Varlink interface. Blocking: used only
+/// on the library's own threads.
+enum GuardClient {
+    static let interface = "org.familycontrols.guard"
+    static let defaultSocket = "/run/familycontrols/guard.socket"
+
+    /// `FAMILYCONTROLS_SOCKET` when set (tests, sandboxes), else the default.
+    static var socketPath: String {
+        let value = ProcessInfo.processInfo.environment["FAMILYCONTROLS_SOCKET"] ?? ""
+        return value.isEmpty ? defaultSocket : value
+    }
+
+    /// Connects quickly or not at all: with no Guard (a sandbox, a container)
+    /// requests must fail with `.unavailable` at once, never hang.
+    static func connect() throws(GuardClientFailure) -> VarlinkClient {
+        do throws(VarlinkClientError) {
+            return try VarlinkClient(path: socketPath, connectTimeout: .seconds(1))
+        } catch {
+            throw GuardClientFailure(error, connecting: true)
+        }
+    }
+
+    /// Runs `RequestAuthorization`, relaying each prompt to `prompter`.
+    static func request(_ member: FamilyControlsMember, prompter: any Prompter) throws(GuardClientFailure) -> AuthorizationStatus {
+        let client = try connect()
+        defer { client.close() }
+        do throws(VarlinkClientError) {
+            try client.startStreaming("\(interface).RequestAuthorization", parameters: ["member": .string(member.description)])
+            while true {
+                let reply = try client.receiveReply()
+                if let failure = reply.failure { throw VarlinkClientError.remote(failure) }
+                if let prompt = reply.parameters["prompt"]?.objectValue {
+                    try relay(prompt, to: prompter, over: client)
+                }
+                if !reply.continues {
+                    guard let name = reply.parameters["status"]?.stringValue, let status = AuthorizationStatus(name: name) else {
+                        throw VarlinkClientError.protocolViolation("the Guard's final reply carried no status")
+                    }
+                    return status
+                }
+            }
+        } catch {
+            throw GuardClientFailure(error, connecting: false)
+        }
+    }
+
+    private static func relay(_ prompt: JSONObject, to prompter: any Prompter, over client: VarlinkClient) throws(VarlinkClientError) {
+        guard let id = prompt["id"]?.intValue, let kindName = prompt["kind"]?.stringValue,
+              let kind = AuthorizationPrompt.Kind(rawValue: kindName) else { return }
+        let shown = AuthorizationPrompt(kind: kind, message: prompt["message"]?.stringValue ?? "")
+        let answer = prompter.respond(to: shown)
+        guard shown.expectsAnswer else { return }
+        var response: JSONValue = answer.map { .string($0) } ?? .null
+        if kind == .alert {
+            switch answer.flatMap(AlertResponse.init) {
+            case .allow?: response = .string("continue")
+            case .refuse?: response = .string("dont-allow")
+            case nil: response = .null
+            }
+        }
+        try client.sendOneway("\(interface).Answer", parameters: ["id": .int(id), "response": response])
+    }
+
+    static func revoke() throws(GuardClientFailure) {
+        let client = try connect()
+        defer { client.close() }
+        do throws(VarlinkClientError) {
+            _ = try client.call("\(interface).RevokeAuthorization")
+        } catch {
+            throw GuardClientFailure(error, connecting: false)
+        }
+    }
+}

@@ -1,0 +1,59 @@
+/// Something the system shows during a request: the alert, the guardian's
+/// name, what PAM asks, and its messages.
+public struct AuthorizationPrompt: Hashable, Sendable {
+    public enum Kind: String, Hashable, Sendable, CaseIterable {
+        /// "Allow “App” to provide parental controls for USER?" Answer with
+        /// `continue` (or `y`, `yes`) to go on, `don't allow` (or `n`, `no`) to refuse.
+        case alert
+        /// The parent or guardian's user name.
+        case guardian
+        /// A secret such as a password: do not echo it.
+        case secret
+        /// A question whose answer may be echoed.
+        case text
+        /// Information to show; no answer.
+        case info
+        /// An error to show; no answer.
+        case error
+    }
+
+    public var kind: Kind
+    public var message: String
+
+    public init(kind: Kind, message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    /// Whether the prompt waits for an answer.
+    public var expectsAnswer: Bool { ![.info, .error].contains(kind) }
+}
+
+/// The authentication sheet: shows prompts and returns answers. A GUI app
+/// supplies its own dialog; the library has a terminal, a standard-input
+/// (`sudo -S` style) and an askpass (`SUDO_ASKPASS` style) one.
+///
+/// Set ``AuthorizationCenter/prompter`` before requesting authorization.
+public protocol Prompter: Sendable {
+    /// Shows `prompt`; for prompts that expect an answer, returns it, or nil to
+    /// cancel the request. Called on a thread of the library's own, never the
+    /// main thread, so it may block until the person answers.
+    func respond(to prompt: AuthorizationPrompt) -> String?
+}
+
+/// How the alert's answers are read: `y`, `yes`, `continue` allow; `n`, `no`,
+/// `don't allow` refuse.
+public enum AlertResponse: Sendable {
+    case allow, refuse
+
+    /// Parses a typed answer; nil when it is neither.
+    public init?(_ text: String) {
+        let normalized = text.trimmingCharacters(in: .whitespaces).lowercased()
+            .replacingOccurrences(of: "’", with: "'")
+        switch normalized {
+        case "y", "yes", "continue": self = .allow
+        case "n", "no", "don't allow", "dont allow", "dont-allow", "don't-allow": self = .refuse
+        default: return nil
+        }
+    }
+}

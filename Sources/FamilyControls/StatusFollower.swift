@@ -1,0 +1,63 @@
+import Foundation
+import Synchronization
+import Varlink
+
+/// Follows the Guard's status for this app (`Subscribe`) on a thread of its
+/// own, so an administrator's change or a graduation reaches the app within
+/// a second. Reconnects when the Guard restarts.
+final class StatusFollower: Sendable {
+    private struct State {
+        var stopped = false
+        var interrupter: VarlinkClientInterrupter?
+    }
+    private let state = Mutex(State())
+
+    /// Starts following; `update` runs on the follower's thread for every status.
+    init(update: @escaping @Sendable (AuthorizationStatus) -> Void) {
+        let thread = Thread { [self] in run(update) }
+        thread.name = "FamilyControls status"
+        thread.start()
+    }
+
+    /// Stops following; the thread ends at its next wake-up.
+    func stop() {
+        let interrupter = state.withLock { state in
+            state.stopped = true
+            return state.interrupter
+        }
+        interrupter?.interrupt()
+    }
+
+    private var isStopped: Bool { state.withLock { $0.stopped } }
+
+    private func run(_ update: @escaping @Sendable (AuthorizationStatus) -> Void) {
+        while !isStopped {
+            if let client = try? GuardClient.connect() {
+                let stoppedMeanwhile = state.withLock { state in
+                    state.interrupter = client.interrupter
+                    return state.stopped
+                }
+                if !stoppedMeanwhile { stream(client, update) }
+                state.withLock { $0.interrupter = nil }
+                client.close()
+            }
+            if !isStopped { Thread.sleep(forTimeInterval: 0.25) }
+        }
+    }
+
+    private func stream(_ client: VarlinkClient, _ update: @escaping @Sendable (AuthorizationStatus) -> Void) {
+        do throws(VarlinkClientError) {
+            try client.startStreaming("\(GuardClient.interface).Subscribe")
+            while !isStopped {
+                let reply = try client.receiveReply()
+                if reply.failure != nil { return }
+                if let name = reply.parameters["status"]?.stringValue, let status = AuthorizationStatus(name: name) {
+                    update(status)
+                }
+                if !reply.continues { return }
+            }
+        } catch {
+            return
+        }
+    }
+}

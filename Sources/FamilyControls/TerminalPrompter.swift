@@ -1,0 +1,33 @@
+import SystemKit
+
+/// Prompts on the controlling terminal (`/dev/tty`), echo off for secrets,
+/// the terminal restored on every way out, Ctrl-C included.
+public struct TerminalPrompter: Prompter {
+    /// Nil when the process has no controlling terminal.
+    public init?() {
+        guard Terminal() != nil else { return nil }
+    }
+
+    public func respond(to prompt: AuthorizationPrompt) -> String? {
+        guard let terminal = Terminal() else { return nil }
+        switch prompt.kind {
+        case .info, .error:
+            terminal.write(prompt.message.hasSuffix("\n") ? prompt.message : prompt.message + "\n")
+            return nil
+        case .alert:
+            terminal.write(prompt.message + "\n")
+            for _ in 0..<3 {
+                guard let line = try? terminal.readLine(prompt: "Continue or Don't Allow? [continue/don't allow]: ", secret: false) else {
+                    return nil
+                }
+                let text = String(decoding: line.withUnsafeBytes { Array($0) }, as: UTF8.self)
+                if AlertResponse(text) != nil { return text }
+                terminal.write("Please answer continue (y) or don't allow (n).\n")
+            }
+            return nil
+        case .guardian, .secret, .text:
+            guard let line = try? terminal.readLine(prompt: prompt.message, secret: prompt.kind == .secret) else { return nil }
+            return String(decoding: line.withUnsafeBytes { Array($0) }, as: UTF8.self)
+        }
+    }
+}

@@ -1,0 +1,133 @@
+import FamilyControls
+import Foundation
+import SystemKit
+import Varlink
+
+extension FamilyCtl {
+    /// `familyctl status [--user USER] [--json]`
+    static func status(_ tokens: [String], socket: String?) throws(CommandFailure) {
+        let arguments = try parse(tokens, valued: ["--user"], flags: ["--json"])
+        guard arguments.operands.isEmpty else { throw CommandFailure(.usage, "status takes no operands; use --user USER") }
+        let guardConnection = try GuardConnection(socket: GuardConnection.socketPath(socket))
+        var parameters: JSONObject = ["user": .null]
+        if let user = arguments["--user"] { parameters = ["user": .string(user)] }
+        let reply = try guardConnection.call("ListAuthorizations", parameters)
+        let rows = (reply["authorizations"]?.arrayValue ?? []).compactMap(\.objectValue)
+        if arguments.has("--json") {
+            print(statusJSON(rows))
+        } else {
+            print(statusTable(rows))
+        }
+    }
+
+    /// The documented `--json` form: `{"authorizations": [ … ]}`, one object per
+    /// authorization with `user`, `app`, `member`, `status`, `approvedBy`
+    /// (null when none), `updatedAt` (ISO 8601, UTC), `lock` and `path`.
+    static func statusJSON(_ rows: [JSONObject]) -> String {
+        let items: [JSONValue] = rows.map { row in
+            .object([
+                "user": row["user"] ?? .null,
+                "app": row["app"] ?? .null,
+                "member": row["member"] ?? .null,
+                "status": row["status"] ?? .null,
+                "approvedBy": row["approvedBy"] ?? .null,
+                "updatedAt": .string(isoDate(row["updatedAt"]?.doubleValue ?? 0)),
+                "lock": row["lock"] ?? .null,
+                "path": row["path"] ?? .null,
+            ])
+        }
+        return JSONValue.object(["authorizations": .array(items)]).description
+    }
+
+    static func statusTable(_ rows: [JSONObject]) -> String {
+        guard !rows.isEmpty else { return "No authorizations." }
+        let header = ["USER", "APP", "MEMBER", "STATUS", "APPROVED BY", "UPDATED", "LOCK", "PATH"]
+        let table: [[String]] = rows.map { row in
+            func text(_ key: String, _ fallback: String = "") -> String { row[key]?.stringValue ?? fallback }
+            let updated = isoDate(row["updatedAt"]?.doubleValue ?? 0)
+            return [text("user"), text("app"), text("member"), text("status"), text("approvedBy", "-"),
+                    updated, text("lock"), text("path")]
+        }
+        let widths = header.indices.map { column in
+            ([header] + table).map { $0[column].count }.max() ?? 0
+        }
+        return ([header] + table).map { cells in
+            cells.enumerated().map { index, cell in
+                index == cells.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }.joined(separator: "\n")
+    }
+
+    private static func isoDate(_ seconds: Double) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        return formatter.string(from: Date(timeIntervalSince1970: seconds))
+    }
+
+    /// `familyctl set --user USER --app APP approved|denied`
+    static func set(_ tokens: [String], socket: String?) throws(CommandFailure) {
+        let arguments = try parse(tokens, valued: ["--user", "--app"])
+        guard let user = arguments["--user"], let app = arguments["--app"] else {
+            throw CommandFailure(.usage, "set needs --user USER and --app APP")
+        }
+        guard arguments.operands.count == 1, let status = arguments.operands.first, ["approved", "denied"].contains(status) else {
+            throw CommandFailure(.usage, "set needs a status: approved or denied")
+        }
+        try requireRoot("set")
+        let reply = try GuardConnection(socket: GuardConnection.socketPath(socket))
+            .call("SetStatus", ["user": .string(user), "app": .string(app), "status": .string(status)])
+        let lock = reply["authorization"]?["lock"]?.stringValue ?? "unknown"
+        print("familyctl: \(app) for \(user) is now \(status) (lock: \(lock))")
+    }
+
+    /// `familyctl revoke --user USER --app APP`
+    static func revoke(_ tokens: [String], socket: String?) throws(CommandFailure) {
+        let arguments = try parse(tokens, valued: ["--user", "--app"])
+        guard let user = arguments["--user"], let app = arguments["--app"], arguments.operands.isEmpty else {
+            throw CommandFailure(.usage, "revoke needs --user USER and --app APP")
+        }
+        try requireRoot("revoke")
+        _ = try GuardConnection(socket: GuardConnection.socketPath(socket))
+            .call("Revoke", ["user": .string(user), "app": .string(app)])
+        print("familyctl: revoked \(app) for \(user)")
+    }
+
+    /// `familyctl graduate USER`
+    static func graduate(_ tokens: [String], socket: String?) throws(CommandFailure) {
+        let arguments = try parse(tokens)
+        guard arguments.operands.count == 1, let user = arguments.operands.first else {
+            throw CommandFailure(.usage, "graduate needs one user name")
+        }
+        try requireRoot("graduate")
+        let reply = try GuardConnection(socket: GuardConnection.socketPath(socket)).call("Graduate", ["user": .string(user)])
+        let revoked = (reply["revoked"]?.arrayValue ?? []).compactMap(\.stringValue)
+        print(revoked.isEmpty ? "familyctl: \(user) had no approved child apps"
+                              : "familyctl: \(user) graduated; revoked \(revoked.joined(separator: ", "))")
+    }
+
+    /// `familyctl locks verify`: exits 1 when drift was found (and repaired).
+    static func locks(_ tokens: [String], socket: String?) throws(CommandFailure) {
+        let arguments = try parse(tokens, flags: ["--no-repair"])
+        guard arguments.operands == ["verify"] else {
+            throw CommandFailure(.usage, "locks takes one subcommand: verify")
+        }
+        try requireRoot("locks verify")
+        let reply = try GuardConnection(socket: GuardConnection.socketPath(socket))
+            .call("VerifyLocks", ["repair": .bool(!arguments.has("--no-repair"))])
+        let findings = (reply["findings"]?.arrayValue ?? []).compactMap(\.stringValue)
+        guard !findings.isEmpty else {
+            print("familyctl: every lock is whole")
+            return
+        }
+        for finding in findings { print(finding) }
+        throw CommandFailure(.failure, "\(findings.count) problem(s) found\(arguments.has("--no-repair") ? "" : " and repaired")")
+    }
+
+    static func parse(_ tokens: [String], valued: Set<String> = [], flags: Set<String> = []) throws(CommandFailure) -> Arguments {
+        do throws(UsageError) {
+            return try Arguments(tokens, .init(valued: valued, flags: flags))
+        } catch {
+            throw CommandFailure(error)
+        }
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+import SystemKit
+import Varlink
+
+/// `familycontrolsd`, the Guard: parses its flags, loads the configuration,
+/// opens the store, reconciles locks, and serves the Varlink socket until
+/// SIGTERM or SIGINT; SIGHUP reloads the configuration.
+package enum GuardDaemon {
+    package static let usage = """
+        usage: familycontrolsd [--config FILE] [--socket PATH] [--state-dir DIR] [--pam-dir DIR]
+
+        The FamilyControls Guard. Runs in the foreground and logs to standard error.
+
+          --config FILE     configuration (default \(GuardConfiguration.defaultPath))
+          --socket PATH     Varlink socket (default \(defaultSocket))
+          --state-dir DIR   store folder (default \(defaultStateDirectory))
+          --pam-dir DIR     read PAM services from DIR instead of /etc/pam.d
+          -h, --help        show this help
+          --version         show the version
+
+        Signals: SIGHUP reloads the configuration; SIGTERM and SIGINT stop the Guard.
+        See familycontrolsd(8).
+        """
+    package static let defaultSocket = "/run/familycontrols/guard.socket"
+    package static let defaultStateDirectory = "/var/lib/familycontrols"
+
+    /// Runs the Guard; returns the exit status.
+    package static func main(_ tokens: [String]) -> Int32 {
+        // Before any thread starts, so every thread inherits the mask and only
+        // the main thread's sigwait sees these signals.
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        for signal in [SIGHUP, SIGTERM, SIGINT] { sigaddset(&signals, signal) }
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+        signal(SIGPIPE, SIG_IGN)
+
+        let logger = Logger(label: "familycontrolsd")
+        func fail(_ code: ExitCode, _ message: String) -> Int32 {
+            writeToStandardError("familycontrolsd: \(message)\n")
+            return code.rawValue
+        }
+        let arguments: Arguments
+        do throws(UsageError) {
+            arguments = try Arguments(tokens, .init(valued: ["--config", "--socket", "--state-dir", "--pam-dir"],
+                                                     flags: ["--help", "-h", "--version"]))
+        } catch {
+            return fail(.usage, "\(error)\nTry 'familycontrolsd --help'.")
+        }
+        if arguments.has("--help") || arguments.has("-h") { print(usage); return 0 }
+        if arguments.has("--version") { print("familycontrolsd \(FamilyControlsVersion.string)"); return 0 }
+        guard arguments.operands.isEmpty else {
+            return fail(.usage, "unexpected argument \"\(arguments.operands[0].clipped)\"\nTry 'familycontrolsd --help'.")
+        }
+        guard geteuid() == 0 else {
+            return fail(.permission, "must be run as root: the Guard authenticates through PAM and locks app folders")
+        }
+        let configPath = arguments["--config"] ?? GuardConfiguration.defaultPath
+        let socketPath = arguments["--socket"] ?? defaultSocket
+        let stateDirectory = arguments["--state-dir"] ?? defaultStateDirectory
+
+        let configuration: GuardConfiguration
+        do throws(ConfigError) {
+            configuration = try GuardConfiguration.load(path: configPath)
+        } catch {
+            return fail(.configuration, "invalid configuration: \(error)")
+        }
+        if !FileManager.default.fileExists(atPath: configPath) {
+            logger.notice("no \(configPath); running on the embedded defaults (no family configured yet)")
+        }
+
+        // Before touching the store: a second Guard must not reconcile behind the first one's back.
+        if !socketActivated && VarlinkServer.probeSocket(at: socketPath) == .live {
+            return fail(.failure, "another Guard already answers on \(socketPath)")
+        }
+        let store: Store
+        do throws(StoreError) {
+            store = try Store.open(directory: stateDirectory)
+        } catch {
+            return fail(.failure, "cannot open the store in \(stateDirectory): \(error)")
+        }
+        let policy: AuthorizationPolicy
+        let service: GuardService
+        do {
+            policy = try AuthorizationPolicy(
+                store: store, configuration: configuration, locker: LockEngineLocker(journal: store, logger: logger),
+                settings: .init(pamDirectory: arguments["--pam-dir"]), logger: logger)
+            service = try GuardService(policy: policy, logger: logger)
+        } catch {
+            return fail(.failure, "cannot start: \(error)")
+        }
+        policy.reconcile()
+
+        let server: VarlinkServer
+        switch makeServer(socketPath: socketPath, service: service, logger: logger) {
+        case .success(let made): server = made
+        case .failure(let message): return fail(.failure, message)
+        }
+        logger.notice("familycontrolsd \(FamilyControlsVersion.string) serving \(server.path ?? "a socket from systemd") "
+            + "(store \(store.path), config \(configPath))")
+        notifySystemd("READY=1")
+
+        while true {
+            var received: CInt = 0
+            guard sigwait(&signals, &received) == 0 else { continue }
+            if received == SIGHUP {
+                do throws(ConfigError) {
+                    policy.reload(try GuardConfiguration.load(path: configPath))
+                    logger.notice("reloaded \(configPath)")
+                } catch {
+                    logger.error("reload refused, keeping the previous configuration: \(error)")
+                }
+                continue
+            }
+            logger.notice("stopping on \(received == SIGTERM ? "SIGTERM" : "SIGINT")")
+            notifySystemd("STOPPING=1")
+            server.shutdown()
+            return 0
+        }
+    }
+
+    /// Whether systemd passed the listening socket (`LISTEN_PID`, `LISTEN_FDS`, fd 3).
+    private static var socketActivated: Bool {
+        let environment = ProcessInfo.processInfo.environment
+        return environment["LISTEN_PID"] == String(getpid()) && environment["LISTEN_FDS"] == "1"
+    }
+
+    private enum Made { case success(VarlinkServer), failure(String) }
+
+    /// Adopts systemd's socket when there is one; otherwise creates the socket,
+    /// replacing a stale file only when no one answers on it.
+    private static func makeServer(socketPath: String, service: GuardService, logger: Logger) -> Made {
+        var configuration = VarlinkServerConfiguration(
+            vendor: "FamilyControls for Linux", product: "familycontrolsd",
+            version: FamilyControlsVersion.string, url: "https://familycontrols.invalid/")
+        configuration.logger = Logger(label: "varlink")
+        do throws(VarlinkServerError) {
+            if socketActivated {
+                return .success(try VarlinkServer(adoptingListener: 3, configuration: configuration, service: service))
+            }
+            switch VarlinkServer.probeSocket(at: socketPath) {
+            case .live:
+                return .failure("another Guard already answers on \(socketPath)")
+            case .stale:
+                logger.notice("removing stale socket \(socketPath)")
+                unlink(socketPath)
+            case .notASocket:
+                return .failure("\(socketPath) exists and is not a socket; remove it or choose --socket")
+            case .unknown(let error):
+                return .failure("cannot check \(socketPath): \(error)")
+            case .absent:
+                break
+            }
+            let directory = (socketPath as NSString).deletingLastPathComponent
+            if !directory.isEmpty && !FileManager.default.fileExists(atPath: directory) {
+                try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                         attributes: [.posixPermissions: 0o755])
+            }
+            return .success(try VarlinkServer(listeningOn: socketPath, mode: 0o666, configuration: configuration, service: service))
+        } catch {
+            return .failure("cannot serve on \(socketPath): \(error)")
+        }
+    }
+
+    /// `sd_notify(3)` without libsystemd: one datagram to `$NOTIFY_SOCKET`.
+    private static func notifySystemd(_ state: String) {
+        guard let path = ProcessInfo.processInfo.environment["NOTIFY_SOCKET"], !path.isEmpty else { return }
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        var bytes = Array(path.utf8)
+        if bytes.first == UInt8(ascii: "@") { bytes[0] = 0 }
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count)
+        _ = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                Array(state.utf8).withUnsafeBytes { payload in
+                    sendto(fd, payload.baseAddress, payload.count, Int32(MSG_NOSIGNAL), socketAddress, length)
+                }
+            }
+        }
+    }
+}

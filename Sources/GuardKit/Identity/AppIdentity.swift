@@ -1,0 +1,62 @@
+/// Which app a process is, as the Guard established it from the kernel and
+/// the filesystem, never from what the process said.
+package struct AppIdentity: Hashable, Sendable {
+    /// The app directory's name, e.g. `org.example.Demo`.
+    package var appID: String
+    /// The name shown in the alert (`Name=` of the desktop entry, else the app ID).
+    package var displayName: String
+    /// The app directory, `ROOT/APPID`.
+    package var directory: String
+    /// The executable the process runs, inside ``directory``.
+    package var executable: String
+
+    /// Whether `text` is an acceptable app ID: a reverse-domain name made of
+    /// letters, digits, `.`, `_` and `-`, with no empty part, at most 255 bytes.
+    package static func isValidAppID(_ text: String) -> Bool {
+        guard !text.isEmpty, text.utf8.count <= 255, !text.hasPrefix("."), !text.hasSuffix("."),
+              !text.contains("..") else { return false }
+        return text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }
+    }
+}
+
+/// Why a process is not accepted as a managed app; each case carries a
+/// message the developer or administrator can act on.
+package enum IdentityError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The process ended, or its pid was reused, while being examined.
+    case processGone(pid: Int32)
+    /// The executable is not inside an app directory under the user's app roots.
+    case notInAppDirectory(executable: String, roots: [String])
+    /// The app directory has no `APPID.desktop`, or it cannot be read.
+    case missingDesktopEntry(path: String)
+    /// The desktop entry does not declare `X-FamilyControls=true`.
+    case missingCapability(path: String)
+    /// `Exec=` does not name the running executable.
+    case execMismatch(path: String, executable: String)
+    /// The app directory's name is not an acceptable app ID.
+    case invalidAppID(String)
+    /// The process is being traced, so its behaviour is not the app's own.
+    case traced(pid: Int32)
+    /// The process runs with a library preloaded or a library path overridden.
+    case injectedLibraries(variable: String)
+
+    package var description: String {
+        switch self {
+        case .processGone(let pid):
+            "process \(pid) exited before it could be identified"
+        case .notInAppDirectory(let executable, let roots):
+            "\(executable) is not in a managed app directory (expected ROOT/APPID/… under \(roots.joined(separator: " or ")))"
+        case .missingDesktopEntry(let path):
+            "the app has no desktop entry at \(path)"
+        case .missingCapability(let path):
+            "\(path) does not declare the Family Controls capability (add X-FamilyControls=true to [Desktop Entry])"
+        case .execMismatch(let path, let executable):
+            "Exec= in \(path) does not name the running program \(executable)"
+        case .invalidAppID(let id):
+            "\"\(id.clipped)\" is not a valid app ID (letters, digits, . _ -)"
+        case .traced(let pid):
+            "process \(pid) is being traced, so it is not trusted as the app"
+        case .injectedLibraries(let variable):
+            "the process runs with \(variable) set, so it is not trusted as the app"
+        }
+    }
+}

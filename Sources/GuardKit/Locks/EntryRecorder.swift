@@ -1,0 +1,88 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import SystemKit
+
+/// Records a directory and everything under it as it is now, before the lock
+/// changes anything: the journal must hold the originals first.
+///
+/// Changes nothing. Entries the child swaps while the walk runs are skipped
+/// here; the locking pass finds and records them once their directory can no
+/// longer change.
+struct EntryRecorder: TreeVisitor {
+    /// The filesystem of the app directory; nothing on another one is recorded.
+    let device: UInt64
+    let policy: LockPolicy
+    /// False when the filesystem has no inode flags: nothing can be immutable.
+    let flagsSupported: Bool
+    private(set) var entries: [LockedEntry] = []
+
+    /// Records `directory` itself and every entry below it.
+    static func record(
+        _ directory: WalkDirectory, device: UInt64, policy: LockPolicy, flagsSupported: Bool
+    ) throws -> [LockedEntry] {
+        var recorder = EntryRecorder(device: device, policy: policy, flagsSupported: flagsSupported)
+        let immutable = flagsSupported ? try isImmutable(directory.descriptor, path: directory.relativePath) : false
+        recorder.entries.append(
+            LockedEntry(relativePath: directory.relativePath, status: directory.status, wasImmutable: immutable))
+        try TreeWalk.walk(from: directory, visitor: &recorder)
+        return recorder.entries
+    }
+
+    mutating func visit(_ entry: DirectoryEntry, path: String, in parent: WalkDirectory) throws -> WalkDirectory? {
+        let found: ExtendedStatus
+        do {
+            found = try parent.descriptor.extendedStatus(of: entry.name)
+        } catch where Self.isRace(error) {
+            return nil
+        } catch {
+            throw LockError.system(path: path, error)
+        }
+        let status = found.status
+        guard status.device == device, policy.refusal(for: status) == nil else { return nil }
+
+        var opened: WalkDirectory?
+        var immutable = found.isImmutable ?? false
+        if status.type == .directory || (found.isImmutable == nil && flagsSupported && status.type == .regular) {
+            let flags = status.type == .directory ? AppDirectory.directoryFlags : AppDirectory.fileFlags
+            guard let descriptor = try open(entry.name, flags: flags, in: parent, path: path),
+                  let current = try? descriptor.status(), current.isSameFile(as: status)
+            else { return nil }
+            if found.isImmutable == nil, flagsSupported { immutable = try Self.isImmutable(descriptor, path: path) }
+            if status.type == .directory {
+                opened = WalkDirectory(descriptor: descriptor, relativePath: path, status: current)
+            }
+        }
+        entries.append(LockedEntry(relativePath: path, status: status, wasImmutable: immutable))
+        return opened
+    }
+
+    private func open(_ name: FileName, flags: CInt, in parent: WalkDirectory, path: String) throws -> FileDescriptor? {
+        do {
+            return try parent.descriptor.openChild(name, flags: flags)
+        } catch where Self.isRace(error) {
+            return nil
+        } catch {
+            throw LockError.system(path: path, error)
+        }
+    }
+
+    /// Whether the open entry is immutable; false where the filesystem has no
+    /// flags. Any other failure stops the lock: guessing could later clear a
+    /// flag an administrator set.
+    static func isImmutable(_ descriptor: FileDescriptor, path: String) throws(LockError) -> Bool {
+        do {
+            return try descriptor.flags().contains(.immutable)
+        } catch where error.meansFlagsUnsupported {
+            return false
+        } catch {
+            throw .system(path: path, error)
+        }
+    }
+
+    /// Errors that mean the entry changed under the walk (gone, or swapped for
+    /// a link or another kind of file), not that the walk failed.
+    static func isRace(_ error: Errno) -> Bool {
+        [ENOENT, ELOOP, ENOTDIR, ENXIO, EISDIR].contains(error.rawValue)
+    }
+}

@@ -1,0 +1,104 @@
+import SystemKit
+
+extension LockEngine {
+    /// Locks `directory` for `user`'s app `appID`, or finishes a lock begun earlier.
+    ///
+    /// Locking an app that is already locked at the same directory changes
+    /// nothing. The journal holds every entry's original state before anything
+    /// is changed, so a crash at any point leaves work that ``resume()`` finishes.
+    /// - Parameters:
+    ///   - user: the child's login name.
+    ///   - appID: the app's identifier.
+    ///   - directory: the app directory's absolute path; no component may be a
+    ///     symbolic link (pass a canonical path).
+    /// - Returns: the saved record, `.locked` or `.unenforced(reason:)`, and
+    ///   what was left alone.
+    /// - Throws: ``LockError`` for a bad path or user; journal errors.
+    package func lock(user: String, appID: String, directory: String) throws -> LockReport {
+        try serialized { try lockNow(user: user, appID: appID, directory: directory) }
+    }
+
+    private func lockNow(user: String, appID: String, directory: String) throws -> LockReport {
+        let path = try AppDirectory.normalized(directory)
+        if var record = try journal.lockRecord(user: user, appID: appID) {
+            switch record.state {
+            case .locked, .locking, .unenforced:
+                let root = try AppDirectory.open(path)
+                guard root.status.device == record.device, root.status.inode == record.inode else {
+                    throw LockError.lockedElsewhere(user: user, appID: appID, path: record.path)
+                }
+                record.path = path
+                guard record.state != .locked else {
+                    try journal.saveLockRecord(record)
+                    return LockReport(record: record, findings: [])
+                }
+                return try completeLock(&record, root: root)
+            case .unlocking:
+                _ = try completeUnlock(&record, candidates: [])
+            case .unlocked:
+                break
+            }
+        }
+        guard let account = try UserDatabase.user(named: user) else { throw LockError.unknownUser(user) }
+        let root = try AppDirectory.open(path)
+        let policy = LockPolicy(childUID: account.uid)
+        let entries = try EntryRecorder.record(
+            root, device: root.status.device, policy: policy,
+            flagsSupported: try Self.supportsFlags(root))
+        var record = LockRecord(
+            user: user, appID: appID, path: path,
+            device: root.status.device, inode: root.status.inode, state: .locking)
+        try journal.saveEntries(entries, record: record)
+        return try apply(&record, root: root, entries: entries, policy: policy)
+    }
+
+    /// Brings a recorded lock to its locked state from the journal's entries:
+    /// after a crash, to retry an unenforced lock, or to repair drift. The
+    /// journal's originals are used, never what the tree looks like now.
+    func completeLock(_ record: inout LockRecord, root: WalkDirectory? = nil, candidates: [String] = []) throws -> LockReport {
+        let root = try root ?? openRecorded(&record, candidates: candidates)
+        if record.state != .locking {
+            record.state = .locking
+            try journal.saveLockRecord(record)
+        }
+        let entries = try journal.entries(user: record.user, appID: record.appID)
+        let policy = LockPolicy(childUID: (try? UserDatabase.user(named: record.user))?.uid)
+        return try apply(&record, root: root, entries: entries, policy: policy)
+    }
+
+    private func apply(
+        _ record: inout LockRecord, root: WalkDirectory, entries: [LockedEntry], policy: LockPolicy
+    ) throws -> LockReport {
+        let locking = record
+        let journal = self.journal
+        var applier = LockApplier(mode: .lock, entries: entries, root: root, policy: policy, hooks: hooks) { entries in
+            try journal.saveEntries(entries, record: locking)
+        }
+        if try applier.begin(with: root) {
+            try TreeWalk.walk(from: root, visitor: &applier)
+        }
+        let reasons = applier.unenforcedReasons
+        if let first = reasons.first {
+            let more = reasons.count > 1 ? " (and \(reasons.count - 1) more problems)" : ""
+            record.state = .unenforced(reason: first + more)
+            logger.warning("\(Self.name(record)) at '\(record.path)' is not enforced: \(first + more)")
+        } else {
+            record.state = .locked
+            logger.notice("locked \(Self.name(record)) at '\(record.path)' (\(applier.entries.count) entries)")
+        }
+        try journal.saveLockRecord(record)
+        return LockReport(record: record, findings: applier.findings)
+    }
+
+    /// Whether the app directory's filesystem has inode flags at all.
+    static func supportsFlags(_ root: WalkDirectory) throws(LockError) -> Bool {
+        do {
+            _ = try root.descriptor.flags()
+            return true
+        } catch where error.meansFlagsUnsupported {
+            return false
+        } catch {
+            throw .system(path: "", error)
+        }
+    }
+}

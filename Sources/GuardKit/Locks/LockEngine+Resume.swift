@@ -1,0 +1,36 @@
+import SystemKit
+
+extension LockEngine {
+    /// Finishes every lock and unlock a crash interrupted, from the journal:
+    /// `locking` records are locked the rest of the way (entries the child
+    /// created meanwhile are recorded first), `unlocking` ones restored.
+    ///
+    /// Called by the Guard's reconcile at start. One record's failure does not
+    /// stop the others; it is logged and listed.
+    /// - Returns: one line per record handled, saying what was done.
+    /// - Throws: journal errors reading the records.
+    package func resume() throws -> [String] {
+        try serialized {
+            var done: [String] = []
+            for var record in try journal.allLockRecords() {
+                let name = Self.name(record)
+                do {
+                    switch record.state {
+                    case .locking:
+                        let report = try completeLock(&record)
+                        done.append("finished locking \(name) at '\(record.path)': \(report.state)")
+                    case .unlocking:
+                        let report = try completeUnlock(&record, candidates: [])
+                        done.append("finished unlocking \(name) at '\(report.path)'")
+                    default:
+                        continue
+                    }
+                } catch {
+                    logger.error("could not finish \(record.state) \(name): \(error)")
+                    done.append("could not finish \(record.state) \(name): \(error)")
+                }
+            }
+            return done
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import SystemKit
+
+/// Why the lock engine refused or failed an operation. Journal errors pass
+/// through unchanged.
+package enum LockError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The app directory path is not absolute or contains `..`.
+    case invalidPath(String)
+    /// A component of the app directory path is a symbolic link (the child
+    /// controls its home, so a link there could point anywhere).
+    case symbolicLinkInPath(String)
+    /// A component of the app directory path is not a directory.
+    case notADirectory(String)
+    /// The app directory does not exist.
+    case directoryNotFound(String)
+    /// NSS knows no such user.
+    case unknownUser(String)
+    /// The journal has no lock for this user and app.
+    case notLocked(user: String, appID: String)
+    /// The locked directory is no longer at its recorded path, nor under any
+    /// place searched for it.
+    case directoryMissing(user: String, appID: String, lastPath: String)
+    /// This app is already locked at another directory (device and inode differ).
+    case lockedElsewhere(user: String, appID: String, path: String)
+    /// The directory tree nests deeper than the engine walks.
+    case treeTooDeep(path: String, limit: Int)
+    /// A system call failed on `path` (relative to the app directory, or absolute).
+    case system(path: String, Errno)
+
+    package var description: String {
+        switch self {
+        case .invalidPath(let path):
+            "invalid app directory path '\(path)': it must be absolute, without '..'"
+        case .symbolicLinkInPath(let path):
+            "refusing to lock through a symbolic link: '\(path)'"
+        case .notADirectory(let path):
+            "'\(path)' is not a directory"
+        case .directoryNotFound(let path):
+            "app directory '\(path)' does not exist"
+        case .unknownUser(let user):
+            "no such user '\(user)'"
+        case .notLocked(let user, let appID):
+            "no lock is recorded for \(appID) of \(user)"
+        case .directoryMissing(let user, let appID, let lastPath):
+            "the locked directory of \(appID) of \(user) is no longer at '\(lastPath)' and was not found elsewhere"
+        case .lockedElsewhere(let user, let appID, let path):
+            "\(appID) of \(user) is already locked at '\(path)', a different directory"
+        case .treeTooDeep(let path, let limit):
+            "'\(path)' nests more than \(limit) directories deep"
+        case .system(let path, let errno):
+            "\(path.isEmpty ? "app directory" : "'\(path)'"): \(errno)"
+        }
+    }
+}

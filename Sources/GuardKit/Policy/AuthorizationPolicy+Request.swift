@@ -1,0 +1,213 @@
+import FamilyControls
+import Foundation
+import SystemKit
+
+extension AuthorizationPolicy {
+    /// `requestAuthorization(for:)`: runs the whole flow on the calling thread,
+    /// which must be one of the Guard's own (it blocks on people and on PAM).
+    ///
+    /// One request per (user, app) at a time; a second waits, then finds the
+    /// first one's outcome (an approval answers it at once, with no prompt).
+    /// - Returns: the status after the request (always `approved` on success).
+    /// - Throws: ``GuardFailure`` with the FamilyControlsError case to report.
+    package func request(_ member: FamilyControlsMember, from caller: Caller,
+                         over channel: any RequestChannel) throws(GuardFailure) -> AuthorizationStatus {
+        try requests.withExclusiveAccess(to: caller.key) { () throws(GuardFailure) -> AuthorizationStatus in
+            guard !channel.isClosed else { throw .canceled("the app hung up before the request started") }
+            let user = caller.account.name
+            let family = self.family
+            let isChild: Bool
+            do throws(Errno) {
+                isChild = try family.isChild(caller.account)
+            } catch {
+                logger.error("cannot resolve family membership of \(user): \(error)")
+                throw GuardFailure(.networkError, "the user directory could not be reached to check the family")
+            }
+            let current = try? store.authorization(user: user, appID: caller.app.appID)
+
+            switch member {
+            case .child:
+                guard isChild else {
+                    audit(event(.request, actor: user, user: user, appID: caller.app.appID, member: member,
+                                outcome: "refused", detail: "not a child in the family"))
+                    throw GuardFailure(.invalidAccountType,
+                        "\(user) is not a child in the family configuration; ask an administrator to add them to Children=")
+                }
+                if current?.status == .approved && current?.member == .child { return .approved }
+            case .individual:
+                guard !isChild else {
+                    audit(event(.request, actor: user, user: user, appID: caller.app.appID, member: member,
+                                outcome: "refused", detail: "a child cannot authorize as an individual"))
+                    throw GuardFailure(.invalidAccountType,
+                        "\(user) is a child in the family: a parent or guardian must approve (request .child)")
+                }
+                if current?.status == .approved && current?.member == .individual { return .approved }
+                if current?.status == .approved {
+                    throw GuardFailure(.authorizationConflict,
+                        "\(caller.app.appID) is already approved for \(user) as a child; revoke it first")
+                }
+            }
+
+            audit(event(.request, actor: user, user: user, appID: caller.app.appID, member: member, outcome: "started"))
+            logger.info("request: \(caller.app.appID) for \(user) as \(member) (pid executable \(caller.app.executable))")
+            let approver = try runPrompts(member, caller: caller, channel: channel)
+            try approve(caller, member: member, by: approver)
+            return .approved
+        }
+    }
+
+    /// The alert, then the guardian's name (for a child), then PAM, up to
+    /// `MaxAttempts` times. Returns who approved.
+    private func runPrompts(_ member: FamilyControlsMember, caller: Caller,
+                            channel: any RequestChannel) throws(GuardFailure) -> String {
+        let configuration = family.configuration
+        let user = caller.account.name
+        let appID = caller.app.appID
+        func deadline() -> ContinuousClock.Instant { .now.advanced(by: configuration.promptTimeout) }
+        func ended(_ end: PAMConversationEnd, _ stage: String) -> GuardFailure {
+            let what = end == .timedOut ? "timed out" : "canceled"
+            audit(event(.cancel, actor: user, user: user, appID: appID, member: member, outcome: what, detail: stage))
+            logger.notice("request: \(appID) for \(user) \(what) at the \(stage)")
+            return .canceled("the request was \(what)")
+        }
+
+        let question = member == .child
+            ? "Allow “\(caller.app.displayName)” to provide parental controls for \(user)?"
+            : "Allow “\(caller.app.displayName)” to provide parental controls for you (\(user))?"
+        let alert: String
+        do throws(PAMConversationEnd) {
+            alert = String(decoding: try channel.ask(GuardPrompt(.alert, question), deadline: deadline()).bytes, as: UTF8.self)
+        } catch {
+            throw ended(error, "alert")
+        }
+        switch AlertAnswer(rawValue: alert) {
+        case .continue?:
+            break
+        case .dontAllow?:
+            try deny(caller, member: member, actor: user)
+            throw .canceled("\(caller.app.displayName) was not allowed to provide parental controls")
+        case nil:
+            throw ended(.canceled, "alert")
+        }
+
+        let service = member == .child ? configuration.guardianService : configuration.individualService
+        for attempt in 1...configuration.maxAttempts {
+            var authenticating = user
+            if member == .child {
+                do throws(PAMConversationEnd) {
+                    let answer = try channel.ask(GuardPrompt(.guardian, "Parent or guardian's user name: "), deadline: deadline())
+                    authenticating = String(decoding: answer.bytes, as: UTF8.self).trimmingWhitespace()
+                } catch {
+                    throw ended(error, "guardian's name")
+                }
+                guard isGuardian(authenticating, of: user) else {
+                    audit(event(.request, actor: authenticating, user: user, appID: appID, member: member,
+                                outcome: "refused", detail: "\(authenticating.clipped) is not a guardian of \(user) (attempt \(attempt))"))
+                    logger.notice("request: \(authenticating.clipped) is not a guardian of \(user)")
+                    channel.tell(GuardPrompt(.error, "Sorry, \(authenticating.clipped) is not a parent or guardian of \(user)."))
+                    continue
+                }
+            }
+            let pam = PAMRequest(service: service, user: authenticating, requestingUser: member == .child ? user : nil,
+                                 tty: nil, configurationDirectory: settings.pamDirectory,
+                                 promptTimeout: configuration.promptTimeout)
+            do throws(PAMError) {
+                try authenticator.authenticateBlocking(pam, conversation: ChannelConversation(channel: channel))
+                return authenticating
+            } catch {
+                logger.notice("request: \(appID) for \(user): \(error)")
+                switch error.reason {
+                case .canceled: throw ended(.canceled, "authentication")
+                case .timedOut: throw ended(.timedOut, "authentication")
+                case .noUsablePassword where member == .individual:
+                    audit(event(.cancel, actor: user, user: user, appID: appID, member: member,
+                                outcome: "no authentication method", detail: error.description))
+                    throw GuardFailure(.authenticationMethodUnavailable,
+                        "\(user) has no usable password or other way to authenticate; ask an administrator")
+                case .serviceMisconfigured:
+                    audit(event(.cancel, actor: authenticating, user: user, appID: appID, member: member,
+                                outcome: "pam error", detail: error.description))
+                    throw GuardFailure(.unavailable, error.publicMessage)
+                case .tooManyTries:
+                    audit(event(.cancel, actor: authenticating, user: user, appID: appID, member: member,
+                                outcome: "too many tries", detail: error.description))
+                    throw .canceled(error.publicMessage)
+                default:
+                    audit(event(.request, actor: authenticating, user: user, appID: appID, member: member,
+                                outcome: "authentication failed", detail: "\(error.description) (attempt \(attempt))"))
+                    if attempt < configuration.maxAttempts {
+                        channel.tell(GuardPrompt(.error, "Sorry, try again."))
+                    }
+                }
+            }
+        }
+        audit(event(.cancel, actor: user, user: user, appID: appID, member: member,
+                    outcome: "too many failures", detail: "\(configuration.maxAttempts) failed attempts"))
+        throw .canceled("\(configuration.maxAttempts) incorrect authentication attempts")
+    }
+
+    private func isGuardian(_ name: String, of child: String) -> Bool {
+        guard Principal.isValidName(name), let account = try? UserDatabase.user(named: name) else { return false }
+        return (try? family.isGuardian(account, of: child)) == true
+    }
+
+    /// Stores the approval durably, then locks (child only), audits, notifies.
+    private func approve(_ caller: Caller, member: FamilyControlsMember, by approver: String) throws(GuardFailure) {
+        let record = AuthorizationRecord(
+            user: caller.account.name, uid: caller.account.uid, appID: caller.app.appID, member: member,
+            status: .approved, approvedBy: approver, updatedAt: Date(), appPath: caller.app.directory)
+        try commit(record, audit: event(.approve, actor: approver, user: record.user, appID: record.appID,
+                                        member: member, outcome: "approved"))
+        logger.notice("approved: \(record.appID) for \(record.user) as \(member) by \(approver)")
+        if member == .child { applyLock(record) }
+    }
+
+    /// "Don't Allow": the status becomes denied.
+    func deny(_ caller: Caller, member: FamilyControlsMember, actor: String) throws(GuardFailure) {
+        let record = AuthorizationRecord(
+            user: caller.account.name, uid: caller.account.uid, appID: caller.app.appID, member: member,
+            status: .denied, approvedBy: nil, updatedAt: Date(), appPath: caller.app.directory)
+        try commit(record, audit: event(.deny, actor: actor, user: record.user, appID: record.appID,
+                                        member: member, outcome: "denied", detail: "Don't Allow at the alert"))
+        logger.notice("denied: \(record.appID) for \(record.user) (Don't Allow)")
+    }
+
+    /// Locks an approved child app; the approval stands whatever the lock's fate.
+    func applyLock(_ record: AuthorizationRecord) {
+        do {
+            let state = try locker.lock(user: record.user, appID: record.appID, directory: record.appPath)
+            audit(event(.lock, actor: AuditEvent.guardActor, user: record.user, appID: record.appID,
+                        member: record.member, outcome: state.description))
+            if case .unenforced(let reason) = state {
+                logger.warning("lock: \(record.appID) for \(record.user) is approved but NOT locked: \(reason)")
+            } else {
+                logger.info("lock: \(record.appPath) is \(state)")
+            }
+        } catch {
+            audit(event(.lock, actor: AuditEvent.guardActor, user: record.user, appID: record.appID,
+                        member: record.member, outcome: "failed", detail: "\(error)"))
+            logger.error("lock: cannot lock \(record.appPath) for \(record.user): \(error)")
+        }
+    }
+
+    /// Releases a lock after a revoke; the revoke stands whatever the unlock's fate.
+    func releaseLock(user: String, appID: String, actor: String) {
+        let roots = appRoots(of: user)
+        guard locker.state(user: user, appID: appID, roots: roots) != nil else { return }
+        do {
+            let findings = try locker.unlock(user: user, appID: appID, roots: roots)
+            audit(event(.unlock, actor: actor, user: user, appID: appID, member: .child, outcome: "unlocked",
+                        detail: findings.isEmpty ? nil : findings.joined(separator: "; ")))
+            for finding in findings { logger.warning("unlock: \(appID) for \(user): \(finding)") }
+            logger.info("unlock: \(appID) for \(user) restored")
+        } catch {
+            audit(event(.unlock, actor: actor, user: user, appID: appID, member: .child, outcome: "failed", detail: "\(error)"))
+            logger.error("unlock: cannot unlock \(appID) for \(user): \(error)")
+        }
+    }
+}
+
+extension SecretBytes {
+    /// The bytes, for the answers that are not secrets (the alert, a user name).
+    var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
+}

@@ -1,0 +1,41 @@
+import FamilyControls
+
+/// Why the Guard refused or could not finish a call: one of Apple's
+/// `FamilyControlsError` cases, or an administrator-side refusal, with a
+/// message a person can act on. Sent to clients as a Varlink error.
+package struct GuardFailure: Error, Hashable, Sendable, CustomStringConvertible {
+    package enum Kind: Hashable, Sendable {
+        case familyControls(FamilyControlsError)
+        /// The caller may not do this (not root, not this child's guardian).
+        case permissionDenied
+        /// No such authorization, user or app.
+        case notFound
+    }
+
+    package var kind: Kind
+    package var message: String
+
+    package init(_ error: FamilyControlsError, _ message: String) {
+        kind = .familyControls(error)
+        self.message = message
+    }
+
+    package init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    /// The qualified Varlink error name.
+    package var varlinkName: String {
+        switch kind {
+        case .familyControls(let error): error.varlinkName
+        case .permissionDenied: "org.familycontrols.guard.PermissionDenied"
+        case .notFound: "org.familycontrols.guard.NotFound"
+        }
+    }
+
+    package var description: String { "\(varlinkName): \(message)" }
+
+    static func canceled(_ message: String) -> GuardFailure { GuardFailure(.authorizationCanceled, message) }
+    static func internalError(_ message: String) -> GuardFailure { GuardFailure(.unavailable, message) }
+}

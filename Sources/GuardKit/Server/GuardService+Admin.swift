@@ -1,0 +1,75 @@
+import FamilyControls
+import SystemKit
+import Varlink
+
+extension GuardService {
+    /// The administrators' methods: root for everything, a guardian for their own children.
+    func handleAdmin(_ call: VarlinkCall, on connection: VarlinkConnection) {
+        respond(call, on: connection) { () throws(GuardFailure) -> JSONObject in
+            let requester = try self.requester(connection)
+            let parameters = call.parameters
+            func string(_ name: String) throws(GuardFailure) -> String {
+                guard let value = parameters[name]?.stringValue else {
+                    throw GuardFailure(.familyControls(.invalidArgument), "parameter \(name) must be a string")
+                }
+                return value
+            }
+            switch call.memberName {
+            case "ListAuthorizations":
+                let user = parameters["user"]
+                guard user == nil || user?.isNull == true || user?.stringValue != nil else {
+                    throw GuardFailure(.familyControls(.invalidArgument), "parameter user must be a string or null")
+                }
+                let views = try policy.list(user: user?.stringValue, requester: requester)
+                return ["authorizations": .array(views.map { .object($0.json) })]
+            case "SetStatus":
+                let status = try string("status")
+                guard let value = AuthorizationStatus(name: status), value != .notDetermined else {
+                    throw GuardFailure(.familyControls(.invalidArgument), "status must be approved or denied, found \"\(status.clipped)\"")
+                }
+                let view = try policy.set(user: try string("user"), appID: try string("app"), to: value, requester: requester)
+                return ["authorization": .object(view.json)]
+            case "Revoke":
+                try policy.revoke(user: try string("user"), appID: try string("app"), requester: requester)
+                return [:]
+            case "Graduate":
+                let revoked = try policy.graduate(user: try string("user"), requester: requester)
+                return ["revoked": .array(revoked.map { .string($0) })]
+            case "VerifyLocks":
+                guard requester.uid == 0 else { throw GuardFailure(.permissionDenied, "only root may verify locks") }
+                guard let repair = parameters["repair"]?.boolValue else {
+                    throw GuardFailure(.familyControls(.invalidArgument), "parameter repair must be a boolean")
+                }
+                let findings = try policy.verifyLocks(repair: repair, actor: requester.name)
+                return ["findings": .array(findings.map { .string($0) })]
+            default:
+                throw GuardFailure(.familyControls(.invalidArgument), "unknown method \(call.method.clipped)")
+            }
+        }
+    }
+
+    private func requester(_ connection: VarlinkConnection) throws(GuardFailure) -> UserAccount {
+        let uid = connection.peer.uid
+        if uid == 0 { return UserAccount(name: "root", uid: 0, gid: 0, home: "/root", shell: "") }
+        guard let account = try? UserDatabase.user(id: uid) else {
+            throw GuardFailure(.permissionDenied, "uid \(uid) has no account in the user directory")
+        }
+        return account
+    }
+}
+
+extension AuthorizationView {
+    /// The `Authorization` type of the interface.
+    var json: JSONObject {
+        [
+            "user": .string(record.user),
+            "app": .string(record.appID),
+            "member": .string(record.member.description),
+            "status": .string(record.status.description),
+            "approvedBy": record.approvedBy.map { .string($0) } ?? .null,
+            "updatedAt": .double(record.updatedAt.timeIntervalSince1970),
+            "path": .string(path),
+            "lock": .string(lock),
+        ]
+    }
+}

@@ -1,0 +1,179 @@
+import FamilyControls
+import Foundation
+import SystemKit
+import Varlink
+
+/// The Guard's Varlink interface (`org.familycontrols.guard`): decodes calls,
+/// works out who is calling from the kernel, and hands the decision to
+/// ``AuthorizationPolicy``.
+package final class GuardService: VarlinkService {
+    let policy: AuthorizationPolicy
+    let identifier = AppIdentifier()
+    let logger: Logger
+    package let interfaces: [VarlinkInterfaceDescription]
+
+    package init(policy: AuthorizationPolicy, logger: Logger = Logger(label: "guard")) throws {
+        self.policy = policy
+        self.logger = logger
+        interfaces = [try VarlinkInterfaceDescription(GuardInterface.text)]
+    }
+
+    package func handle(_ call: VarlinkCall, on connection: VarlinkConnection) {
+        let session = ConnectionSession.of(connection)
+        switch call.memberName {
+        case "GetStatus":
+            // The hot path: answered on the loop thread once the caller is known.
+            if session.isIdle, case .success(let caller)? = session.cachedCaller {
+                replyStatus(caller, to: call, on: connection)
+            } else {
+                session.enqueue { [self] in
+                    guard let caller = identify(connection, session) else { return }
+                    replyStatus(caller, to: call, on: connection)
+                }
+            }
+        case "Answer":
+            answer(call, session: session, on: connection)
+        case "Subscribe":
+            guard call.more else { return connection.fail(.expectedMore) }
+            session.enqueue { [self] in
+                guard let caller = identify(connection, session) else { return }
+                subscribe(caller, on: connection)
+            }
+        case "RequestAuthorization":
+            startRequest(call, session: session, on: connection)
+        case "RevokeAuthorization":
+            session.enqueue { [self] in
+                guard let caller = identify(connection, session, fresh: true) else { return }
+                respond(call, on: connection) { () throws(GuardFailure) in
+                    try policy.revoke(from: caller)
+                    return [:]
+                }
+            }
+        default:
+            session.enqueue { [self] in handleAdmin(call, on: connection) }
+        }
+    }
+
+    // MARK: Apps
+
+    private func replyStatus(_ caller: Caller, to call: VarlinkCall, on connection: VarlinkConnection) {
+        guard call.expectsReply else { return }
+        connection.reply([
+            "app": .string(caller.app.appID),
+            "user": .string(caller.account.name),
+            "status": .string(policy.status(user: caller.account.name, appID: caller.app.appID).description),
+        ])
+    }
+
+    private func subscribe(_ caller: Caller, on connection: VarlinkConnection) {
+        let token = policy.subscribe(user: caller.account.name, appID: caller.app.appID) { status in
+            connection.reply(["status": .string(status.description)], continues: true)
+        }
+        connection.onClose { [policy] in policy.unsubscribe(token) }
+        connection.reply(["status": .string(policy.status(user: caller.account.name, appID: caller.app.appID).description)],
+                         continues: true)
+    }
+
+    private func startRequest(_ call: VarlinkCall, session: ConnectionSession, on connection: VarlinkConnection) {
+        guard call.more else { return connection.fail(.expectedMore) }
+        guard let name = call.parameters["member"]?.stringValue, let member = FamilyControlsMember(name: name) else {
+            return connection.fail(.invalidParameter("member"))
+        }
+        let channel = VarlinkRequestChannel(connection: connection)
+        guard session.beginRequest(channel) else {
+            return fail(connection, GuardFailure(.authorizationConflict, "a request is already in progress on this connection"))
+        }
+        connection.onClose { channel.close() }
+        session.enqueue { [self] in
+            guard let caller = identify(connection, session, fresh: true) else {
+                session.endRequest()
+                return
+            }
+            // PAM waits for people: the request gets a thread of its own.
+            let thread = Thread { [self] in
+                defer {
+                    channel.close()
+                    session.endRequest()
+                }
+                do throws(GuardFailure) {
+                    let status = try policy.request(member, from: caller, over: channel)
+                    connection.reply(["status": .string(status.description)])
+                } catch {
+                    fail(connection, error)
+                }
+            }
+            thread.name = "request \(caller.app.appID)"
+            thread.start()
+        }
+    }
+
+    private func answer(_ call: VarlinkCall, session: ConnectionSession, on connection: VarlinkConnection) {
+        guard let id = call.parameters["id"]?.intValue else {
+            if call.expectsReply { connection.fail(.invalidParameter("id")) }
+            return
+        }
+        let response = call.parameters["response"]
+        guard response == nil || response?.isNull == true || response?.stringValue != nil else {
+            if call.expectsReply { connection.fail(.invalidParameter("response")) }
+            return
+        }
+        session.activeChannel?.deliver(id: id, response: response?.stringValue)
+        if call.expectsReply { connection.reply() }
+    }
+
+    // MARK: Helpers
+
+    /// Who is calling, from the kernel: the peer's uid and pid (pinned by its
+    /// pidfd) and the executable it runs. Replies with the error and returns nil
+    /// when the process is not a managed app.
+    func identify(_ connection: VarlinkConnection, _ session: ConnectionSession, fresh: Bool = false) -> Caller? {
+        if !fresh, let known = session.cachedCaller {
+            if case .failure(let failure) = known { fail(connection, failure) }
+            return try? known.get()
+        }
+        let result = resolveCaller(connection.peer)
+        session.remember(result)
+        switch result {
+        case .success(let caller):
+            return caller
+        case .failure(let failure):
+            logger.notice("refused \(connection.peer): \(failure.message)")
+            fail(connection, failure)
+            return nil
+        }
+    }
+
+    private func resolveCaller(_ peer: VarlinkPeer) -> Result<Caller, GuardFailure> {
+        let account: UserAccount
+        do throws(Errno) {
+            guard let found = try UserDatabase.user(id: peer.uid) else {
+                return .failure(GuardFailure(.invalidAccountType, "uid \(peer.uid) has no account in the user directory"))
+            }
+            account = found
+        } catch {
+            return .failure(GuardFailure(.networkError, "the user directory could not be reached: \(error)"))
+        }
+        do throws(IdentityError) {
+            let app = try identifier.identify(pid: peer.pid, pidfd: peer.pidfd?.rawValue,
+                                              roots: policy.family.appRoots(for: account))
+            return .success(Caller(account: account, app: app))
+        } catch {
+            return .failure(GuardFailure(.invalidArgument, error.description))
+        }
+    }
+
+    /// Runs `body` and replies with its parameters, or with its failure.
+    func respond(_ call: VarlinkCall, on connection: VarlinkConnection,
+                 _ body: () throws(GuardFailure) -> JSONObject) {
+        do throws(GuardFailure) {
+            let parameters = try body()
+            if call.expectsReply { connection.reply(parameters) }
+        } catch {
+            if call.expectsReply { fail(connection, error) }
+        }
+    }
+
+    func fail(_ connection: VarlinkConnection, _ failure: GuardFailure) {
+        connection.fail(failure.varlinkName, parameters: ["message": .string(failure.message)])
+    }
+}

@@ -1,0 +1,81 @@
+import Synchronization
+import SystemKit
+import Varlink
+
+/// A request's prompts, sent as `continues` replies of `RequestAuthorization`,
+/// and the answers, received as `Answer` calls on the same connection.
+final class VarlinkRequestChannel: RequestChannel {
+    private struct State {
+        var nextID: Int64 = 0
+        /// The prompt waiting for an answer, and the answer once it came
+        /// (nil inside: the client canceled).
+        var waiting: Int64?
+        var answer: String??
+        var closed = false
+    }
+
+    private let connection: VarlinkConnection
+    private let state = Mutex(State())
+    private let signal = ConditionSignal()
+
+    init(connection: VarlinkConnection) {
+        self.connection = connection
+    }
+
+    var isClosed: Bool { state.withLock { $0.closed } || connection.isClosed }
+
+    func ask(_ prompt: GuardPrompt, deadline: ContinuousClock.Instant) throws(PAMConversationEnd) -> SecretBytes {
+        let id = state.withLock { state in
+            state.nextID += 1
+            state.waiting = state.nextID
+            state.answer = nil
+            return state.nextID
+        }
+        send(prompt, id: id)
+        var timedOut = false
+        signal.wait(until: deadline) {
+            state.withLock { $0.answer != nil || $0.closed }
+        } onTimeout: {
+            timedOut = true
+        }
+        let answer = state.withLock { state -> String?? in
+            state.waiting = nil
+            defer { state.answer = nil }
+            return state.closed ? .some(nil) : state.answer
+        }
+        if timedOut, answer == nil { throw .timedOut }
+        guard let answer, let text = answer else { throw .canceled }
+        return SecretBytes(text)
+    }
+
+    func tell(_ prompt: GuardPrompt) {
+        let id = state.withLock { state in
+            state.nextID += 1
+            return state.nextID
+        }
+        send(prompt, id: id)
+    }
+
+    /// Delivers the client's `Answer` for prompt `id`; answers to anything but
+    /// the waiting prompt are ignored.
+    func deliver(id: Int64, response: String?) {
+        let delivered = state.withLock { state in
+            guard state.waiting == id, state.answer == nil else { return false }
+            state.answer = .some(response)
+            return true
+        }
+        if delivered { signal.broadcast() }
+    }
+
+    /// The client hung up or the request ended: wake the waiting prompt.
+    func close() {
+        state.withLock { $0.closed = true }
+        signal.broadcast()
+    }
+
+    private func send(_ prompt: GuardPrompt, id: Int64) {
+        connection.reply(["prompt": .object([
+            "id": .int(id), "kind": .string(prompt.kind.rawValue), "message": .string(prompt.message),
+        ])], continues: true)
+    }
+}

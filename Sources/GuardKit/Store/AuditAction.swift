@@ -1,0 +1,38 @@
+/// What an audit event records someone doing.
+///
+/// An open set: the named constants are the Guard's own actions, and the
+/// store keeps any other non-empty word as it is.
+package struct AuditAction: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+    package let rawValue: String
+
+    package init(rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    package init(stringLiteral value: String) {
+        self.rawValue = value
+    }
+
+    package var description: String { rawValue }
+
+    /// An app asked for authorization.
+    package static let request = AuditAction(rawValue: "request")
+    /// A guardian or individual approved.
+    package static let approve = AuditAction(rawValue: "approve")
+    /// A guardian chose "Don't Allow".
+    package static let deny = AuditAction(rawValue: "deny")
+    /// The request was canceled or the authentication failed.
+    package static let cancel = AuditAction(rawValue: "cancel")
+    /// An app or an administrator revoked an authorization.
+    package static let revoke = AuditAction(rawValue: "revoke")
+    /// A child became an adult, and their child authorizations ended.
+    package static let graduate = AuditAction(rawValue: "graduate")
+    /// An administrator set a status directly.
+    package static let set = AuditAction(rawValue: "set")
+    /// The Guard locked an app directory.
+    package static let lock = AuditAction(rawValue: "lock")
+    /// The Guard released a lock.
+    package static let unlock = AuditAction(rawValue: "unlock")
+    /// The Guard fixed a lock that disagreed with the store (at start, say).
+    package static let repair = AuditAction(rawValue: "repair")
+}

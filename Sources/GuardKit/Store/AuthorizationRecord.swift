@@ -1,0 +1,45 @@
+import FamilyControls
+import Foundation
+
+/// One app's authorization for one user, as the store records it.
+package struct AuthorizationRecord: Hashable, Sendable {
+    /// The user the app runs as: the child, or the individual.
+    package var user: String
+    /// That user's uid when the record was written, so an account deleted and
+    /// re-created under the same name can be told apart.
+    package var uid: UInt32
+    /// The app's identifier, from its manifest.
+    package var appID: String
+    /// Whether a guardian authorized the app for a child, or a person for themself.
+    package var member: FamilyControlsMember
+    /// The authorization's state; a revoked one is `.notDetermined`.
+    package var status: AuthorizationStatus
+    /// Who approved: the guardian, the individual, or "root" for an administrator.
+    package var approvedBy: String?
+    /// The app directory the authorization covers.
+    package var appPath: String
+    /// When the record last changed, in Unix seconds: the exact value stored,
+    /// so a record read back equals the one saved (a `Date` converted to Unix
+    /// seconds and back can differ in the last bit).
+    var updatedAtSeconds: Double
+
+    /// When the record last changed.
+    package var updatedAt: Date {
+        get { Date(timeIntervalSince1970: updatedAtSeconds) }
+        set { updatedAtSeconds = newValue.timeIntervalSince1970 }
+    }
+
+    package init(
+        user: String, uid: UInt32, appID: String, member: FamilyControlsMember,
+        status: AuthorizationStatus, approvedBy: String? = nil, updatedAt: Date, appPath: String
+    ) {
+        self.user = user
+        self.uid = uid
+        self.appID = appID
+        self.member = member
+        self.status = status
+        self.approvedBy = approvedBy
+        self.appPath = appPath
+        self.updatedAtSeconds = updatedAt.timeIntervalSince1970
+    }
+}

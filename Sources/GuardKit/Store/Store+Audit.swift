@@ -1,0 +1,73 @@
+import FamilyControls
+
+extension Store {
+    /// Appends `event` to the audit trail. Durable when it returns.
+    /// - Returns: the id the store gave the event (``AuditEvent/id`` is ignored).
+    /// - Throws: ``StoreError/sqlite(path:_:)`` with `SQLITE_CONSTRAINT_CHECK`
+    ///   when the actor, action or outcome is empty.
+    @discardableResult
+    package func appendAudit(_ event: AuditEvent) throws(StoreError) -> Int64 {
+        try withConnection { (connection) throws(StoreError) in
+            try connection.insert(event)
+        }
+    }
+
+    /// The latest `limit` audit events, or only those about `user`, oldest first.
+    ///
+    /// Order is the order events were appended, which a clock change cannot upset.
+    package func auditEvents(user: String? = nil, limit: Int = 1000) throws(StoreError) -> [AuditEvent] {
+        let filter = user == nil ? "" : "WHERE user = ?2"
+        // The inner query picks the newest `limit`; the outer puts them in order.
+        let sql = """
+            SELECT * FROM (
+                SELECT \(auditColumns) FROM audit \(filter) ORDER BY id DESC LIMIT ?1
+            ) ORDER BY id
+            """
+        var values: [SQLiteValue] = [.integer(Int64(max(0, limit)))]
+        if let user { values.append(.text(user)) }
+        return try withConnection { (connection) throws(StoreError) in
+            try connection.query(sql, values, row: connection.auditEvent)
+        }
+    }
+}
+
+private let auditColumns = "id, at, actor, action, user, app_id, member, outcome, detail"
+
+extension StoreConnection {
+    /// Inserts `event`, inside the caller's transaction if there is one.
+    /// - Returns: the new row's id.
+    func insert(_ event: AuditEvent) throws(StoreError) -> Int64 {
+        try execute(
+            """
+            INSERT INTO audit (at, actor, action, user, app_id, member, outcome, detail)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+            """,
+            [
+                .real(event.atSeconds), .text(event.actor), .text(event.action.rawValue), .text(event.user),
+                .text(orNull: event.appID), .text(orNull: event.member?.description),
+                .text(event.outcome), .text(orNull: event.detail),
+            ]
+        )
+        return lastInsertRowID
+    }
+
+    /// Reads a row selected with `auditColumns`.
+    fileprivate func auditEvent(_ row: SQLiteStatement) throws(StoreError) -> AuditEvent {
+        let table = "audit"
+        let member: FamilyControlsMember? = row.isNull(at: 6)
+            ? nil : try decode(row, 6, table: table, name: "member", FamilyControlsMember.init(name:))
+        var event = AuditEvent(
+            id: row.int64(at: 0),
+            at: .distantPast,
+            actor: try text(row, 2, table: table, name: "actor"),
+            action: AuditAction(rawValue: try text(row, 3, table: table, name: "action")),
+            user: try text(row, 4, table: table, name: "user"),
+            appID: row.string(at: 5),
+            member: member,
+            outcome: try text(row, 7, table: table, name: "outcome"),
+            detail: row.string(at: 8)
+        )
+        event.atSeconds = row.double(at: 1)
+        return event
+    }
+}

@@ -1,0 +1,117 @@
+import FamilyControls
+
+extension Store {
+    /// The authorization of `appID` for `user`, or nil when none is recorded.
+    package func authorization(user: String, appID: String) throws(StoreError) -> AuthorizationRecord? {
+        try withConnection { (connection) throws(StoreError) in
+            try connection.query(
+                "SELECT \(authorizationColumns) FROM authorizations WHERE user = ?1 AND app_id = ?2",
+                [.text(user), .text(appID)], row: connection.authorizationRecord
+            ).first
+        }
+    }
+
+    /// Every recorded authorization, or only `user`'s, sorted by user then app ID.
+    package func authorizations(user: String? = nil) throws(StoreError) -> [AuthorizationRecord] {
+        try withConnection { (connection) throws(StoreError) in
+            if let user {
+                try connection.query(
+                    "SELECT \(authorizationColumns) FROM authorizations WHERE user = ?1 ORDER BY app_id",
+                    [.text(user)], row: connection.authorizationRecord)
+            } else {
+                try connection.query(
+                    "SELECT \(authorizationColumns) FROM authorizations ORDER BY user, app_id",
+                    row: connection.authorizationRecord)
+            }
+        }
+    }
+
+    /// Inserts `record`, or replaces the one recorded for its user and app ID.
+    /// Durable when it returns.
+    package func save(_ record: AuthorizationRecord) throws(StoreError) {
+        try withConnection { (connection) throws(StoreError) in
+            try connection.upsert(record)
+        }
+    }
+
+    /// Saves `record` and appends `event` in one transaction: both are
+    /// recorded, or, if either fails, neither is. Durable when it returns.
+    /// - Returns: the audit event's ``AuditEvent/id``.
+    @discardableResult
+    package func save(_ record: AuthorizationRecord, audit event: AuditEvent) throws(StoreError) -> Int64 {
+        try withConnection { (connection) throws(StoreError) in
+            try connection.transaction { () throws(StoreError) in
+                try connection.upsert(record)
+                return try connection.insert(event)
+            }
+        }
+    }
+
+    /// Removes the authorization of `appID` for `user`.
+    /// - Returns: whether there was one to remove.
+    @discardableResult
+    package func deleteAuthorization(user: String, appID: String) throws(StoreError) -> Bool {
+        try withConnection { (connection) throws(StoreError) in
+            try connection.execute(
+                "DELETE FROM authorizations WHERE user = ?1 AND app_id = ?2", [.text(user), .text(appID)]
+            ) > 0
+        }
+    }
+
+    /// Removes the authorization of `appID` for `user` and appends `event`, in
+    /// one transaction: both happen, or neither does. Durable when it returns.
+    /// - Returns: whether there was an authorization to remove (the event is appended either way).
+    @discardableResult
+    package func deleteAuthorization(user: String, appID: String, audit event: AuditEvent) throws(StoreError) -> Bool {
+        try withConnection { (connection) throws(StoreError) in
+            try connection.transaction { () throws(StoreError) in
+                let removed = try connection.execute(
+                    "DELETE FROM authorizations WHERE user = ?1 AND app_id = ?2", [.text(user), .text(appID)]
+                ) > 0
+                _ = try connection.insert(event)
+                return removed
+            }
+        }
+    }
+}
+
+private let authorizationColumns = "user, uid, app_id, member, status, approved_by, updated_at, app_path"
+
+extension StoreConnection {
+    fileprivate func upsert(_ record: AuthorizationRecord) throws(StoreError) {
+        // ON CONFLICT DO UPDATE rather than INSERT OR REPLACE: REPLACE deletes
+        // the old row first, which would fire deletes on anything referencing it.
+        try execute(
+            """
+            INSERT INTO authorizations (\(authorizationColumns))
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+            ON CONFLICT (user, app_id) DO UPDATE SET
+                uid = excluded.uid, member = excluded.member, status = excluded.status,
+                approved_by = excluded.approved_by, updated_at = excluded.updated_at,
+                app_path = excluded.app_path
+            """,
+            [
+                .text(record.user), .integer(Int64(record.uid)), .text(record.appID),
+                .text(record.member.description), .text(record.status.description),
+                .text(orNull: record.approvedBy), .real(record.updatedAtSeconds), .text(record.appPath),
+            ]
+        )
+    }
+
+    /// Reads a row selected with `authorizationColumns`.
+    fileprivate func authorizationRecord(_ row: SQLiteStatement) throws(StoreError) -> AuthorizationRecord {
+        let table = "authorizations"
+        var record = AuthorizationRecord(
+            user: try text(row, 0, table: table, name: "user"),
+            uid: try integer(row, 1, table: table, name: "uid"),
+            appID: try text(row, 2, table: table, name: "app_id"),
+            member: try decode(row, 3, table: table, name: "member", FamilyControlsMember.init(name:)),
+            status: try decode(row, 4, table: table, name: "status", AuthorizationStatus.init(name:)),
+            approvedBy: row.string(at: 5),
+            updatedAt: .distantPast,
+            appPath: try text(row, 7, table: table, name: "app_path")
+        )
+        record.updatedAtSeconds = row.double(at: 6)
+        return record
+    }
+}

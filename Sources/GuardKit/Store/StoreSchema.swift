@@ -1,0 +1,142 @@
+import SystemKit
+
+/// The store's tables, as an ordered list of migrations, and the code that applies them.
+///
+/// `PRAGMA user_version` records how many migrations a store has run;
+/// `PRAGMA application_id` marks the file as a Family Controls store.
+package enum StoreSchema {
+    /// `PRAGMA application_id` of every Family Controls store ("FamC").
+    package static let applicationID: Int32 = 0x4661_6D43
+
+    /// Every migration, oldest first; the last one's version is the current schema.
+    package static let migrations: [StoreMigration] = [version1]
+
+    /// The schema version this code writes and reads.
+    package static var currentVersion: Int { migrations.last?.version ?? 0 }
+
+    // STRICT tables reject a value of the wrong type instead of storing it;
+    // CHECKs keep the enumerations readable by the code that decodes them.
+    private static let version1 = StoreMigration(
+        version: 1,
+        summary: "authorizations, audit trail, and lock journal",
+        sql: """
+            PRAGMA application_id = \(applicationID);
+
+            CREATE TABLE authorizations (
+                user TEXT NOT NULL CHECK (user <> ''),
+                app_id TEXT NOT NULL CHECK (app_id <> ''),
+                uid INTEGER NOT NULL CHECK (uid BETWEEN 0 AND 4294967295),
+                member TEXT NOT NULL CHECK (member IN ('child', 'individual')),
+                status TEXT NOT NULL CHECK (status IN ('notDetermined', 'denied', 'approved')),
+                approved_by TEXT,
+                updated_at REAL NOT NULL,
+                app_path TEXT NOT NULL,
+                PRIMARY KEY (user, app_id)
+            ) STRICT;
+
+            CREATE TABLE audit (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                at REAL NOT NULL,
+                actor TEXT NOT NULL CHECK (actor <> ''),
+                action TEXT NOT NULL CHECK (action <> ''),
+                user TEXT NOT NULL,
+                app_id TEXT,
+                member TEXT CHECK (member IS NULL OR member IN ('child', 'individual')),
+                outcome TEXT NOT NULL CHECK (outcome <> ''),
+                detail TEXT
+            ) STRICT;
+            CREATE INDEX audit_by_user ON audit (user, id);
+
+            CREATE TABLE locks (
+                user TEXT NOT NULL,
+                app_id TEXT NOT NULL,
+                path TEXT NOT NULL,
+                device INTEGER NOT NULL,
+                inode INTEGER NOT NULL,
+                state TEXT NOT NULL
+                    CHECK (state IN ('unlocked', 'locking', 'locked', 'unlocking', 'unenforced')),
+                reason TEXT,
+                CHECK ((state = 'unenforced') = (reason IS NOT NULL)),
+                PRIMARY KEY (user, app_id)
+            ) STRICT;
+
+            CREATE TABLE lock_entries (
+                user TEXT NOT NULL,
+                app_id TEXT NOT NULL,
+                relative_path TEXT NOT NULL,
+                kind TEXT NOT NULL CHECK (kind IN ('directory', 'regular', 'symlink', 'other')),
+                device INTEGER NOT NULL,
+                inode INTEGER NOT NULL,
+                uid INTEGER NOT NULL CHECK (uid BETWEEN 0 AND 4294967295),
+                gid INTEGER NOT NULL CHECK (gid BETWEEN 0 AND 4294967295),
+                mode INTEGER NOT NULL CHECK (mode BETWEEN 0 AND 4095),
+                was_immutable INTEGER NOT NULL CHECK (was_immutable IN (0, 1)),
+                PRIMARY KEY (user, app_id, relative_path),
+                FOREIGN KEY (user, app_id) REFERENCES locks (user, app_id) ON DELETE CASCADE
+            ) STRICT;
+            """
+    )
+
+    /// Brings the database up to the last of `migrations`, one transaction per step.
+    ///
+    /// Each step re-reads the version under the write lock, so two processes
+    /// opening the same store never run a step twice.
+    /// - Throws: ``StoreError/foreignDatabase(path:)`` for another program's
+    ///   database, ``StoreError/schemaTooNew(path:version:supported:)`` when the
+    ///   store is newer than `migrations`, ``StoreError/migrationFailed(path:version:_:)``.
+    package static func migrate(
+        _ database: SQLiteDatabase,
+        migrations: [StoreMigration] = migrations,
+        logger: Logger = Logger(label: "store")
+    ) throws(StoreError) {
+        precondition(migrations.map(\.version) == Array(1..<(migrations.count + 1)),
+                     "store migrations must be numbered 1, 2, 3… in order")
+        let path = database.path
+        let found = try checkCompatibility(database, supported: migrations.count)
+        for migration in migrations where migration.version > found {
+            do {
+                try database.transaction { () throws(SQLiteError) in
+                    // Another process may have run this step since the header was read.
+                    guard try readHeader(database).version < migration.version else { return }
+                    try database.execute(migration.sql)
+                    // An integer of our own, not input: safe to put in the SQL text.
+                    try database.execute("PRAGMA user_version = \(migration.version)")
+                }
+            } catch {
+                throw .migrationFailed(path: path, version: migration.version, error)
+            }
+            logger.notice("\(path): schema version \(migration.version): \(migration.summary)")
+        }
+    }
+
+    /// Checks, without writing anything, that the database is empty or a
+    /// Family Controls store this code can read.
+    /// - Returns: the store's schema version (0 for an empty database).
+    /// - Throws: ``StoreError/foreignDatabase(path:)``,
+    ///   ``StoreError/schemaTooNew(path:version:supported:)``, or the read's failure.
+    package static func checkCompatibility(_ database: SQLiteDatabase, supported: Int = currentVersion) throws(StoreError) -> Int {
+        let path = database.path
+        let header: (version: Int, applicationID: Int32, tables: Int)
+        do {
+            header = try readHeader(database)
+        } catch {
+            throw StoreConnection.storeError(error, path: path)
+        }
+        let isEmpty = header.applicationID == 0 && header.version == 0 && header.tables == 0
+        guard isEmpty || header.applicationID == applicationID else {
+            throw .foreignDatabase(path: path)
+        }
+        guard header.version <= supported else {
+            throw .schemaTooNew(path: path, version: header.version, supported: supported)
+        }
+        return header.version
+    }
+
+    /// The schema version, the application ID, and how many tables, indexes and views the file has.
+    package static func readHeader(_ database: SQLiteDatabase) throws(SQLiteError) -> (version: Int, applicationID: Int32, tables: Int) {
+        let version = try database.firstRow("PRAGMA user_version") { Int($0.int64(at: 0)) } ?? 0
+        let application = try database.firstRow("PRAGMA application_id") { Int32(truncatingIfNeeded: $0.int64(at: 0)) } ?? 0
+        let tables = try database.firstRow("SELECT count(*) FROM sqlite_schema") { Int($0.int64(at: 0)) } ?? 0
+        return (version, application, tables)
+    }
+}

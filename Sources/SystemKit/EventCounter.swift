@@ -1,0 +1,34 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A kernel event counter (`eventfd(2)`), non-blocking and close-on-exec,
+/// used to wake an epoll loop from another thread. Closed when released.
+public final class EventCounter: Sendable {
+    /// The eventfd descriptor, to register with an ``Epoll``.
+    public let rawValue: CInt
+
+    /// Creates a counter at zero.
+    /// - Throws: ``Errno`` (`ENOSYS` when libc lacks eventfd).
+    public init() throws(Errno) {
+        guard let create = GlibcExtras.eventFD else { throw Errno(ENOSYS, operation: "eventfd") }
+        let fd = create(0, O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { throw Errno.current("eventfd") }
+        rawValue = fd
+    }
+
+    deinit { _ = Glibc.close(rawValue) }
+
+    /// Adds one, making the descriptor readable. Safe from any thread.
+    public func signal() {
+        var one: UInt64 = 1
+        // EAGAIN means the counter is saturated: the waiter is woken anyway.
+        _ = try? retryingOnInterrupt("write eventfd") { Glibc.write(rawValue, &one, 8) }
+    }
+
+    /// Resets the counter to zero so the descriptor stops being readable.
+    public func drain() {
+        var value: UInt64 = 0
+        _ = try? retryingOnInterrupt("read eventfd") { Glibc.read(rawValue, &value, 8) }
+    }
+}

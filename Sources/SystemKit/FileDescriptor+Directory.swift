@@ -1,0 +1,60 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Calls relative to an open directory, and on the open file itself, so a
+/// caller never resolves a full path twice.
+///
+/// Errors name the system call only; callers add the path they know.
+extension FileDescriptor {
+    /// Opens `name` inside this directory (`openat(2)`). `O_CLOEXEC` is always added.
+    public func openChild(_ name: FileName, flags: CInt) throws(Errno) -> FileDescriptor {
+        let fd = try retryingOnInterrupt("openat") { openat(rawValue, name.cString, flags | O_CLOEXEC) }
+        return FileDescriptor(taking: fd)
+    }
+
+    /// The open file's status (`fstat(2)`).
+    public func status() throws(Errno) -> FileStatus {
+        var raw = stat()
+        _ = try retryingOnInterrupt("fstat") { fstat(rawValue, &raw) }
+        return FileStatus(raw)
+    }
+
+    /// The status of `name` inside this directory, not following a symbolic
+    /// link (`fstatat(2)` with `AT_SYMLINK_NOFOLLOW`).
+    public func status(of name: FileName) throws(Errno) -> FileStatus {
+        var raw = stat()
+        _ = try retryingOnInterrupt("fstatat") { fstatat(rawValue, name.cString, &raw, AT_SYMLINK_NOFOLLOW) }
+        return FileStatus(raw)
+    }
+
+    /// Changes the open file's owner and group (`fchown(2)`); nil leaves one as it is.
+    ///
+    /// The kernel clears the setuid bit, and the setgid bit of group-executable
+    /// files, on any owner change of a non-directory: set the mode afterwards.
+    public func changeOwner(uid: UInt32?, gid: UInt32?) throws(Errno) {
+        _ = try retryingOnInterrupt("fchown") { fchown(rawValue, uid ?? UInt32.max, gid ?? UInt32.max) }
+    }
+
+    /// Changes the open file's permission bits (`fchmod(2)`).
+    public func changeMode(_ permissions: UInt32) throws(Errno) {
+        _ = try retryingOnInterrupt("fchmod") { fchmod(rawValue, mode_t(permissions)) }
+    }
+
+    /// Changes the owner of `name` inside this directory without following a
+    /// symbolic link (`fchownat(2)` with `AT_SYMLINK_NOFOLLOW`); nil leaves one as it is.
+    public func changeOwner(of name: FileName, uid: UInt32?, gid: UInt32?) throws(Errno) {
+        _ = try retryingOnInterrupt("fchownat") {
+            fchownat(rawValue, name.cString, uid ?? UInt32.max, gid ?? UInt32.max, AT_SYMLINK_NOFOLLOW)
+        }
+    }
+
+    /// Changes the permission bits of `name` inside this directory (`fchmodat(2)`).
+    ///
+    /// This follows a symbolic link: Linux links have no mode of their own, and
+    /// glibc's `AT_SYMLINK_NOFOLLOW` emulation needs `/proc`. Call it only for a
+    /// name known not to be a link, in a directory nobody else can change.
+    public func changeMode(of name: FileName, _ permissions: UInt32) throws(Errno) {
+        _ = try retryingOnInterrupt("fchmodat") { fchmodat(rawValue, name.cString, mode_t(permissions), 0) }
+    }
+}

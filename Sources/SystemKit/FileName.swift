@@ -1,0 +1,67 @@
+/// One name inside a directory, kept as the exact bytes the kernel returned.
+///
+/// Linux names are bytes, not text: a name that is not valid UTF-8 must still
+/// reach `openat(2)` unchanged, and must not collide with another name when
+/// shown or used as a key. ``display`` is a lossless text form.
+public struct FileName: Hashable, Sendable {
+    /// The name's bytes, NUL-terminated, ready to pass to a `*at` system call.
+    public let cString: [CChar]
+
+    /// A name from its bytes (without the terminating NUL).
+    public init<Bytes: Collection>(bytes: Bytes) where Bytes.Element == UInt8 {
+        var storage = [CChar]()
+        storage.reserveCapacity(bytes.count + 1)
+        for byte in bytes { storage.append(CChar(bitPattern: byte)) }
+        storage.append(0)
+        cString = storage
+    }
+
+    /// A name from text.
+    public init(_ string: String) {
+        self.init(bytes: string.utf8)
+    }
+
+    /// The bytes, without the terminating NUL.
+    public var bytes: some Collection<UInt8> {
+        cString.dropLast().lazy.map { UInt8(bitPattern: $0) }
+    }
+
+    /// The name as text: itself when it is valid UTF-8 without `%`; otherwise
+    /// every byte outside valid UTF-8, and every `%`, is written `%XX`, so two
+    /// different names never share a display form.
+    public var display: String {
+        let raw = Array(bytes)
+        if !raw.contains(0x25), let text = String(validating: raw, as: UTF8.self) {
+            return text
+        }
+        var out = ""
+        var index = 0
+        while index < raw.count {
+            let length = Self.validSequenceLength(raw, at: index)
+            if length > 0, raw[index] != 0x25 {
+                out += String(decoding: raw[index..<index + length], as: UTF8.self)
+                index += length
+            } else {
+                let hex = String(raw[index], radix: 16, uppercase: true)
+                out += "%" + (hex.count == 1 ? "0" + hex : hex)
+                index += 1
+            }
+        }
+        return out
+    }
+
+    /// The length of the valid UTF-8 sequence starting at `index`, or 0.
+    private static func validSequenceLength(_ raw: [UInt8], at index: Int) -> Int {
+        let lead = raw[index]
+        let length: Int
+        switch lead {
+        case 0x00...0x7f: return 1
+        case 0xc2...0xdf: length = 2
+        case 0xe0...0xef: length = 3
+        case 0xf0...0xf4: length = 4
+        default: return 0
+        }
+        guard index + length <= raw.count else { return 0 }
+        return String(validating: raw[index..<index + length], as: UTF8.self) == nil ? 0 : length
+    }
+}

@@ -1,0 +1,34 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// C entry points that glibc exports but the Swift `Glibc` module leaves out:
+/// `<sys/epoll.h>` and `<sys/eventfd.h>` are not in its module map, and
+/// `accept4` and `pthread_setname_np` are declared only under `_GNU_SOURCE`.
+///
+/// They are looked up once with `dlsym(3)` and called through C function
+/// pointers, so the calling convention is C's. A missing symbol (a libc without
+/// it) surfaces as `ENOSYS` from the wrapper that needs it, never as a trap.
+enum GlibcExtras {
+    typealias Accept4 = @convention(c) (
+        CInt, UnsafeMutablePointer<sockaddr>?, UnsafeMutablePointer<socklen_t>?, CInt
+    ) -> CInt
+    typealias EpollCreate1 = @convention(c) (CInt) -> CInt
+    typealias EpollControl = @convention(c) (CInt, CInt, CInt, UnsafeMutableRawPointer?) -> CInt
+    typealias EpollWait = @convention(c) (CInt, UnsafeMutableRawPointer?, CInt, CInt) -> CInt
+    typealias EventFD = @convention(c) (CUnsignedInt, CInt) -> CInt
+    typealias SetThreadName = @convention(c) (pthread_t, UnsafePointer<CChar>?) -> CInt
+
+    static let accept4 = resolve("accept4", as: Accept4.self)
+    static let epollCreate1 = resolve("epoll_create1", as: EpollCreate1.self)
+    static let epollControl = resolve("epoll_ctl", as: EpollControl.self)
+    static let epollWait = resolve("epoll_wait", as: EpollWait.self)
+    static let eventFD = resolve("eventfd", as: EventFD.self)
+    static let setThreadName = resolve("pthread_setname_np", as: SetThreadName.self)
+
+    private static func resolve<Function>(_ name: String, as type: Function.Type) -> Function? {
+        // A null handle is glibc's RTLD_DEFAULT: search the objects already loaded.
+        guard let symbol = dlsym(nil, name) else { return nil }
+        return unsafeBitCast(symbol, to: type)
+    }
+}

@@ -1,0 +1,39 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Waits until one descriptor is ready (`poll(2)`), for blocking clients that
+/// need a timeout.
+public enum Poll {
+    /// Waits for `events` (`POLLIN`, `POLLOUT`) on `descriptor`.
+    /// - Parameter deadline: give up at this instant; nil waits indefinitely.
+    /// - Returns: the returned events (`POLLHUP` and `POLLERR` included), or
+    ///   nil when the deadline passed first.
+    /// - Throws: ``Errno`` from `poll(2)`. `EINTR` is retried with the time left.
+    public static func wait(
+        for events: Int16, on descriptor: CInt, until deadline: ContinuousClock.Instant?
+    ) throws(Errno) -> Int16? {
+        var entry = pollfd(fd: descriptor, events: events, revents: 0)
+        while true {
+            let timeout = milliseconds(until: deadline)
+            let result = poll(&entry, 1, timeout)
+            if result > 0 { return entry.revents }
+            if result == 0 {
+                // poll rounds down to whole milliseconds; only give up once the deadline passed.
+                if let deadline, ContinuousClock.now >= deadline { return nil }
+                continue
+            }
+            if errno != EINTR { throw Errno.current("poll") }
+        }
+    }
+
+    /// Milliseconds from now until `deadline`, rounded up, for `poll(2)`; -1 for none.
+    public static func milliseconds(until deadline: ContinuousClock.Instant?) -> CInt {
+        guard let deadline else { return -1 }
+        let left = ContinuousClock.now.duration(to: deadline)
+        if left <= .zero { return 0 }
+        let (seconds, attoseconds) = left.components
+        let millis = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        return CInt(clamping: millis)
+    }
+}

@@ -1,0 +1,65 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import SystemKit
+
+extension VarlinkClient {
+    /// Waits for the next reply, in the order calls were made.
+    /// - Parameter timeout: overrides ``replyTimeout``; nil with no
+    ///   ``replyTimeout`` waits indefinitely.
+    /// - Returns: the reply; check ``VarlinkReply/continues`` during a stream.
+    /// - Throws: ``VarlinkClientError``: `.remote` for an error reply (which ends
+    ///   the call); `.timedOut` when nothing arrived in time (nothing is lost:
+    ///   waiting again is fine); `.connectionClosed`, `.interrupted`,
+    ///   `.invalidReply` or `.replyTooLarge`, after which the client is closed.
+    package func receiveReply(timeout: Duration? = nil) throws(VarlinkClientError) -> VarlinkReply {
+        let wait = timeout ?? replyTimeout
+        let deadline = wait.map { ContinuousClock.now + $0 }
+        while receivedIndex == received.count {
+            if let terminalError { throw terminalError }
+            try receiveMore(until: deadline)
+        }
+        let next = received[receivedIndex]
+        receivedIndex += 1
+        if receivedIndex == received.count {
+            received.removeAll(keepingCapacity: true)
+            receivedIndex = 0
+        }
+        let reply = try next.get()
+        if let failure = reply.failure { throw .remote(failure) }
+        return reply
+    }
+
+    /// Reads once from the socket and queues every reply completed by it.
+    private func receiveMore(until deadline: ContinuousClock.Instant?) throws(VarlinkClientError) {
+        if deadline != nil {
+            let ready: Int16?
+            do { ready = try Poll.wait(for: Int16(POLLIN), on: socket.rawValue, until: deadline) } catch {
+                throw fail(.system(error))
+            }
+            guard ready != nil else { throw .timedOut }
+        }
+        let count = recv(socket.rawValue, receiveBuffer.baseAddress, receiveBuffer.count, 0)
+        if count < 0 {
+            switch errno {
+            case EINTR, EAGAIN: return
+            case ECONNRESET: throw fail(interrupter.wasInterrupted ? .interrupted : .connectionClosed)
+            default: throw fail(.system(Errno.current("recv")))
+            }
+        }
+        if count == 0 { throw fail(interrupter.wasInterrupted ? .interrupted : .connectionClosed) }
+        do {
+            try reader.consume(UnsafeRawBufferPointer(rebasing: receiveBuffer[..<count])) { frame in
+                do throws(VarlinkMessageError) {
+                    received.append(.success(try VarlinkReply(parsing: frame)))
+                    return true
+                } catch {
+                    received.append(.failure(fail(.invalidReply(error))))
+                    return false
+                }
+            }
+        } catch {
+            throw fail(.replyTooLarge(limit: maximumFrameSize))
+        }
+    }
+}

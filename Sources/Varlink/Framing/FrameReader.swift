@@ -1,0 +1,79 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Splits a byte stream into NUL-terminated frames, incrementally.
+///
+/// Bytes of an unfinished frame are kept between calls, up to
+/// ``maximumFrameSize``: a peer that sends more than that without a NUL is
+/// rejected as soon as the limit is passed, not after it has been buffered.
+///
+/// Not thread-safe: one reader per connection, used by one thread.
+package struct FrameReader: Sendable {
+    /// The default limit on one frame: 1 MiB.
+    package static let defaultMaximumFrameSize = 1 << 20
+
+    /// The largest frame accepted, in bytes, not counting its NUL.
+    package let maximumFrameSize: Int
+    private var partial: [UInt8] = []
+
+    /// A reader accepting frames of up to `maximumFrameSize` bytes.
+    package init(maximumFrameSize: Int = FrameReader.defaultMaximumFrameSize) {
+        precondition(maximumFrameSize > 0, "FrameReader: maximumFrameSize must be positive")
+        self.maximumFrameSize = maximumFrameSize
+    }
+
+    /// Bytes of an unfinished frame held from earlier calls.
+    package var bufferedByteCount: Int { partial.count }
+
+    /// Feeds `bytes` and calls `body` with each completed frame, without its NUL,
+    /// in order. A frame lying wholly inside `bytes` is passed without copying.
+    /// - Parameter body: returns false to stop; the rest of `bytes` is dropped.
+    /// - Throws: ``FrameReaderError/frameTooLarge(limit:)`` once a frame grows
+    ///   past the limit; the reader should then be discarded.
+    package mutating func consume(
+        _ bytes: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Bool
+    ) throws(FrameReaderError) {
+        guard let base = bytes.baseAddress else { return }
+        var offset = 0
+        while offset < bytes.count {
+            let remaining = bytes.count - offset
+            guard let terminator = memchr(base + offset, 0, remaining) else {
+                guard partial.count + remaining <= maximumFrameSize else {
+                    throw .frameTooLarge(limit: maximumFrameSize)
+                }
+                partial.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+                return
+            }
+            let length = UnsafeRawPointer(terminator) - (base + offset)
+            guard partial.count + length <= maximumFrameSize else { throw .frameTooLarge(limit: maximumFrameSize) }
+            let keepGoing: Bool
+            if partial.isEmpty {
+                keepGoing = body(UnsafeRawBufferPointer(start: base + offset, count: length))
+            } else {
+                partial.append(contentsOf: UnsafeRawBufferPointer(start: base + offset, count: length))
+                keepGoing = partial.withUnsafeBytes(body)
+                // Keep a small buffer for the next partial frame; give big ones back.
+                partial.removeAll(keepingCapacity: partial.capacity <= 16 * 1024)
+            }
+            offset += length + 1
+            if !keepGoing { return }
+        }
+    }
+
+    /// Feeds `bytes` and returns the completed frames as arrays; for tests and
+    /// callers that prefer values to callbacks.
+    package mutating func frames(from bytes: [UInt8]) throws(FrameReaderError) -> [[UInt8]] {
+        var frames: [[UInt8]] = []
+        let result = bytes.withUnsafeBytes { buffer in
+            Result { () throws(FrameReaderError) in
+                try consume(buffer) { frame in
+                    frames.append(Array(frame))
+                    return true
+                }
+            }
+        }
+        try result.get()
+        return frames
+    }
+}

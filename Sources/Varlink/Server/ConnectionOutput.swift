@@ -1,0 +1,78 @@
+import SystemKit
+
+/// A connection's outgoing side, guarded by the connection's mutex: the bytes
+/// not yet written, and the flags that say who may write and when.
+struct ConnectionOutput {
+    /// The socket, or -1 once the loop has closed it: a thread holding the
+    /// mutex and seeing a descriptor knows it is still this connection's.
+    var descriptor: CInt
+    var buffer: [UInt8] = []
+    var sentOffset = 0
+    /// Set while the loop dispatches a batch of calls, so their replies leave
+    /// in one write when the batch ends.
+    var corked = false
+    /// Whether epoll also reports writability (output is waiting for room).
+    var watchingWritable = false
+    /// No more output is accepted; the loop has been asked to close.
+    var closing = false
+    /// The loop has closed the socket.
+    var closed = false
+    var closeCallbacks: [@Sendable () -> Void] = []
+
+    var pendingCount: Int { buffer.count - sentOffset }
+
+    init(descriptor: CInt) { self.descriptor = descriptor }
+
+    enum FlushOutcome {
+        /// Everything was written, or the rest waits for writability.
+        case ok
+        /// The peer is gone or the socket failed.
+        case failed(Errno)
+    }
+
+    /// Writes what the socket takes now, without blocking; the rest waits for
+    /// epoll to report room.
+    mutating func flush(_ epoll: Epoll, token: UInt64) -> FlushOutcome {
+        guard descriptor >= 0 else { return .ok }
+        while pendingCount > 0 {
+            let sent: Int
+            switch Self.send(descriptor, buffer, from: sentOffset) {
+            case .success(let count): sent = count
+            case .failure(let error): return .failed(error)
+            }
+            if sent == 0 { return watchWritable(true, epoll, token: token) }
+            sentOffset += sent
+        }
+        // Keep a modest buffer for the next replies; give a big one back.
+        buffer.removeAll(keepingCapacity: buffer.capacity <= 64 * 1024)
+        sentOffset = 0
+        return watchWritable(false, epoll, token: token)
+    }
+
+    /// Sends what the socket takes of `bytes[offset...]` without blocking.
+    static func send(_ descriptor: CInt, _ bytes: [UInt8], from offset: Int) -> Result<Int, Errno> {
+        bytes.withUnsafeBytes { raw in
+            Result { () throws(Errno) in
+                try Socket.sendNonBlocking(descriptor, UnsafeRawBufferPointer(rebasing: raw[offset...]))
+            }
+        }
+    }
+
+    /// Appends `frame`, first dropping already-written bytes when they would
+    /// otherwise pile up ahead of the unwritten ones.
+    mutating func append(_ frame: [UInt8]) {
+        if sentOffset > 64 * 1024, sentOffset * 2 > buffer.count {
+            buffer.removeFirst(sentOffset)
+            sentOffset = 0
+        }
+        buffer.append(contentsOf: frame)
+    }
+
+    private mutating func watchWritable(_ watch: Bool, _ epoll: Epoll, token: UInt64) -> FlushOutcome {
+        guard watch != watchingWritable else { return .ok }
+        let events: EpollEvents = watch ? [.readable, .readHangUp, .writable] : [.readable, .readHangUp]
+        do { try epoll.modify(descriptor, events: events, data: token) } catch { return .failed(error) }
+        watchingWritable = watch
+        return .ok
+    }
+}

@@ -1,0 +1,74 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import SystemKit
+
+extension EventLoop {
+    /// What reading a batch of frames decided about the connection.
+    private enum Verdict: Equatable {
+        case keepOpen
+        /// Stop reading; the connection closes (already asked for, or for `reason`).
+        case close(reason: String?)
+    }
+
+    /// Reads once (the registration is level-triggered: more data reports
+    /// again), then dispatches every complete call in arrival order.
+    func read(_ channel: Channel) {
+        let count = recv(channel.socket.rawValue, readBuffer.baseAddress, readBuffer.count, 0)
+        if count < 0 {
+            let code = errno
+            if code == EAGAIN || code == EINTR { return }
+            logger.debug("\(channel.connection): read failed: \(Errno(code, operation: "recv"))")
+            return close(channel)
+        }
+        // End of file: the client hung up (a half-close counts: it cannot wait
+        // for replies the Guard would stream).
+        if count == 0 { return close(channel) }
+
+        let connection = channel.connection
+        connection.cork()
+        var verdict = Verdict.keepOpen
+        do {
+            try channel.reader.consume(UnsafeRawBufferPointer(rebasing: readBuffer[..<count])) { frame in
+                verdict = dispatch(frame, on: connection)
+                return verdict == .keepOpen
+            }
+        } catch {
+            verdict = .close(reason: "\(error)")
+        }
+        let written = connection.uncork()
+        if case .close(let reason) = verdict {
+            if let reason { logger.notice("\(connection): closing: \(reason)") }
+            return close(channel)
+        }
+        if !written { close(channel) }
+    }
+
+    private func dispatch(_ frame: UnsafeRawBufferPointer, on connection: VarlinkConnection) -> Verdict {
+        let call: VarlinkCall
+        do {
+            call = try VarlinkCall(parsing: frame)
+        } catch {
+            // A JSON object with a bad field gets the standard error first; for
+            // garbage there is no call to answer. Either way the stream can no
+            // longer be trusted.
+            if let field = error.fieldName { connection.fail(.invalidParameter(field)) }
+            return .close(reason: "\(error)")
+        }
+        router.route(call, on: connection)
+        return connection.isClosed ? .close(reason: nil) : .keepOpen
+    }
+
+    /// Closes `channel` now and runs its close callbacks.
+    func close(_ channel: Channel) {
+        let connection = channel.connection
+        let callbacks = connection.markClosed()
+        guard channels.removeValue(forKey: connection.id) != nil else { return }
+        // Explicit removal: a forked child may briefly share the descriptor, and
+        // epoll forgets it only when every copy is closed.
+        try? core.epoll.remove(channel.socket.rawValue)
+        channel.socket.close()
+        core.connectionCount.subtract(1, ordering: .relaxed)
+        for callback in callbacks { callback() }
+    }
+}

@@ -1,0 +1,109 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import SystemKit
+
+/// The server's epoll loop. Lives on its own thread and owns everything loop-side:
+/// the listening socket, each connection's socket and frame reader.
+///
+/// Not thread-safe: only the loop thread touches it. Other threads reach the
+/// loop through ``ServerCore``.
+final class EventLoop {
+    /// A connection's loop-side state.
+    final class Channel {
+        let socket: FileDescriptor
+        var reader: FrameReader
+        let connection: VarlinkConnection
+
+        init(socket: FileDescriptor, reader: FrameReader, connection: VarlinkConnection) {
+            self.socket = socket
+            self.reader = reader
+            self.connection = connection
+        }
+    }
+
+    let core: ServerCore
+    let router: ServiceRouter
+    let listener: FileDescriptor
+    var channels: [UInt64: Channel] = [:]
+    var nextToken = ServerCore.firstConnectionToken
+    /// One read buffer for all connections: an idle connection holds no buffer.
+    let readBuffer: UnsafeMutableRawBufferPointer
+    private let events = EpollEventBuffer(capacity: 256)
+    /// A spare descriptor, given up to accept-and-close one client when the
+    /// descriptor table is full, so the listener does not stay readable forever.
+    var spareDescriptor: FileDescriptor?
+    /// Log "at the connection limit" once per episode, not once per client.
+    var atConnectionLimit = false
+    var loggedMissingPIDFD = false
+
+    static let readBufferSize = 64 * 1024
+
+    init(core: ServerCore, router: ServiceRouter, listener: FileDescriptor) {
+        self.core = core
+        self.router = router
+        self.listener = listener
+        readBuffer = .allocate(byteCount: Self.readBufferSize, alignment: 16)
+        spareDescriptor = try? FileDescriptor.open("/dev/null", O_RDONLY)
+    }
+
+    deinit { readBuffer.deallocate() }
+
+    var logger: Logger { core.logger }
+
+    /// Runs until ``ServerCore/requestStop()``, then closes every connection.
+    func run() {
+        var stopping = false
+        while !stopping {
+            let count: Int
+            do {
+                count = try core.epoll.wait(into: events, timeout: -1)
+            } catch {
+                logger.error("event loop stopped: \(error)")
+                break
+            }
+            for index in 0..<count {
+                let (ready, token) = events[index]
+                switch token {
+                case ServerCore.listenerToken:
+                    acceptConnections()
+                case ServerCore.wakeupToken:
+                    stopping = serveRequests() || stopping
+                default:
+                    // A channel closed earlier in this batch leaves stale events.
+                    guard let channel = channels[token] else { continue }
+                    serve(channel, ready)
+                }
+            }
+        }
+        closeEverything()
+    }
+
+    /// Handles what other threads asked for.
+    /// - Returns: whether the loop must stop.
+    private func serveRequests() -> Bool {
+        core.wakeup.drain()
+        let requests = core.takeRequests()
+        for connection in requests.closing {
+            if let channel = channels[connection.id] { close(channel) }
+        }
+        return requests.stop
+    }
+
+    private func serve(_ channel: Channel, _ ready: EpollEvents) {
+        if ready.contains(.writable), !channel.connection.writeQueued() {
+            return close(channel)
+        }
+        if !ready.isDisjoint(with: [.readable, .readHangUp, .hangUp, .error]) {
+            read(channel)
+        }
+    }
+
+    private func closeEverything() {
+        try? core.epoll.remove(listener.rawValue)
+        listener.close()
+        let count = channels.count
+        for channel in Array(channels.values) { close(channel) }
+        logger.info("stopped; closed \(count) connection\(count == 1 ? "" : "s")")
+    }
+}

@@ -1,0 +1,29 @@
+import SystemKit
+
+/// How a ``VarlinkServer`` introduces itself and the limits it enforces.
+package struct VarlinkServerConfiguration: Sendable {
+    /// `GetInfo`'s vendor.
+    package var vendor: String
+    /// `GetInfo`'s product.
+    package var product: String
+    /// `GetInfo`'s version.
+    package var version: String
+    /// `GetInfo`'s url.
+    package var url: String
+    /// Connections held at once; further ones are accepted and closed at once,
+    /// so they fail fast instead of waiting in the kernel's queue.
+    package var maximumConnections = 4096
+    /// The largest call frame accepted; a bigger one closes the connection.
+    package var maximumFrameSize = FrameReader.defaultMaximumFrameSize
+    /// Reply bytes queued for a client that does not read; past it the client is dropped.
+    package var maximumPendingOutput = 4 << 20
+    /// Where notable events go (not every call).
+    package var logger = Logger(label: "varlink")
+
+    package init(vendor: String, product: String, version: String, url: String) {
+        self.vendor = vendor
+        self.product = product
+        self.version = version
+        self.url = url
+    }
+}

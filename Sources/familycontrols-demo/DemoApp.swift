@@ -1,0 +1,106 @@
+// familycontrols-demo: a small app that uses only the public FamilyControls API.
+// Install it as ROOT/org.familycontrols.Demo/familycontrols-demo with
+// Config/demo/org.familycontrols.Demo.desktop beside it.
+import FamilyControls
+import Foundation
+
+@main
+struct DemoApp {
+    static let usage = """
+        usage: familycontrols-demo request --member child|individual [--stdin]
+               familycontrols-demo watch [--member child|individual] [--stdin]
+               familycontrols-demo revoke
+               familycontrols-demo status
+        """
+
+    static func main() async {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        guard !arguments.isEmpty else { fail(usage, code: 2) }
+        let verb = arguments.removeFirst()
+        var member = FamilyControlsMember.child
+        while let option = arguments.first {
+            arguments.removeFirst()
+            switch option {
+            case "--stdin":
+                AuthorizationCenter.shared.prompter = StandardInputPrompter()
+            case "--member":
+                guard let value = arguments.first, let parsed = FamilyControlsMember(name: value) else {
+                    fail("familycontrols-demo: --member expects child or individual", code: 2)
+                }
+                arguments.removeFirst()
+                member = parsed
+            case "-h", "--help":
+                print(usage)
+                exit(0)
+            default:
+                fail("familycontrols-demo: unknown option \(option)\n\(usage)", code: 2)
+            }
+        }
+        switch verb {
+        case "request": await request(member)
+        case "watch": await watch(member)
+        case "revoke": await revoke()
+        case "status": await printStatus()
+        default: fail("familycontrols-demo: unknown verb \(verb)\n\(usage)", code: 2)
+        }
+    }
+
+    static func request(_ member: FamilyControlsMember) async {
+        do {
+            try await AuthorizationCenter.shared.requestAuthorization(for: member)
+            await printStatus()
+            exit(0)
+        } catch {
+            report(error)
+            await printStatus()
+            exit(1)
+        }
+    }
+
+    /// Requests, then prints every status change, one per line, until interrupted.
+    static func watch(_ member: FamilyControlsMember) async {
+        do {
+            try await AuthorizationCenter.shared.requestAuthorization(for: member)
+        } catch {
+            report(error)
+            exit(1)
+        }
+        for await status in await AuthorizationCenter.shared.authorizationStatusUpdates {
+            FileHandle.standardOutput.write(Data("status: \(status)\n".utf8))
+        }
+    }
+
+    static func revoke() async {
+        let result: Result<Void, any Error> = await withCheckedContinuation { continuation in
+            AuthorizationCenter.shared.revokeAuthorization { continuation.resume(returning: $0) }
+        }
+        switch result {
+        case .success:
+            print("revoke completed")
+            exit(0)
+        case .failure(let error):
+            report(error)
+            exit(1)
+        }
+    }
+
+    @MainActor
+    static func printStatus() {
+        print("status: \(AuthorizationCenter.shared.authorizationStatus)")
+    }
+
+    static func report(_ error: any Error) {
+        if let error = error as? FamilyControlsError {
+            var line = "error \(error.rawValue) \(error.caseName): \(error.errorDescription ?? "")"
+            if let detail = AuthorizationCenter.shared.lastErrorMessage { line += " (\(detail))" }
+            FileHandle.standardError.write(Data((line + "\n").utf8))
+        } else {
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+        }
+    }
+
+    static func fail(_ message: String, code: Int32) -> Never {
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+        exit(code)
+    }
+}

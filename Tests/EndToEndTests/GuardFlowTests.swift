@@ -1,0 +1,163 @@
+import Foundation
+import SystemKit
+import Testing
+import TestSupport
+import Varlink
+
+/// Each state transition against a real Guard process, real PAM, real users,
+/// and the demo app run as the child.
+@Suite(.serialized, .enabled(if: canRunGuard, "needs root, useradd, and `swift build` products (familycontrolsd, familyctl, familycontrols-demo)"))
+struct GuardFlowTests {
+    @Test func childRequestApprovedByGuardianThenRevoked() async throws {
+        try await withGuard { guardd in
+            let first = try guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput)
+            #expect(first.status == 0, "\(first.standardError)\n\(guardd.log)")
+            #expect(first.standardOutput == "status: approved\n")
+            #expect(first.standardError.contains("Allow “FamilyControls Demo” to provide parental controls for \(guardd.child.name)?"))
+            #expect(!first.standardError.contains(guardd.guardian.password ?? "-"))
+            #expect(try guardd.storedStatus() == "approved")
+            let row = try #require(try guardd.authorization())
+            #expect(row["approvedBy"]?.stringValue == guardd.guardian.name)
+            #expect(row["member"]?.stringValue == "child")
+
+            // Already approved: success at once, with no prompt at all.
+            let second = try guardd.app(["request", "--member", "child", "--stdin"], input: "")
+            #expect(second.status == 0)
+            #expect(second.standardOutput == "status: approved\n")
+            #expect(second.standardError.isEmpty)
+
+            let revoked = try guardd.app(["revoke"])
+            #expect(revoked.status == 0)
+            #expect(revoked.standardOutput == "revoke completed\n")
+            #expect(try guardd.storedStatus() == "notDetermined")
+
+            let app = GuardFixture.appID
+            let kid = guardd.child.name
+            let audit = try guardd.auditRows()
+            #expect(audit == [
+                "\(kid) request \(kid) \(app) started",
+                "\(guardd.guardian.name) approve \(kid) \(app) approved",
+                "guard lock \(kid) \(app) locked",
+                "\(kid) revoke \(kid) \(app) revoked",
+                "\(kid) unlock \(kid) \(app) unlocked",
+            ])
+            #expect(!guardd.log.contains(guardd.guardian.password ?? "-"))
+        }
+    }
+
+    @Test func dontAllowDeniesWithErrorFive() async throws {
+        try await withGuard { guardd in
+            let result = try guardd.app(["request", "--member", "child", "--stdin"], input: "don't allow\n")
+            #expect(result.status == 1)
+            #expect(result.standardError.contains("error 5 authorizationCanceled"))
+            #expect(result.standardOutput == "status: denied\n")
+            #expect(try guardd.storedStatus() == "denied")
+
+            // Revoke has no effect on a denied app, and still completes.
+            let revoked = try guardd.app(["revoke"])
+            #expect(revoked.status == 0)
+            #expect(try guardd.storedStatus() == "denied")
+        }
+    }
+
+    @Test func wrongPasswordThreeTimesCancelsAndChangesNothing() async throws {
+        try await withGuard { guardd in
+            let name = guardd.guardian.name
+            let input = "y\n\(name)\nwrong-1\n\(name)\nwrong-2\n\(name)\nwrong-3\n"
+            let result = try guardd.app(["request", "--member", "child", "--stdin"], input: input)
+            #expect(result.status == 1)
+            #expect(result.standardError.contains("error 5 authorizationCanceled"))
+            #expect(result.standardError.components(separatedBy: "Sorry, try again.").count == 3)
+            #expect(result.standardOutput == "status: notDetermined\n")
+            #expect(try guardd.storedStatus() == "notDetermined")
+            let failures = try guardd.auditRows().filter { $0.contains("authentication failed") }
+            #expect(failures.count == 3)
+        }
+    }
+
+    @Test func someoneWhoIsNotAGuardianCannotApprove() async throws {
+        try await withGuard { guardd in
+            let adult = guardd.adult
+            let input = "y\n\(adult.name)\n\(adult.password ?? "")\n" + "\(adult.name)\n" + "\(adult.name)\n"
+            let result = try guardd.app(["request", "--member", "child", "--stdin"], input: input)
+            #expect(result.status == 1)
+            #expect(result.standardError.contains("is not a parent or guardian of \(guardd.child.name)"))
+            #expect(try guardd.storedStatus() == "notDetermined")
+        }
+    }
+
+    @Test func hangUpMidConversationCancels() async throws {
+        try await withGuard { guardd in
+            // End of input at the password prompt: the app gives up and hangs up.
+            let result = try guardd.app(["request", "--member", "child", "--stdin"], input: "y\n\(guardd.guardian.name)\n")
+            #expect(result.status == 1)
+            #expect(result.standardError.contains("error 5 authorizationCanceled"))
+            #expect(try guardd.storedStatus() == "notDetermined")
+            #expect(try guardd.auditRows().contains { $0.contains(" cancel ") })
+        }
+    }
+
+    @Test func individualAuthorizesThemselfWithoutALock() async throws {
+        try await withGuard { guardd in
+            let adult = guardd.adult
+            let result = try guardd.app(["request", "--member", "individual", "--stdin"], as: adult,
+                                        input: "yes\n\(adult.password ?? "")\n")
+            #expect(result.status == 0, "\(result.standardError)")
+            #expect(result.standardOutput == "status: approved\n")
+            let row = try #require(try guardd.authorization(user: adult.name))
+            #expect(row["member"]?.stringValue == "individual")
+            #expect(row["lock"]?.stringValue == "unlocked")
+            #expect(row["approvedBy"]?.stringValue == adult.name)
+        }
+    }
+
+    @Test func individualWithNoPasswordHasNoMethod() async throws {
+        try await withGuard { guardd in
+            try run("/usr/bin/passwd", ["-d", guardd.adult.name]).requireSuccess()
+            try run("/usr/sbin/usermod", ["-p", "!", guardd.adult.name]).requireSuccess()
+            let result = try guardd.app(["request", "--member", "individual", "--stdin"], as: guardd.adult,
+                                        input: "yes\nanything\n")
+            #expect(result.status == 1)
+            #expect(result.standardError.contains("error 7 authenticationMethodUnavailable"))
+        }
+    }
+
+    @Test func accountTypesAreChecked() async throws {
+        try await withGuard { guardd in
+            let adultAsChild = try guardd.app(["request", "--member", "child", "--stdin"], as: guardd.adult, input: "")
+            #expect(adultAsChild.status == 1)
+            #expect(adultAsChild.standardError.contains("error 2 invalidAccountType"))
+            #expect(adultAsChild.standardError.contains("is not a child in the family configuration"))
+
+            let childAsIndividual = try guardd.app(["request", "--member", "individual", "--stdin"], input: "")
+            #expect(childAsIndividual.status == 1)
+            #expect(childAsIndividual.standardError.contains("error 2 invalidAccountType"))
+        }
+    }
+
+    @Test func approvalsSurviveKillAndRestart() async throws {
+        try await withGuard { guardd in
+            try guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput).requireSuccess()
+            guardd.stop(signal: SIGKILL)
+            try guardd.start()
+            #expect(try guardd.storedStatus() == "approved")
+            #expect(try guardd.authorization()?["lock"]?.stringValue == "locked")
+            let again = try guardd.app(["request", "--member", "child", "--stdin"], input: "")
+            #expect(again.status == 0)
+            #expect(guardd.log.contains("reconcile: every lock matches the store"))
+        }
+    }
+
+    @Test func concurrentRequestsForOneAppNeverPromptTwice() async throws {
+        try await withGuard { guardd in
+            // Two copies of the app ask at once; the second waits, then finds the approval.
+            async let first = Task.detached { try guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput) }.value
+            async let second = Task.detached { try guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput) }.value
+            let results = try await [first, second]
+            #expect(results.allSatisfy { $0.status == 0 })
+            let alerts = results.filter { $0.standardError.contains("Allow “FamilyControls Demo”") }.count
+            #expect(alerts == 1)
+            #expect(try guardd.auditRows().filter { $0.contains(" approve ") }.count == 1)
+        }
+    }
+}

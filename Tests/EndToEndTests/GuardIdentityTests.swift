@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Who is calling comes from the kernel and the executable, never from the message.
+@Suite(.serialized, .enabled(if: canRunGuard, "needs root, useradd, and `swift build` products"))
+struct GuardIdentityTests {
+    @Test func executableOutsideAManagedAppDirectoryIsRefused() async throws {
+        try await withGuard { guardd in
+            let outside = "\(guardd.directory)/elsewhere/familycontrols-demo"
+            try FileManager.default.createDirectory(atPath: "\(guardd.directory)/elsewhere", withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: productPath("familycontrols-demo"), toPath: outside)
+            chmod(outside, 0o755)
+            let result = try guardd.app(["request", "--member", "child", "--stdin"], input: "y\n", executable: outside)
+            #expect(result.status == 1)
+            #expect(result.standardError.contains("error 3 invalidArgument"))
+            #expect(result.standardError.contains("is not in a managed app directory"))
+        }
+    }
+
+    @Test func appWithoutTheCapabilityIsRefused() async throws {
+        try await withGuard { guardd in
+            try guardd.installDemo(for: guardd.child, appID: "org.example.NoCapability", capability: false)
+            let executable = "\(guardd.appsRoot)/\(guardd.child.name)/org.example.NoCapability/familycontrols-demo"
+            let result = try guardd.app(["request", "--member", "child", "--stdin"], input: "y\n", executable: executable)
+            #expect(result.status == 1)
+            #expect(result.standardError.contains("error 3 invalidArgument"))
+            #expect(result.standardError.contains("does not declare the Family Controls capability"))
+        }
+    }
+
+    @Test(arguments: ["LD_PRELOAD", "LD_LIBRARY_PATH"])
+    func processWithInjectedLibrariesIsRefused(variable: String) async throws {
+        try await withGuard { guardd in
+            let value = variable == "LD_PRELOAD" ? "libc.so.6" : "/tmp"
+            let result = try guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput,
+                                        environment: [variable: value])
+            #expect(result.status == 1)
+            #expect(result.standardError.contains("error 3 invalidArgument"))
+            #expect(result.standardError.contains("runs with \(variable) set"))
+            #expect(try guardd.storedStatus() == "notDetermined")
+        }
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"),
+                   "needs strace (Debian package strace; .ci/run installs it) to trace the app"))
+    func tracedProcessIsRefused() async throws {
+        let strace = "/usr/bin/strace"
+        try await withGuard { guardd in
+            let result = try run("/usr/bin/setpriv", ["--reuid=\(guardd.child.uid)", "--regid=\(guardd.child.gid)", "--clear-groups",
+                                                      "/usr/bin/env", "-i", "FAMILYCONTROLS_SOCKET=\(guardd.socket)",
+                                                      strace, "-f", "-o", "/dev/null", guardd.appExecutable,
+                                                      "request", "--member", "child", "--stdin"], input: guardd.approvingInput)
+            #expect(result.status == 1)
+            #expect(result.standardError.contains("is being traced"))
+        }
+    }
+
+    @Test func twoAppsOfOneUserAreKeptApart() async throws {
+        try await withGuard { guardd in
+            try guardd.installDemo(for: guardd.child, appID: "org.example.Second")
+            let second = "\(guardd.appsRoot)/\(guardd.child.name)/org.example.Second/familycontrols-demo"
+            try guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput).requireSuccess()
+            let other = try guardd.app(["status"], executable: second)
+            #expect(other.standardOutput == "status: notDetermined\n")
+            #expect(try guardd.storedStatus(appID: "org.example.Second") == "notDetermined")
+            #expect(try guardd.storedStatus() == "approved")
+            // The second app needs its own approval: the alert is shown again.
+            let asked = try guardd.app(["request", "--member", "child", "--stdin"], input: "n\n", executable: second)
+            #expect(asked.standardError.contains("Allow “FamilyControls Demo”"))
+            #expect(try guardd.storedStatus(appID: "org.example.Second") == "denied")
+            #expect(try guardd.storedStatus() == "approved")
+        }
+    }
+}

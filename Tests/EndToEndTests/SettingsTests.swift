@@ -1,0 +1,131 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// "Settings": familyctl against a real Guard, and a running app that sees the change.
+@Suite(.serialized, .enabled(if: canRunGuard, "needs root, useradd, and `swift build` products"))
+struct SettingsTests {
+    @Test func statusJSONShowsTheApprovalAndRevokeReachesAWatchingApp() async throws {
+        try await withGuard { guardd in
+            // The watching app requests (and gets approval), then prints every change.
+            let watcher = Process()
+            watcher.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            watcher.arguments = ["--reuid=\(guardd.child.uid)", "--regid=\(guardd.child.gid)", "--clear-groups",
+                                 "/usr/bin/env", "-i", "FAMILYCONTROLS_SOCKET=\(guardd.socket)", guardd.appExecutable,
+                                 "watch", "--member", "child", "--stdin"]
+            let input = Pipe(), output = Pipe()
+            watcher.standardInput = input
+            watcher.standardOutput = output
+            watcher.standardError = Pipe()
+            try watcher.run()
+            defer { if watcher.isRunning { watcher.terminate() } }
+            input.fileHandleForWriting.write(Data(guardd.approvingInput.utf8))
+            let lines = LineCollector(output.fileHandleForReading)
+            try lines.waitFor("status: approved", timeout: 20)
+
+            let json = try guardd.familyctl(["status", "--json"])
+            #expect(json.status == 0)
+            let object = try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any]
+            let rows = object?["authorizations"] as? [[String: Any]] ?? []
+            let row = try #require(rows.first { $0["user"] as? String == guardd.child.name })
+            #expect(row["app"] as? String == GuardFixture.appID)
+            #expect(row["status"] as? String == "approved")
+            #expect(row["member"] as? String == "child")
+            #expect(row["approvedBy"] as? String == guardd.guardian.name)
+            #expect(row["lock"] as? String == "locked")
+            #expect((row["updatedAt"] as? String)?.hasSuffix("Z") == true)
+            #expect(Set(row.keys) == ["user", "app", "member", "status", "approvedBy", "updatedAt", "lock", "path"])
+
+            let started = Date()
+            let revoked = try guardd.familyctl(["revoke", "--user", guardd.child.name, "--app", GuardFixture.appID])
+            #expect(revoked.status == 0, "\(revoked.standardError)")
+            try lines.waitFor("status: notDetermined", timeout: 5)
+            #expect(Date().timeIntervalSince(started) < 1.0 + 0.5 /* familyctl process start */)
+
+            // An administrator's approval reaches the running app as well.
+            let set = try guardd.familyctl(["set", "--user", guardd.child.name, "--app", GuardFixture.appID, "approved"])
+            #expect(set.status == 0)
+            try lines.waitFor("status: approved", timeout: 2, occurrence: 2)
+
+            // A graduation too.
+            let graduated = try guardd.familyctl(["graduate", guardd.child.name])
+            #expect(graduated.status == 0)
+            #expect(graduated.standardOutput.contains("revoked \(GuardFixture.appID)"))
+            try lines.waitFor("status: notDetermined", timeout: 2, occurrence: 2)
+        }
+    }
+
+    @Test func tableListsEveryAuthorization() async throws {
+        try await withGuard { guardd in
+            try guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput).requireSuccess()
+            let table = try guardd.familyctl(["status"])
+            #expect(table.status == 0)
+            let lines = table.standardOutput.split(separator: "\n")
+            #expect(lines.first?.hasPrefix("USER") == true)
+            #expect(lines.contains { $0.contains(guardd.child.name) && $0.contains("approved") && $0.contains("locked") })
+        }
+    }
+
+    @Test func mutatingVerbsNeedRoot() async throws {
+        try await withGuard { guardd in
+            let result = try run("/usr/bin/setpriv", ["--reuid=\(guardd.adult.uid)", "--regid=\(guardd.adult.gid)", "--clear-groups",
+                                                      productPath("familyctl"), "--socket", guardd.socket,
+                                                      "revoke", "--user", guardd.child.name, "--app", GuardFixture.appID])
+            #expect(result.status == 4)
+            #expect(result.standardError == "familyctl: this command must be run as root (try: sudo familyctl revoke …)\n")
+        }
+    }
+
+    @Test func setDeniedAndUnknownUserErrors() async throws {
+        try await withGuard { guardd in
+            let denied = try guardd.familyctl(["set", "--user", guardd.child.name, "--app", GuardFixture.appID, "denied"])
+            #expect(denied.status == 0)
+            #expect(try guardd.storedStatus() == "denied")
+            let unknown = try guardd.familyctl(["set", "--user", "fcnosuchuser", "--app", GuardFixture.appID, "approved"])
+            #expect(unknown.status == 1)
+            #expect(unknown.standardError == "familyctl: no such user fcnosuchuser\n")
+            let noApp = try guardd.familyctl(["set", "--user", guardd.child.name, "--app", "org.example.Missing", "approved"])
+            #expect(noApp.status == 1)
+            #expect(noApp.standardError.contains("no app directory org.example.Missing"))
+        }
+    }
+
+    @Test func unreachableGuardIsReportedWithExitFive() async throws {
+        try await withTemporaryDirectory { directory in
+            let result = try run(productPath("familyctl"), ["status", "--socket", "\(directory)/none.socket"])
+            #expect(result.status == 5)
+            #expect(result.standardError.hasPrefix("familyctl: cannot reach the Guard:"))
+        }
+    }
+}
+
+/// Collects a process's output lines as they come.
+final class LineCollector: @unchecked Sendable {
+    private let lines = LockedBox<[String]>([])
+
+    init(_ handle: FileHandle) {
+        let buffer = LockedBox(Data())
+        handle.readabilityHandler = { [lines] handle in
+            let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil; return }
+            buffer.update { pending in
+                pending.append(data)
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
+                    pending.removeSubrange(pending.startIndex...newline)
+                    lines.update { $0.append(line) }
+                }
+            }
+        }
+    }
+
+    /// Waits until `line` has appeared `occurrence` times.
+    func waitFor(_ line: String, timeout: TimeInterval, occurrence: Int = 1) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if lines.get().filter({ $0 == line }).count >= occurrence { return }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        throw FixtureError("\"\(line)\" (×\(occurrence)) did not appear within \(timeout) s; saw \(lines.get())")
+    }
+}

@@ -1,0 +1,190 @@
+import Foundation
+import SystemKit
+import TestSupport
+import Varlink
+
+/// A real Guard process on a temporary socket and state folder, with a
+/// throwaway child and guardian, the shipped pam.d files, and the demo app
+/// installed in the child's managed app root.
+final class GuardFixture: @unchecked Sendable {
+    static let appID = "org.familycontrols.Demo"
+
+    let directory: String
+    let socket: String
+    let stateDirectory: String
+    let configPath: String
+    let pamDirectory: String
+    let child: ThrowawayUser
+    let guardian: ThrowawayUser
+    let adult: ThrowawayUser
+    private(set) var process: Process?
+    private var logHandle: FileHandle?
+
+    var logPath: String { "\(directory)/guard.log" }
+    var appsRoot: String { "\(directory)/apps" }
+
+    /// The child's copy of the demo app.
+    var appDirectory: String { "\(appsRoot)/\(child.name)/\(Self.appID)" }
+    var appExecutable: String { "\(appDirectory)/familycontrols-demo" }
+
+    init(extraConfiguration: String = "") throws {
+        directory = try makeTemporaryDirectory()
+        chmod(directory, 0o755)
+        socket = "\(directory)/guard.socket"
+        stateDirectory = "\(directory)/state"
+        configPath = "\(directory)/familycontrols.conf"
+        pamDirectory = "\(directory)/pam.d"
+        child = try makeThrowawayUser(prefix: "k", password: true)
+        guardian = try makeThrowawayUser(prefix: "p", password: true)
+        adult = try makeThrowawayUser(prefix: "a", password: true)
+        try FileManager.default.createDirectory(atPath: pamDirectory, withIntermediateDirectories: true)
+        for service in ["familycontrols-guardian", "familycontrols-individual"] {
+            try FileManager.default.copyItem(atPath: "\(packageRoot)/pam.d/\(service)", toPath: "\(pamDirectory)/\(service)")
+        }
+        try writeConfiguration(extra: extraConfiguration)
+        for user in [child, adult] { try installDemo(for: user) }
+    }
+
+    deinit { tearDown() }
+
+    func writeConfiguration(children: [String]? = nil, extra: String = "") throws {
+        let text = """
+            [Family]
+            Guardians=\(guardian.name)
+            Children=\((children ?? [child.name]).joined(separator: " "))
+
+            [Apps]
+            Roots=\(appsRoot)/%u
+
+            [Authentication]
+            PromptTimeout=20s
+            \(extra)
+            """
+        try text.write(toFile: configPath, atomically: true, encoding: .utf8)
+    }
+
+    /// Copies the demo into `ROOT/USER/APPID/` with its desktop entry, owned by `user`.
+    func installDemo(for user: ThrowawayUser, appID: String = GuardFixture.appID, capability: Bool = true) throws {
+        let root = "\(appsRoot)/\(user.name)"
+        let app = "\(root)/\(appID)"
+        try FileManager.default.createDirectory(atPath: app, withIntermediateDirectories: true)
+        chmod(appsRoot, 0o755)
+        try FileManager.default.copyItem(atPath: productPath("familycontrols-demo"), toPath: "\(app)/familycontrols-demo")
+        var entry = try String(contentsOfFile: "\(packageRoot)/Config/demo/org.familycontrols.Demo.desktop", encoding: .utf8)
+        if !capability { entry = entry.replacingOccurrences(of: "X-FamilyControls=true", with: "X-FamilyControls=false") }
+        try entry.write(toFile: "\(app)/\(appID).desktop", atomically: false, encoding: .utf8)
+        try sh("chown -R \(user.name):\(user.name) '\(root)'").requireSuccess()
+    }
+
+    /// Starts `familycontrolsd` and waits until it answers.
+    func start() throws {
+        FileManager.default.createFile(atPath: logPath, contents: nil)
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        log.seekToEndOfFile()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: productPath("familycontrolsd"))
+        process.arguments = ["--socket", socket, "--state-dir", stateDirectory, "--config", configPath, "--pam-dir", pamDirectory]
+        process.standardError = log
+        process.standardOutput = log
+        try process.run()
+        self.process = process
+        logHandle = log
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            if (try? VarlinkClient(path: socket, connectTimeout: .milliseconds(200))) != nil { return }
+            guard process.isRunning else { throw FixtureError("familycontrolsd exited: \(log)") }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        throw FixtureError("familycontrolsd did not answer on \(socket) within 20 s")
+    }
+
+    /// Stops the Guard with `signal` and waits for it.
+    func stop(signal: Int32 = SIGTERM) {
+        guard let process, process.isRunning else { return }
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+        self.process = nil
+    }
+
+    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    /// Runs the demo app as `user` (default: the child), answering prompts from `input`.
+    func app(_ arguments: [String], as user: ThrowawayUser? = nil, input: String = "",
+             executable: String? = nil, environment: [String: String] = [:]) throws -> ProcessResult {
+        let who = user ?? child
+        var env = ["FAMILYCONTROLS_SOCKET=\(socket)"]
+        for (key, value) in environment { env.append("\(key)=\(value)") }
+        return try run("/usr/bin/setpriv", ["--reuid=\(who.uid)", "--regid=\(who.gid)", "--clear-groups",
+                                             "/usr/bin/env", "-i"] + env + [executable ?? appExecutable(for: who)] + arguments,
+                       input: input)
+    }
+
+    func appExecutable(for user: ThrowawayUser) -> String {
+        "\(appsRoot)/\(user.name)/\(Self.appID)/familycontrols-demo"
+    }
+
+    /// The answers that approve as the guardian.
+    var approvingInput: String { "continue\n\(guardian.name)\n\(guardian.password ?? "")\n" }
+
+    /// Runs `familyctl` against this Guard.
+    func familyctl(_ arguments: [String]) throws -> ProcessResult {
+        try run(productPath("familyctl"), arguments + ["--socket", socket])
+    }
+
+    /// Calls the Guard as root.
+    func call(_ method: String, _ parameters: JSONObject = [:]) throws -> JSONObject {
+        let client = try VarlinkClient(path: socket, connectTimeout: .seconds(2), replyTimeout: .seconds(30))
+        defer { client.close() }
+        return try client.call("org.familycontrols.guard.\(method)", parameters: parameters)
+    }
+
+    /// The status the Guard holds for (user, app), from `ListAuthorizations`.
+    func storedStatus(user: String? = nil, appID: String = GuardFixture.appID) throws -> String {
+        let who = user ?? child.name
+        let list = try call("ListAuthorizations", ["user": .string(who)])["authorizations"]?.arrayValue ?? []
+        let row = list.compactMap(\.objectValue).first { $0["app"]?.stringValue == appID }
+        return row?["status"]?.stringValue ?? "notDetermined"
+    }
+
+    func authorization(user: String? = nil, appID: String = GuardFixture.appID) throws -> JSONObject? {
+        let list = try call("ListAuthorizations", ["user": .string(user ?? child.name)])["authorizations"]?.arrayValue ?? []
+        return list.compactMap(\.objectValue).first { $0["app"]?.stringValue == appID }
+    }
+
+    /// Audit rows straight from the store, oldest first: "actor action user app outcome".
+    func auditRows() throws -> [String] {
+        let result = try run("/usr/bin/sqlite3", ["-separator", " ", "\(stateDirectory)/familycontrols.db",
+                                                  "SELECT actor, action, user, coalesce(app_id,'-'), outcome FROM audit ORDER BY id"])
+        return result.standardOutput.split(separator: "\n").map(String.init)
+    }
+
+    func tearDown() {
+        stop(signal: SIGKILL)
+        try? logHandle?.close()
+        // Locks leave immutable files behind; clear them so the folder can go.
+        _ = try? run("/usr/bin/chattr", ["-R", "-i", directory])
+        try? FileManager.default.removeItem(atPath: directory)
+        for user in [child, guardian, adult] { removeThrowawayUser(user) }
+    }
+}
+
+extension ProcessResult {
+    @discardableResult
+    func requireSuccess() throws -> ProcessResult {
+        guard succeeded else { throw FixtureError("command failed (\(status)): \(standardError)") }
+        return self
+    }
+}
+
+/// Runs `body` with a started Guard fixture, tearing everything down after.
+func withGuard<R>(extraConfiguration: String = "", _ body: (GuardFixture) async throws -> R) async throws -> R {
+    let fixture = try GuardFixture(extraConfiguration: extraConfiguration)
+    defer { fixture.tearDown() }
+    try fixture.start()
+    return try await body(fixture)
+}
+
+/// Whether the end-to-end tests can run: root, useradd, and the built products.
+var canRunGuard: Bool {
+    canManageUsers && productExists("familycontrolsd") && productExists("familycontrols-demo") && productExists("familyctl")
+}

@@ -1,0 +1,89 @@
+import GuardKit
+import Testing
+
+/// Whether this process may mount filesystems (CAP_SYS_ADMIN in the initial namespace).
+let lockTestsCanMount: Bool = {
+    guard lockTestsCanRun else { return false }
+    return (try? LockCommand.run(["sh", "-c", "d=$(mktemp -d) && mount -t tmpfs none \"$d\" && umount \"$d\"; s=$?; rmdir \"$d\"; exit $s"]))?.succeeded ?? false
+}()
+
+@Suite("Filesystems that cannot hold a lock are reported, never called locked",
+       .enabled(if: lockTestsCanMount, "needs root allowed to mount tmpfs and ramfs"))
+struct LockFilesystemTests {
+    @Test("ramfs has no immutable attribute: the lock is unenforced, and the child can indeed move the app")
+    func ramfsIsUnenforced() throws {
+        try withLockScenario(buildApp: false) { scenario in
+            try scenario.sandbox.mount("ramfs", at: scenario.sandbox.applications)
+            try LockAppTree.make(in: scenario.sandbox)
+            let before = try LockTreeSnapshot.take(scenario.app)
+
+            let report = try scenario.lock()
+            guard case .unenforced(let reason) = report.state else {
+                Issue.record("expected unenforced, got \(report.state)")
+                return
+            }
+            #expect(reason.hasPrefix("filesystem ramfs does not support the immutable attribute"), "\(reason)")
+            #expect(try scenario.record()?.state == report.state)
+            // Contents are still root's and read-only, but the directory itself
+            // can be renamed away: exactly why this is not "locked".
+            #expect(try LockTreeSnapshot.take(scenario.app).unlockedItems(expectImmutable: false).isEmpty)
+            #expect(!(try scenario.child.run(["rm", "-f", scenario.sandbox.app(LockAppTree.dataFile)]).succeeded))
+            let moved = scenario.sandbox.applications + "/Moved"
+            #expect(try scenario.child.run(["mv", scenario.app, moved]).succeeded)
+
+            let unlock = try scenario.unlock()
+            #expect(unlock.path == moved, "found again by inode")
+            #expect(try LockTreeSnapshot.take(moved) == before)
+        }
+    }
+
+    @Test("tmpfs: the engine reports what the kernel's tmpfs really supports")
+    func tmpfsIsTruthful() throws {
+        try withLockScenario(buildApp: false) { scenario in
+            try scenario.sandbox.mount("tmpfs", at: scenario.sandbox.applications)
+            let probe = scenario.sandbox.applications + "/probe"
+            try LockFiles.write(probe, "", 0o644)
+            let supportsImmutable = (try LockCommand.run(["chattr", "+i", probe])).succeeded
+            _ = try LockCommand.run(["chattr", "-i", probe])
+            try LockCommand.mustRun(["rm", "-f", probe])
+            try LockAppTree.make(in: scenario.sandbox)
+            let before = try LockTreeSnapshot.take(scenario.app)
+
+            let report = try scenario.lock()
+            if supportsImmutable {
+                #expect(report.state == .locked)
+                #expect(try LockTreeSnapshot.take(scenario.app).unlockedItems().isEmpty)
+                #expect(!(try scenario.child.run(["mv", scenario.app, scenario.sandbox.applications + "/Moved"]).succeeded))
+            } else {
+                guard case .unenforced(let reason) = report.state else {
+                    Issue.record("expected unenforced, got \(report.state)")
+                    return
+                }
+                #expect(reason.hasPrefix("filesystem tmpfs does not support the immutable attribute"))
+            }
+            try scenario.unlock()
+            #expect(try LockTreeSnapshot.take(scenario.app) == before)
+        }
+    }
+
+    @Test("a filesystem mounted inside the app is not crossed, and is reported")
+    func mountInsideIsSkipped() throws {
+        try withLockScenario { scenario in
+            let mountPoint = scenario.sandbox.app("mnt")
+            try LockFiles.mkdir(mountPoint, 0o755, owner: scenario.child)
+            try scenario.sandbox.mount("tmpfs", at: mountPoint)
+            try LockFiles.write(mountPoint + "/inside", "x", 0o644, owner: scenario.child)
+            let mounted = try LockTreeSnapshot.take(mountPoint)
+
+            let report = try scenario.lock()
+            #expect(report.state == .locked)
+            #expect(report.findings == ["mnt: on another filesystem (a mount point); left unlocked"])
+            #expect(try LockTreeSnapshot.take(mountPoint) == mounted, "nothing on the other filesystem changed")
+            let entries = try scenario.journal.entries(user: scenario.child.name, appID: LockScenario.appID)
+            #expect(!entries.contains { $0.relativePath.hasPrefix("mnt") })
+            let unlock = try scenario.unlock()
+            #expect(try LockTreeSnapshot.take(mountPoint) == mounted)
+            #expect(unlock.findings == ["mnt: not recorded by the lock; left as it is"])
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import FamilyControls
+import Foundation
+import GuardKit
+import Testing
+
+@Suite("Store: audit trail")
+struct StoreAuditTests {
+    @Test("events read back in the order they were appended, with increasing ids")
+    func order() throws {
+        try withStore { store, _ throws in
+            // Times deliberately out of order: the trail follows append order, not the clock.
+            let events = [
+                AuditEvent.sample(action: .request, seconds: 300),
+                AuditEvent.sample(action: .approve, seconds: 100),
+                AuditEvent.sample(actor: AuditEvent.guardActor, action: .lock, seconds: 200),
+            ]
+            var ids: [Int64] = []
+            for event in events { ids.append(try store.appendAudit(event)) }
+            #expect(ids == ids.sorted() && Set(ids).count == 3)
+            let stored = try store.auditEvents()
+            #expect(stored.map(\.action) == [.request, .approve, .lock])
+            #expect(stored.map(\.id) == ids)
+            #expect(stored.map { $0.at.timeIntervalSince1970 } == [300, 100, 200])
+        }
+    }
+
+    @Test("every field round-trips, including the optional ones left out")
+    func fields() throws {
+        try withStore { store, _ throws in
+            let full = AuditEvent.sample()
+            let sparse = AuditEvent(at: Date(timeIntervalSince1970: 5), actor: AuditEvent.rootActor, action: "rename",
+                                    user: "dave", outcome: "success")
+            let ids = [try store.appendAudit(full), try store.appendAudit(sparse)]
+            var expected = [full, sparse]
+            expected[0].id = ids[0]
+            expected[1].id = ids[1]
+            #expect(try store.auditEvents() == expected)
+        }
+    }
+
+    @Test("an id on an event being appended is ignored; the store assigns its own")
+    func idIgnored() throws {
+        try withStore { store, _ throws in
+            let first = try store.appendAudit(.sample())
+            var event = AuditEvent.sample()
+            event.id = first
+            let second = try store.appendAudit(event)
+            #expect(second == first + 1)
+            #expect(try store.auditEvents().count == 2)
+        }
+    }
+
+    @Test("filtering by user, and a limit that keeps the newest events in order")
+    func filterAndLimit() throws {
+        try withStore { store, _ throws in
+            for index in 0..<10 {
+                try store.appendAudit(.sample(user: index.isMultiple(of: 2) ? "alice" : "bob", seconds: Double(index)))
+            }
+            #expect(try store.auditEvents(user: "bob").map(\.at.timeIntervalSince1970) == [1, 3, 5, 7, 9])
+            #expect(try store.auditEvents(limit: 3).map(\.at.timeIntervalSince1970) == [7, 8, 9])
+            #expect(try store.auditEvents(user: "alice", limit: 2).map(\.at.timeIntervalSince1970) == [6, 8])
+            #expect(try store.auditEvents(limit: 0) == [])
+            #expect(try store.auditEvents(user: "nobody") == [])
+        }
+    }
+
+    @Test("an event without an actor, action or outcome is refused",
+          arguments: [AuditEvent.sample(actor: ""), .sample(action: ""), .sample(outcome: "")])
+    func requiredFields(_ event: AuditEvent) throws {
+        try withStore { store, _ throws in
+            let error = #expect(throws: StoreError.self) { try store.appendAudit(event) }
+            #expect(error?.sqliteError?.extendedCode == .constraintCheck)
+            #expect(try store.auditEvents() == [])
+        }
+    }
+}

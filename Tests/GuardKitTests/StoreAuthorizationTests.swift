@@ -1,0 +1,166 @@
+import FamilyControls
+import Foundation
+import GuardKit
+import Testing
+
+@Suite("Store: authorizations")
+struct StoreAuthorizationTests {
+    @Test("a saved authorization reads back equal, and a missing one is nil")
+    func roundTrip() throws {
+        try withStore { store, _ throws in
+            #expect(try store.authorization(user: "alice", appID: "org.example.Paint") == nil)
+            let record = AuthorizationRecord.sample(approvedBy: nil, seconds: Date().timeIntervalSince1970)
+            try store.save(record)
+            #expect(try store.authorization(user: "alice", appID: "org.example.Paint") == record)
+            #expect(try store.authorization(user: "alice", appID: "org.example.Other") == nil)
+            #expect(try store.authorization(user: "bob", appID: "org.example.Paint") == nil)
+        }
+    }
+
+    @Test("every status and member round-trips", arguments: AuthorizationStatus.allCases, FamilyControlsMember.allCases)
+    func enumerations(_ status: AuthorizationStatus, _ member: FamilyControlsMember) throws {
+        try withStore { store, _ throws in
+            let record = AuthorizationRecord.sample(status: status, member: member)
+            try store.save(record)
+            #expect(try store.authorizations() == [record])
+        }
+    }
+
+    @Test("saving again replaces the record for the same user and app")
+    func upsert() throws {
+        try withStore { store, _ throws in
+            try store.save(.sample(status: .approved))
+            var revoked = AuthorizationRecord.sample(status: .notDetermined, approvedBy: nil)
+            revoked.uid = 1002
+            revoked.appPath = "/opt/apps/moved"
+            revoked.updatedAt = Date(timeIntervalSince1970: 1_800_000_000)
+            try store.save(revoked)
+            #expect(try store.authorizations() == [revoked])
+        }
+    }
+
+    @Test("delete removes only the named record and says whether there was one")
+    func delete() throws {
+        try withStore { store, _ throws in
+            try store.save(.sample(appID: "org.example.Paint"))
+            try store.save(.sample(appID: "org.example.Chess"))
+            #expect(try store.deleteAuthorization(user: "alice", appID: "org.example.Paint"))
+            #expect(try store.deleteAuthorization(user: "alice", appID: "org.example.Paint") == false)
+            #expect(try store.authorizations() == [.sample(appID: "org.example.Chess")])
+        }
+    }
+
+    @Test("delete with audit removes the record and appends the event; a failing event keeps the record")
+    func deleteWithAudit() throws {
+        try withStore { store, _ throws in
+            try store.save(.sample())
+            let revoke = AuditEvent.sample(actor: AuditEvent.rootActor, action: .revoke)
+            #expect(throws: StoreError.self) {
+                try store.deleteAuthorization(user: "alice", appID: "org.example.Paint", audit: .sample(outcome: ""))
+            }
+            #expect(try store.authorizations() == [.sample()])
+            #expect(try store.auditEvents() == [])
+
+            #expect(try store.deleteAuthorization(user: "alice", appID: "org.example.Paint", audit: revoke))
+            #expect(try store.authorizations() == [])
+            #expect(try store.auditEvents().map(\.action) == [.revoke])
+        }
+    }
+
+    @Test("the list is sorted by user then app, and filters by user")
+    func listing() throws {
+        try withStore { store, _ throws in
+            let records: [AuthorizationRecord] = [
+                .sample(user: "carol", appID: "b"), .sample(user: "alice", appID: "z"),
+                .sample(user: "alice", appID: "a"), .sample(user: "bob", appID: "m"),
+            ]
+            for record in records { try store.save(record) }
+            #expect(try store.authorizations().map { "\($0.user)/\($0.appID)" } == ["alice/a", "alice/z", "bob/m", "carol/b"])
+            #expect(try store.authorizations(user: "alice").map(\.appID) == ["a", "z"])
+            #expect(try store.authorizations(user: "nobody") == [])
+        }
+    }
+
+    @Test("an empty user or app ID is refused by the schema")
+    func emptyKeyRefused() throws {
+        try withStore { store, _ throws in
+            for record in [AuthorizationRecord.sample(user: ""), .sample(appID: "")] {
+                let error = #expect(throws: StoreError.self) { try store.save(record) }
+                #expect(error?.sqliteError?.extendedCode == .constraintCheck)
+            }
+            #expect(try store.authorizations() == [])
+        }
+    }
+
+    @Test("an authorization and its audit event are saved together")
+    func saveWithAudit() throws {
+        try withStore { store, _ throws in
+            let id = try store.save(.sample(), audit: .sample())
+            #expect(try store.authorizations() == [.sample()])
+            var expected = AuditEvent.sample()
+            expected.id = id
+            #expect(try store.auditEvents() == [expected])
+        }
+    }
+
+    @Test("when the audit insert fails, the authorization change is rolled back too")
+    func saveWithAuditIsAtomic() throws {
+        try withStore { store, _ throws in
+            try store.save(.sample(status: .approved), audit: .sample())
+            // An empty actor violates a CHECK on the audit table: the second statement fails.
+            let badEvent = AuditEvent.sample(actor: "", action: .revoke)
+            let error = #expect(throws: StoreError.self) {
+                try store.save(.sample(status: .notDetermined, approvedBy: nil), audit: badEvent)
+            }
+            guard case .sqlite(store.path, let sqlite)? = error else {
+                Issue.record("expected a SQLite error, got \(String(describing: error))")
+                return
+            }
+            #expect(sqlite.extendedCode == .constraintCheck)
+            #expect(sqlite.message == "CHECK constraint failed: actor <> ''")
+            #expect(try store.authorization(user: "alice", appID: "org.example.Paint")?.status == .approved)
+            #expect(try store.auditEvents().count == 1)
+
+            #expect(throws: StoreError.self) {
+                try store.save(.sample(appID: "org.example.New"), audit: badEvent)
+            }
+            #expect(try store.authorization(user: "alice", appID: "org.example.New") == nil)
+            #expect(try store.auditEvents().count == 1)
+        }
+    }
+
+    static let hostileTexts = [
+        "O'Brien",
+        "'; DROP TABLE authorizations; --",
+        "\"); DELETE FROM audit; --",
+        "?1 ?2 :name @name $name",
+        "%s%n%x",
+        "Zoë 🧒🏽 日本語 עברית",
+        "\u{202E}evil",
+        "nul\u{0}inside",
+        "line\nbreak\ttab\r",
+        " padded ",
+        String(repeating: "long-", count: 40_000),
+    ]
+
+    @Test("hostile strings are stored as data and round-trip unchanged", arguments: hostileTexts)
+    func hostileStrings(_ text: String) throws {
+        try withStore { store, _ throws in
+            let record = AuthorizationRecord(
+                user: text, uid: 1001, appID: text, member: .child, status: .approved, approvedBy: text,
+                updatedAt: Date(timeIntervalSince1970: 1_700_000_000), appPath: text)
+            let event = AuditEvent(at: Date(timeIntervalSince1970: 1_700_000_000), actor: text, action: AuditAction(rawValue: text),
+                                   user: text, appID: text, member: .child, outcome: text, detail: text)
+            let id = try store.save(record, audit: event)
+            #expect(try store.authorization(user: text, appID: text) == record)
+            #expect(try store.authorizations() == [record])
+            #expect(try store.authorizations(user: text) == [record])
+            var stored = event
+            stored.id = id
+            #expect(try store.auditEvents(user: text) == [stored])
+            // Nothing was dropped or deleted by the text.
+            #expect(try store.auditEvents().count == 1)
+            #expect(try store.integrityCheck() == ["ok"])
+        }
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import GuardKit
+import Testing
+
+@Suite("Store: lock journal")
+struct StoreLockJournalTests {
+    static let entries: [LockedEntry] = [
+        LockedEntry(relativePath: "", kind: .directory, device: .max, inode: .max, uid: .max, gid: 0,
+                    mode: 0o7777, wasImmutable: true),
+        .sample("bin", kind: .directory, inode: 2),
+        .sample("bin/paint", inode: 3),
+        .sample("share/link", kind: .symlink, inode: 4),
+        .sample("dev-node", kind: .other, inode: 5),
+    ]
+
+    @Test("a record and its entries read back equal, entries in the order saved")
+    func roundTrip() throws {
+        try withStore { store, _ throws in
+            #expect(try store.lockRecord(user: "alice", appID: "org.example.Paint") == nil)
+            #expect(try store.entries(user: "alice", appID: "org.example.Paint") == [])
+            let record = LockRecord(user: "alice", appID: "org.example.Paint", path: "/opt/apps/paint",
+                                    device: .max, inode: UInt64(Int64.max) + 1, state: .locking)
+            // Reversed, so a sort by path would not pass by accident.
+            try store.saveEntries(Self.entries.reversed(), record: record)
+            #expect(try store.lockRecord(user: "alice", appID: "org.example.Paint") == record)
+            #expect(try store.entries(user: "alice", appID: "org.example.Paint") == Self.entries.reversed())
+        }
+    }
+
+    @Test("every lock state round-trips", arguments: [
+        LockState.unlocked, .locking, .locked, .unlocking, .unenforced(reason: "no immutable flag on nfs4"),
+    ])
+    func states(_ state: LockState) throws {
+        try withStore { store, _ throws in
+            try store.saveLockRecord(.sample(state: state))
+            #expect(try store.lockRecord(user: "alice", appID: "org.example.Paint")?.state == state)
+        }
+    }
+
+    @Test("saving entries again replaces them all")
+    func replaceEntries() throws {
+        try withStore { store, _ throws in
+            try store.saveEntries(Self.entries, record: .sample(state: .locking))
+            let replacement = [LockedEntry.sample("", kind: .directory), .sample("new-file", inode: 9)]
+            try store.saveEntries(replacement, record: .sample(state: .locked))
+            #expect(try store.entries(user: "alice", appID: "org.example.Paint") == replacement)
+            #expect(try store.lockRecord(user: "alice", appID: "org.example.Paint")?.state == .locked)
+        }
+    }
+
+    @Test("updating a record keeps its entries")
+    func updateKeepsEntries() throws {
+        try withStore { store, _ throws in
+            try store.saveEntries(Self.entries, record: .sample(state: .locking))
+            try store.saveLockRecord(.sample(state: .locked))
+            #expect(try store.lockRecord(user: "alice", appID: "org.example.Paint")?.state == .locked)
+            #expect(try store.entries(user: "alice", appID: "org.example.Paint") == Self.entries)
+        }
+    }
+
+    @Test("deleting a lock removes its entries and nobody else's")
+    func deleteCascades() throws {
+        try withStore { store, _ throws in
+            try store.saveEntries(Self.entries, record: .sample(appID: "org.example.Paint"))
+            try store.saveEntries(Self.entries, record: .sample(appID: "org.example.Chess"))
+            try store.deleteLock(user: "alice", appID: "org.example.Paint")
+            #expect(try store.lockRecord(user: "alice", appID: "org.example.Paint") == nil)
+            #expect(try store.entries(user: "alice", appID: "org.example.Paint") == [])
+            #expect(try integer("SELECT count(*) FROM lock_entries WHERE app_id = 'org.example.Paint'", in: store.path) == 0)
+            #expect(try store.allLockRecords() == [.sample(appID: "org.example.Chess")])
+            #expect(try store.entries(user: "alice", appID: "org.example.Chess") == Self.entries)
+        }
+    }
+
+    @Test("a failed save of entries changes neither the record nor the old entries")
+    func saveEntriesIsAtomic() throws {
+        try withStore { store, _ throws in
+            try store.saveEntries(Self.entries, record: .sample(state: .locked))
+            // The same relative path twice violates the primary key half-way through.
+            let duplicate = [LockedEntry.sample("a"), .sample("b"), .sample("a")]
+            let error = #expect(throws: StoreError.self) {
+                try store.saveEntries(duplicate, record: .sample(state: .unlocking))
+            }
+            #expect(error?.sqliteError?.extendedCode == .constraintPrimaryKey)
+            #expect(try store.lockRecord(user: "alice", appID: "org.example.Paint")?.state == .locked)
+            #expect(try store.entries(user: "alice", appID: "org.example.Paint") == Self.entries)
+        }
+    }
+
+    @Test("all records are listed sorted by user then app")
+    func allRecords() throws {
+        try withStore { store, _ throws in
+            for (user, app) in [("bob", "b"), ("alice", "z"), ("alice", "a")] {
+                try store.saveLockRecord(.sample(user: user, appID: app))
+            }
+            #expect(try store.allLockRecords().map { "\($0.user)/\($0.appID)" } == ["alice/a", "alice/z", "bob/b"])
+        }
+    }
+
+    @Test("the store works through the LockJournal protocol")
+    func throughProtocol() throws {
+        try withStore { store, _ throws in
+            let journal: any LockJournal = store
+            try journal.saveEntries([.sample("")], record: .sample())
+            #expect(try journal.entries(user: "alice", appID: "org.example.Paint") == [.sample("")])
+            try journal.deleteLock(user: "alice", appID: "org.example.Paint")
+            #expect(try journal.allLockRecords() == [])
+        }
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import GuardKit
+import Testing
+
+@Suite("Store: schema migrations")
+struct StoreMigrationTests {
+    static let tables = ["audit", "authorizations", "lock_entries", "locks", "sqlite_sequence"]
+
+    private func tableNames(_ path: String) throws -> [String] {
+        let database = try SQLiteDatabase(path: path, flags: [.readOnly])
+        let statement = try database.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
+        var names: [String] = []
+        while try statement.step() { names.append(statement.string(at: 0) ?? "") }
+        return names
+    }
+
+    /// Makes `directory` and runs `prepare` on a database at its store path.
+    private func withPreparedFile(_ prepare: (SQLiteDatabase) throws -> Void, _ body: (String, String) throws -> Void) throws {
+        try withTemporaryStoreDirectory { temporary in
+            let directory = temporary + "/store"
+            #expect(mkdir(directory, 0o700) == 0)
+            let path = directory + "/" + Store.fileName
+            try prepare(try SQLiteDatabase(path: path))
+            try body(directory, path)
+        }
+    }
+
+    @Test("a zero-length file migrates to the current schema")
+    func zeroLengthFile() throws {
+        try withPreparedFile({ _ in }) { directory, path throws in
+            #expect(FileManager.default.fileExists(atPath: path))
+            let store = try Store.open(directory: directory, logger: .quiet)
+            #expect(try store.settings().schemaVersion == StoreSchema.currentVersion)
+            #expect(try tableNames(path) == Self.tables)
+            #expect(try integer("PRAGMA application_id", in: path) == Int64(StoreSchema.applicationID))
+        }
+    }
+
+    @Test("an empty version-0 database migrates to the current schema")
+    func versionZero() throws {
+        try withPreparedFile({ try $0.execute("CREATE TABLE scratch (a); DROP TABLE scratch;") }) { directory, path throws in
+            #expect(try integer("PRAGMA user_version", in: path) == 0)
+            let store = try Store.open(directory: directory, logger: .quiet)
+            try store.save(.sample())
+            #expect(try integer("PRAGMA user_version", in: path) == Int64(StoreSchema.currentVersion))
+            #expect(try tableNames(path) == Self.tables)
+        }
+    }
+
+    @Test("a store newer than the code is refused with the exact error and left unchanged")
+    func newerSchemaRefused() throws {
+        let future = { (database: SQLiteDatabase) throws in
+            try database.execute("""
+                PRAGMA application_id = \(StoreSchema.applicationID);
+                PRAGMA user_version = 99;
+                CREATE TABLE from_the_future (a);
+                """)
+        }
+        try withPreparedFile(future) { directory, path throws in
+            let before = try Data(contentsOf: URL(fileURLWithPath: path))
+            let error = #expect(throws: StoreError.self) { try Store.open(directory: directory, logger: .quiet) }
+            #expect(error == .schemaTooNew(path: path, version: 99, supported: StoreSchema.currentVersion))
+            #expect(error?.description == "The store \(path) has schema version 99, but this version of Family "
+                + "Controls knows versions up to \(StoreSchema.currentVersion): a newer release wrote it. Install that "
+                + "release (or a newer one); the store was left unchanged.")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+            #expect(try integer("PRAGMA user_version", in: path) == 99)
+            #expect(try tableNames(path) == ["from_the_future"])
+        }
+    }
+
+    @Test("another program's database is refused", arguments: [
+        "CREATE TABLE notes (text)",
+        "PRAGMA application_id = 1234; CREATE TABLE notes (text)",
+        "PRAGMA user_version = 1",
+    ])
+    func foreignDatabaseRefused(_ sql: String) throws {
+        try withPreparedFile({ try $0.execute(sql) }) { directory, path throws in
+            let before = try Data(contentsOf: URL(fileURLWithPath: path))
+            #expect(throws: StoreError.foreignDatabase(path: path)) {
+                try Store.open(directory: directory, logger: .quiet)
+            }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before, "the foreign file was changed")
+        }
+    }
+
+    @Test("a failing step is rolled back, and the steps before it stay")
+    func failedStepRollsBack() throws {
+        let migrations = [
+            StoreMigration(version: 1, summary: "first", sql: "CREATE TABLE first (a)"),
+            StoreMigration(version: 2, summary: "broken", sql: "CREATE TABLE second (a); INSERT INTO missing VALUES (1);"),
+        ]
+        try withPreparedFile({ _ in }) { _, path throws in
+            let database = try SQLiteDatabase(path: path)
+            let error = #expect(throws: StoreError.self) {
+                try StoreSchema.migrate(database, migrations: migrations, logger: .quiet)
+            }
+            guard case .migrationFailed(path, 2, let sqlite)? = error else {
+                Issue.record("expected migrationFailed at version 2, got \(String(describing: error))")
+                return
+            }
+            #expect(sqlite.message == "no such table: missing")
+            #expect(try integer("PRAGMA user_version", in: path) == 1)
+            #expect(try tableNames(path) == ["first"])
+        }
+    }
+
+    @Test("migrating a current store again changes nothing")
+    func migrationIsIdempotent() throws {
+        try withStore { store, _ throws in
+            try store.save(.sample())
+            let database = try SQLiteDatabase(path: store.path)
+            try StoreSchema.migrate(database, logger: .quiet)
+            #expect(try integer("PRAGMA user_version", in: store.path) == Int64(StoreSchema.currentVersion))
+            #expect(try store.authorizations() == [.sample()])
+        }
+    }
+}

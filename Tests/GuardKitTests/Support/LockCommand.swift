@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+
+/// What a finished process did.
+struct LockCommandResult: Sendable, CustomStringConvertible {
+    var status: Int32
+    var output: String
+    var succeeded: Bool { status == 0 }
+    var description: String { "exit \(status): \(output)" }
+}
+
+struct LockTestError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Runs programs for lock tests: real processes, as root or as a child user.
+enum LockCommand {
+    /// Runs `arguments` to completion and returns its status and combined output.
+    @discardableResult
+    static func run(_ arguments: [String]) throws -> LockCommandResult {
+        let process = try start(arguments, captureOutput: true)
+        let output = (process.standardOutput as? Pipe)?.fileHandleForReading.readDataToEndOfFile() ?? Data()
+        process.waitUntilExit()
+        return LockCommandResult(status: process.terminationStatus, output: String(decoding: output, as: UTF8.self))
+    }
+
+    /// Runs `arguments` and fails the test unless it exits 0.
+    static func mustRun(_ arguments: [String]) throws {
+        let result = try run(arguments)
+        guard result.succeeded else { throw LockTestError("\(arguments.joined(separator: " ")): \(result)") }
+    }
+
+    /// Starts `arguments` in the background; its output is discarded unless captured.
+    static func start(_ arguments: [String], captureOutput: Bool = false) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        if captureOutput {
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = pipe
+        } else {
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+        }
+        try process.run()
+        return process
+    }
+}
