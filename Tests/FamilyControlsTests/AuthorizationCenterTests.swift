@@ -1,0 +1,80 @@
+import FamilyControls
+import Foundation
+import Observation
+import Testing
+
+/// The library without a Guard: the state a fresh process starts in, and the
+/// failure a sandbox without the socket gets.
+@Suite(.serialized) struct AuthorizationCenterTests {
+    @MainActor @Test func statusStartsNotDetermined() {
+        #expect(AuthorizationCenter.shared.authorizationStatus == .notDetermined)
+    }
+
+    @Test func noGuardFailsWithUnavailableQuickly() async throws {
+        setenv("FAMILYCONTROLS_SOCKET", "/tmp/fc-no-guard-\(UUID().uuidString).socket", 1)
+        defer { unsetenv("FAMILYCONTROLS_SOCKET") }
+        for member in FamilyControlsMember.allCases {
+            let started = ContinuousClock.now
+            await #expect(throws: FamilyControlsError.unavailable) {
+                try await AuthorizationCenter.shared.requestAuthorization(for: member)
+            }
+            #expect(ContinuousClock.now - started < .seconds(1))
+        }
+        let revoked: Result<Void, any Error> = await withCheckedContinuation { continuation in
+            AuthorizationCenter.shared.revokeAuthorization { continuation.resume(returning: $0) }
+        }
+        #expect((try? revoked.get()) == nil)
+        #expect((revoked.failureValue as? FamilyControlsError) == .unavailable)
+        #expect(AuthorizationCenter.shared.lastErrorMessage?.contains("does not exist") == true)
+        await MainActor.run { #expect(AuthorizationCenter.shared.authorizationStatus == .notDetermined) }
+    }
+
+    @Test func aSocketNobodyAnswersOnIsUnavailableToo() async throws {
+        let path = "/tmp/fc-stale-\(UUID().uuidString.prefix(8)).socket"
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        close(fd)  // bound, never listening: a stale socket file
+        defer { unlink(path) }
+        setenv("FAMILYCONTROLS_SOCKET", path, 1)
+        defer { unsetenv("FAMILYCONTROLS_SOCKET") }
+        let started = ContinuousClock.now
+        await #expect(throws: FamilyControlsError.unavailable) {
+            try await AuthorizationCenter.shared.requestAuthorization(for: .child)
+        }
+        #expect(ContinuousClock.now - started < .seconds(1))
+    }
+
+    @MainActor @Test func observationSeesTheStatusProperty() {
+        // withObservationTracking registers the read; the property is tracked.
+        var tracked = false
+        withObservationTracking {
+            _ = AuthorizationCenter.shared.authorizationStatus
+            tracked = true
+        } onChange: {}
+        #expect(tracked)
+    }
+
+    @Test func askpassProgramAnswersWithItsFirstLine() throws {
+        let path = "/tmp/fc-askpass-\(UUID().uuidString.prefix(8))"
+        try "#!/bin/sh\necho \"answer to $1 ($FAMILYCONTROLS_PROMPT_KIND)\"\necho second line\n"
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        chmod(path, 0o755)
+        defer { unlink(path) }
+        let prompter = AskpassPrompter(program: path)
+        #expect(prompter.respond(to: AuthorizationPrompt(kind: .secret, message: "Password:")) == "answer to Password: (secret)")
+        #expect(prompter.respond(to: AuthorizationPrompt(kind: .info, message: "hello")) == nil)
+        #expect(AskpassPrompter(program: "/nonexistent/askpass").respond(to: AuthorizationPrompt(kind: .text, message: "x")) == nil)
+    }
+}
+
+extension Result {
+    var failureValue: Failure? {
+        if case .failure(let failure) = self { return failure }
+        return nil
+    }
+}

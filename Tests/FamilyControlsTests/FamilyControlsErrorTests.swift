@@ -1,0 +1,56 @@
+import FamilyControls
+import Foundation
+import Testing
+
+@Suite struct FamilyControlsErrorTests {
+    @Test(arguments: [
+        (FamilyControlsError.restricted, 0, "restricted"),
+        (.unavailable, 1, "unavailable"),
+        (.invalidAccountType, 2, "invalidAccountType"),
+        (.invalidArgument, 3, "invalidArgument"),
+        (.authorizationConflict, 4, "authorizationConflict"),
+        (.authorizationCanceled, 5, "authorizationCanceled"),
+        (.networkError, 6, "networkError"),
+        (.authenticationMethodUnavailable, 7, "authenticationMethodUnavailable"),
+    ])
+    func codeDomainAndDescription(error: FamilyControlsError, code: Int, name: String) {
+        #expect(error.rawValue == code)
+        #expect(error.errorCode == code)
+        #expect(FamilyControlsError.errorDomain == "FamilyControls.FamilyControlsError")
+        let bridged = error as NSError
+        #expect(bridged.domain == "FamilyControls.FamilyControlsError")
+        #expect(bridged.code == code)
+        let description = error.errorDescription ?? ""
+        #expect(description.count > 20)
+        #expect(bridged.localizedDescription == description)
+        #expect(error.caseName == name)
+        #expect(FamilyControlsError(varlinkName: error.varlinkName) == error)
+        #expect(error.varlinkName == "org.familycontrols.guard." + name.prefix(1).uppercased() + name.dropFirst())
+    }
+
+    @Test func everyDescriptionIsDistinct() {
+        let descriptions = FamilyControlsError.allCases.compactMap(\.errorDescription)
+        #expect(Set(descriptions).count == FamilyControlsError.allCases.count)
+    }
+
+    @Test func statusAndMemberKeepApplesRawValues() throws {
+        #expect(AuthorizationStatus.allCases.map(\.rawValue) == [0, 1, 2])
+        #expect(AuthorizationStatus.allCases.map(\.description) == ["notDetermined", "denied", "approved"])
+        #expect(FamilyControlsMember.child.rawValue == 0)
+        #expect(FamilyControlsMember.individual.rawValue == 1)
+        let encoded = try JSONEncoder().encode([AuthorizationStatus.approved])
+        #expect(try JSONDecoder().decode([AuthorizationStatus].self, from: encoded) == [.approved])
+    }
+
+    @Test(arguments: [("y", true), ("yes", true), ("Continue", true), (" YES ", true),
+                      ("n", false), ("no", false), ("don't allow", false), ("Don’t Allow", false)])
+    func alertAnswers(text: String, allows: Bool) {
+        let response = AlertResponse(text)
+        #expect(response == (allows ? .allow : .refuse))
+    }
+
+    @Test(arguments: ["", "maybe", "yess", "ok"])
+    func unclearAlertAnswersAreNeither(text: String) {
+        #expect(AlertResponse(text) == nil)
+    }
+}

@@ -1,0 +1,62 @@
+import FamilyControls
+import Foundation
+import Testing
+
+// Apple's reference snippets, as written there, compiled against the library.
+// (Only `import Combine`/SwiftUI lines are absent: Linux has neither.)
+
+@MainActor
+private func seedSnippets() -> AnyCancellable {
+    let center = AuthorizationCenter.shared
+
+    center.requestAuthorization { result in
+        switch result {
+        case .success():
+            // The request succeeded.
+            break
+        case .failure(let error):
+            // Handle the error here.
+            _ = error
+        }
+    }
+
+    Task {
+        do {
+            try await center.requestAuthorization(for: FamilyControlsMember.individual)
+        } catch {
+            // Handle the error here.
+        }
+    }
+
+    center.revokeAuthorization { result in
+        _ = result
+    }
+
+    let cancellable = center.$authorizationStatus
+        .sink() {
+            switch center.authorizationStatus {
+            case .notDetermined:
+                // Handle the change to notDetermined.
+                break
+            case .denied:
+                // Handle the change to denied.
+                break
+            case .approved:
+                // Handle the change to approved.
+                break
+            }
+        }
+    return cancellable
+}
+
+@Suite struct SeedSnippetTests {
+    /// The snippets compile (above); the test checks the sink runs at once with the
+    /// initial status, as a Combine subscription to `@Published` does.
+    @MainActor @Test func sinkDeliversTheInitialStatusAtOnce() {
+        var seen: [AuthorizationStatus] = []
+        let cancellable = AuthorizationCenter.shared.$authorizationStatus.sink { seen.append($0) }
+        #expect(seen == [.notDetermined])
+        cancellable.cancel()
+        _ = seedSnippets
+    }
+}
