@@ -75,5 +75,6 @@ enum GuardInterface {
     error AuthenticationMethodUnavailable (message: string)
     error PermissionDenied (message: string)
     error NotFound (message: string)
+
     """
 }

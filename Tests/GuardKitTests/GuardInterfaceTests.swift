@@ -1,0 +1,27 @@
+import FamilyControls
+import Foundation
+@testable import GuardKit
+import Testing
+import TestSupport
+import Varlink
+
+@Suite struct GuardInterfaceTests {
+    @Test func shippedDescriptionIsWhatTheGuardServes() throws {
+        let shipped = try String(contentsOfFile: "\(packageRoot)/Config/org.familycontrols.guard.varlink", encoding: .utf8)
+        #expect(shipped == GuardInterface.text)
+        let description = try VarlinkInterfaceDescription(GuardInterface.text)
+        #expect(description.name == "org.familycontrols.guard")
+        #expect(description.methods == ["GetStatus", "Subscribe", "RequestAuthorization", "Answer", "RevokeAuthorization",
+                                        "ListAuthorizations", "SetStatus", "Revoke", "Graduate", "VerifyLocks"])
+    }
+
+    @Test func everyErrorTheGuardSendsIsDeclared() {
+        let declared = Set(GuardInterface.text.split(separator: "\n")
+            .filter { $0.hasPrefix("error ") }
+            .compactMap { $0.split(separator: " ").dropFirst().first.map { "org.familycontrols.guard.\($0)" } })
+        var sent = Set(FamilyControlsError.allCases.map(\.varlinkName))
+        sent.insert(GuardFailure(.permissionDenied, "").varlinkName)
+        sent.insert(GuardFailure(.notFound, "").varlinkName)
+        #expect(sent == declared)
+    }
+}
