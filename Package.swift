@@ -28,10 +28,13 @@ let package = Package(
         // Swift libraries: all the logic lives here, where tests reach it.
         .target(name: "SystemKit"),
         .target(name: "Varlink", dependencies: ["SystemKit"]),
-        .target(name: "FamilyControls", dependencies: ["SystemKit", "Varlink"]),
+        // The public value types, without Foundation, so the Guard can share them
+        // without loading Foundation; FamilyControls re-exports them.
+        .target(name: "FamilyControlsModel"),
+        .target(name: "FamilyControls", dependencies: ["FamilyControlsModel", "SystemKit", "Varlink"]),
         .target(
             name: "GuardKit",
-            dependencies: ["CPAM", "CSQLite", "SystemKit", "Varlink", "FamilyControls"]
+            dependencies: ["CPAM", "CSQLite", "SystemKit", "Varlink", "FamilyControlsModel"]
         ),
 
         // Thin executables.
@@ -40,7 +43,7 @@ let package = Package(
         .executableTarget(name: "familycontrols-demo", dependencies: ["FamilyControls"]),
         .executableTarget(
             name: "familycontrols-bench",
-            dependencies: ["GuardKit", "Varlink", "SystemKit", "FamilyControls"]
+            dependencies: ["GuardKit", "Varlink", "SystemKit"]
         ),
 
         // Tests: one target per library, plus end-to-end tests of real processes.

@@ -43,7 +43,7 @@ extension FileDescriptor {
                 let nameLength = strlen(UnsafeRawPointer(namePointer).assumingMemoryBound(to: CChar.self))
                 offset += length
                 let name = UnsafeBufferPointer(start: namePointer, count: nameLength)
-                if name.elementsEqual([0x2e]) || name.elementsEqual([0x2e, 0x2e]) { continue }
+                if name.first == 0x2e, nameLength == 1 || (nameLength == 2 && name[1] == 0x2e) { continue }
                 entries.append(DirectoryEntry(name: FileName(bytes: name), inode: inode, type: Self.fileType(rawType)))
             }
         }

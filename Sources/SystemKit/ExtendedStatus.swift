@@ -31,11 +31,17 @@ extension FileDescriptor {
         guard let statx = LinuxFunctions.statx else {
             return ExtendedStatus(status: try status(of: name), isImmutable: nil)
         }
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: Self.statxSize, alignment: 8)
-        defer { buffer.deallocate() }
-        _ = try retryingOnInterrupt("statx") {
-            statx(rawValue, name.cString, AT_SYMLINK_NOFOLLOW, Self.statxBasicStats, buffer)
+        return try withUnsafeTemporaryAllocation(byteCount: Self.statxSize, alignment: 8) { (buffer) throws(Errno) in
+            guard let base = buffer.baseAddress else { throw Errno(EFAULT, operation: "statx") }
+            _ = try retryingOnInterrupt("statx") {
+                statx(rawValue, name.cString, AT_SYMLINK_NOFOLLOW, Self.statxBasicStats, base)
+            }
+            return Self.decodeStatx(base)
         }
+    }
+
+    /// Reads `struct statx` at its fixed kernel ABI offsets.
+    private static func decodeStatx(_ buffer: UnsafeMutableRawPointer) -> ExtendedStatus {
         let attributes = buffer.load(fromByteOffset: 8, as: UInt64.self)
         let attributesMask = buffer.load(fromByteOffset: 56, as: UInt64.self)
         let status = FileStatus(
@@ -49,7 +55,7 @@ extension FileDescriptor {
             gid: buffer.load(fromByteOffset: 24, as: UInt32.self),
             linkCount: UInt64(buffer.load(fromByteOffset: 16, as: UInt32.self))
         )
-        let reported = attributesMask & Self.statxAttributeImmutable != 0
-        return ExtendedStatus(status: status, isImmutable: reported ? attributes & Self.statxAttributeImmutable != 0 : nil)
+        let reported = attributesMask & statxAttributeImmutable != 0
+        return ExtendedStatus(status: status, isImmutable: reported ? attributes & statxAttributeImmutable != 0 : nil)
     }
 }

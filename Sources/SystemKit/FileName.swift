@@ -6,38 +6,43 @@
 public struct FileName: Hashable, Sendable {
     /// The name's bytes, NUL-terminated, ready to pass to a `*at` system call.
     public let cString: [CChar]
+    /// The name as text: itself when it is valid UTF-8 without `%`; otherwise
+    /// every byte outside valid UTF-8, and every `%`, is written `%XX`, so two
+    /// different names never share a display form.
+    public let display: String
 
     /// A name from its bytes (without the terminating NUL).
-    public init<Bytes: Collection>(bytes: Bytes) where Bytes.Element == UInt8 {
-        var storage = [CChar]()
-        storage.reserveCapacity(bytes.count + 1)
-        for byte in bytes { storage.append(CChar(bitPattern: byte)) }
-        storage.append(0)
+    public init(bytes: UnsafeBufferPointer<UInt8>) {
+        var storage = [CChar](repeating: 0, count: bytes.count + 1)
+        storage.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(bytes)) }
         cString = storage
+        if !bytes.contains(0x25), let text = String(validating: bytes, as: UTF8.self) {
+            display = text
+        } else {
+            display = Self.escaped(Array(bytes))
+        }
+    }
+
+    /// A name from its bytes (without the terminating NUL).
+    public init(bytes: [UInt8]) {
+        self = bytes.withUnsafeBufferPointer { FileName(bytes: $0) }
     }
 
     /// A name from text.
     public init(_ string: String) {
-        self.init(bytes: string.utf8)
+        self.init(bytes: Array(string.utf8))
     }
 
     /// The bytes, without the terminating NUL.
-    public var bytes: some Collection<UInt8> {
-        cString.dropLast().lazy.map { UInt8(bitPattern: $0) }
+    public var bytes: [UInt8] {
+        cString.dropLast().map { UInt8(bitPattern: $0) }
     }
 
-    /// The name as text: itself when it is valid UTF-8 without `%`; otherwise
-    /// every byte outside valid UTF-8, and every `%`, is written `%XX`, so two
-    /// different names never share a display form.
-    public var display: String {
-        let raw = Array(bytes)
-        if !raw.contains(0x25), let text = String(validating: raw, as: UTF8.self) {
-            return text
-        }
+    private static func escaped(_ raw: [UInt8]) -> String {
         var out = ""
         var index = 0
         while index < raw.count {
-            let length = Self.validSequenceLength(raw, at: index)
+            let length = validSequenceLength(raw, at: index)
             if length > 0, raw[index] != 0x25 {
                 out += String(decoding: raw[index..<index + length], as: UTF8.self)
                 index += length

@@ -12,6 +12,7 @@ public struct PeerCredentials: Hashable, Sendable, CustomStringConvertible {
     /// The peer's effective group ID at connect time.
     public var gid: gid_t
 
+    /// Credentials as given (tests, or values read elsewhere).
     public init(pid: pid_t, uid: uid_t, gid: gid_t) {
         self.pid = pid
         self.uid = uid

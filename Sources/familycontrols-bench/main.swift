@@ -7,12 +7,17 @@ import SystemKit
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let usage = """
-    usage: familycontrols-bench socket [options]   Guard status round trip vs a bare Unix-socket round trip
+    usage: familycontrols-bench socket [options]   Varlink round trip vs a bare Unix-socket round trip
+           familycontrols-bench guard [options]    the real Guard's status call vs the same floor, and its memory
            familycontrols-bench lock [options]     lock/unlock vs chown -R + chattr -R
     """
 switch arguments.first {
 case "socket":
     exit(runSocketBenchmark(Array(arguments.dropFirst())))
+case "echo-server":
+    exit(runEchoServer(Array(arguments.dropFirst())))
+case "guard":
+    exit(runGuardBenchmark(Array(arguments.dropFirst())))
 case "lock":
     exit(runLockBenchmark(Array(arguments.dropFirst())))
 case "-h", "--help":

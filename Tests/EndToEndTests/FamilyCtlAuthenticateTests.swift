@@ -14,7 +14,7 @@ struct FamilyCtlAuthenticateTests {
         try await withShippedPAMDirectory { pamDir in
             try await withThrowawayUser { user in
                 let password = try #require(user.password)
-                let result = try run(familyctl, ["authenticate", user.name, "--member", member, "--stdin", "--pam-dir", pamDir],
+                let result = try await run(familyctl, ["authenticate", user.name, "--member", member, "--stdin", "--pam-dir", pamDir],
                                      input: "\(password)\n")
                 #expect(result.status == 0)
                 let service = member == "child" ? "familycontrols-guardian" : "familycontrols-individual"
@@ -28,7 +28,7 @@ struct FamilyCtlAuthenticateTests {
     @Test func wrongPasswordFailsWithAClearMessage() async throws {
         try await withShippedPAMDirectory { pamDir in
             try await withThrowawayUser { user in
-                let result = try run(familyctl, ["authenticate", user.name, "--member", "child", "--stdin", "--pam-dir", pamDir],
+                let result = try await run(familyctl, ["authenticate", user.name, "--member", "child", "--stdin", "--pam-dir", pamDir],
                                      input: "definitely-wrong\n")
                 #expect(result.status == 1)
                 #expect(result.standardError.contains(
@@ -41,7 +41,7 @@ struct FamilyCtlAuthenticateTests {
     @Test func endOfInputCancels() async throws {
         try await withShippedPAMDirectory { pamDir in
             try await withThrowawayUser { user in
-                let result = try run(familyctl, ["authenticate", user.name, "--member", "individual", "--stdin", "--pam-dir", pamDir],
+                let result = try await run(familyctl, ["authenticate", user.name, "--member", "individual", "--stdin", "--pam-dir", pamDir],
                                      input: "")
                 #expect(result.status == 1)
                 #expect(result.standardError.contains("authentication of \(user.name) canceled"))
@@ -56,7 +56,7 @@ struct FamilyCtlAuthenticateTests {
                     .write(toFile: "\(pamDir)/site-guardian", atomically: true, encoding: .utf8)
                 let config = "\(pamDir)/fc.conf"
                 try "[Authentication]\nGuardianService=site-guardian\n".write(toFile: config, atomically: true, encoding: .utf8)
-                let result = try run(familyctl, ["authenticate", user.name, "--member", "child", "--stdin",
+                let result = try await run(familyctl, ["authenticate", user.name, "--member", "child", "--stdin",
                                                  "--pam-dir", pamDir, "--config", config], input: "\(user.password ?? "")\n")
                 #expect(result.status == 1)
                 #expect(result.standardError.contains("site-guardian: authentication failure"))
@@ -64,8 +64,8 @@ struct FamilyCtlAuthenticateTests {
         }
     }
 
-    @Test func refusesToRunWithoutRoot() throws {
-        let result = try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups",
+    @Test func refusesToRunWithoutRoot() async throws {
+        let result = try await run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups",
                                                   familyctl, "authenticate", "root", "--member", "child", "--stdin"])
         #expect(result.status == 4)
         #expect(result.standardError == "familyctl: this command must be run as root (try: sudo familyctl authenticate …)\n")
@@ -79,8 +79,8 @@ struct FamilyCtlAuthenticateTests {
         (["authenticate", "bob", "--member", "child", "--bogus"], "familyctl: unknown option --bogus"),
         (["frobnicate"], "familyctl: unknown verb \"frobnicate\""),
     ])
-    func usageErrorsExitTwo(arguments: [String], message: String) throws {
-        let result = try run(familyctl, arguments)
+    func usageErrorsExitTwo(arguments: [String], message: String) async throws {
+        let result = try await run(familyctl, arguments)
         #expect(result.status == 2)
         #expect(result.standardError.hasPrefix(message + "\n"))
     }
@@ -89,14 +89,14 @@ struct FamilyCtlAuthenticateTests {
         try await withTemporaryDirectory { directory in
             let config = "\(directory)/bad.conf"
             try "[Family]\nKids=alice\n".write(toFile: config, atomically: true, encoding: .utf8)
-            let result = try run(familyctl, ["authenticate", "root", "--member", "child", "--stdin", "--config", config])
+            let result = try await run(familyctl, ["authenticate", "root", "--member", "child", "--stdin", "--config", config])
             #expect(result.status == 3)
             #expect(result.standardError == "familyctl: \(config):2: unknown key \"Kids\" in [Family] (expected Guardians or Children)\n")
         }
     }
 
-    @Test func helpDescribesTheVerb() throws {
-        let result = try run(familyctl, ["--help"])
+    @Test func helpDescribesTheVerb() async throws {
+        let result = try await run(familyctl, ["--help"])
         #expect(result.status == 0)
         #expect(result.standardOutput.contains("authenticate USER --member child|individual"))
     }

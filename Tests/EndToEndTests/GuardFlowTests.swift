@@ -10,30 +10,30 @@ import Varlink
 struct GuardFlowTests {
     @Test func childRequestApprovedByGuardianThenRevoked() async throws {
         try await withGuard { guardd in
-            let first = try guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput)
+            let first = try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput)
             #expect(first.status == 0, "\(first.standardError)\n\(guardd.log)")
             #expect(first.standardOutput == "status: approved\n")
             #expect(first.standardError.contains("Allow “FamilyControls Demo” to provide parental controls for \(guardd.child.name)?"))
             #expect(!first.standardError.contains(guardd.guardian.password ?? "-"))
-            #expect(try guardd.storedStatus() == "approved")
-            let row = try #require(try guardd.authorization())
+            #expect(try await guardd.storedStatus() == "approved")
+            let row = try #require(try await guardd.authorization())
             #expect(row["approvedBy"]?.stringValue == guardd.guardian.name)
             #expect(row["member"]?.stringValue == "child")
 
             // Already approved: success at once, with no prompt at all.
-            let second = try guardd.app(["request", "--member", "child", "--stdin"], input: "")
+            let second = try await guardd.app(["request", "--member", "child", "--stdin"], input: "")
             #expect(second.status == 0)
             #expect(second.standardOutput == "status: approved\n")
             #expect(second.standardError.isEmpty)
 
-            let revoked = try guardd.app(["revoke"])
+            let revoked = try await guardd.app(["revoke"])
             #expect(revoked.status == 0)
             #expect(revoked.standardOutput == "revoke completed\n")
-            #expect(try guardd.storedStatus() == "notDetermined")
+            #expect(try await guardd.storedStatus() == "notDetermined")
 
             let app = GuardFixture.appID
             let kid = guardd.child.name
-            let audit = try guardd.auditRows()
+            let audit = try await guardd.auditRows()
             #expect(audit == [
                 "\(kid) request \(kid) \(app) started",
                 "\(guardd.guardian.name) approve \(kid) \(app) approved",
@@ -47,16 +47,16 @@ struct GuardFlowTests {
 
     @Test func dontAllowDeniesWithErrorFive() async throws {
         try await withGuard { guardd in
-            let result = try guardd.app(["request", "--member", "child", "--stdin"], input: "don't allow\n")
+            let result = try await guardd.app(["request", "--member", "child", "--stdin"], input: "don't allow\n")
             #expect(result.status == 1)
             #expect(result.standardError.contains("error 5 authorizationCanceled"))
             #expect(result.standardOutput == "status: denied\n")
-            #expect(try guardd.storedStatus() == "denied")
+            #expect(try await guardd.storedStatus() == "denied")
 
             // Revoke has no effect on a denied app, and still completes.
-            let revoked = try guardd.app(["revoke"])
+            let revoked = try await guardd.app(["revoke"])
             #expect(revoked.status == 0)
-            #expect(try guardd.storedStatus() == "denied")
+            #expect(try await guardd.storedStatus() == "denied")
         }
     }
 
@@ -64,13 +64,13 @@ struct GuardFlowTests {
         try await withGuard { guardd in
             let name = guardd.guardian.name
             let input = "y\n\(name)\nwrong-1\n\(name)\nwrong-2\n\(name)\nwrong-3\n"
-            let result = try guardd.app(["request", "--member", "child", "--stdin"], input: input)
+            let result = try await guardd.app(["request", "--member", "child", "--stdin"], input: input)
             #expect(result.status == 1)
             #expect(result.standardError.contains("error 5 authorizationCanceled"))
             #expect(result.standardError.components(separatedBy: "Sorry, try again.").count == 3)
             #expect(result.standardOutput == "status: notDetermined\n")
-            #expect(try guardd.storedStatus() == "notDetermined")
-            let failures = try guardd.auditRows().filter { $0.contains("authentication failed") }
+            #expect(try await guardd.storedStatus() == "notDetermined")
+            let failures = try await guardd.auditRows().filter { $0.contains("authentication failed") }
             #expect(failures.count == 3)
         }
     }
@@ -79,32 +79,32 @@ struct GuardFlowTests {
         try await withGuard { guardd in
             let adult = guardd.adult
             let input = "y\n\(adult.name)\n\(adult.password ?? "")\n" + "\(adult.name)\n" + "\(adult.name)\n"
-            let result = try guardd.app(["request", "--member", "child", "--stdin"], input: input)
+            let result = try await guardd.app(["request", "--member", "child", "--stdin"], input: input)
             #expect(result.status == 1)
             #expect(result.standardError.contains("is not a parent or guardian of \(guardd.child.name)"))
-            #expect(try guardd.storedStatus() == "notDetermined")
+            #expect(try await guardd.storedStatus() == "notDetermined")
         }
     }
 
     @Test func hangUpMidConversationCancels() async throws {
         try await withGuard { guardd in
             // End of input at the password prompt: the app gives up and hangs up.
-            let result = try guardd.app(["request", "--member", "child", "--stdin"], input: "y\n\(guardd.guardian.name)\n")
+            let result = try await guardd.app(["request", "--member", "child", "--stdin"], input: "y\n\(guardd.guardian.name)\n")
             #expect(result.status == 1)
             #expect(result.standardError.contains("error 5 authorizationCanceled"))
-            #expect(try guardd.storedStatus() == "notDetermined")
-            #expect(try guardd.auditRows().contains { $0.contains(" cancel ") })
+            #expect(try await guardd.storedStatus() == "notDetermined")
+            #expect(try await guardd.auditRows().contains { $0.contains(" cancel ") })
         }
     }
 
     @Test func individualAuthorizesThemselfWithoutALock() async throws {
         try await withGuard { guardd in
             let adult = guardd.adult
-            let result = try guardd.app(["request", "--member", "individual", "--stdin"], as: adult,
+            let result = try await guardd.app(["request", "--member", "individual", "--stdin"], as: adult,
                                         input: "yes\n\(adult.password ?? "")\n")
             #expect(result.status == 0, "\(result.standardError)")
             #expect(result.standardOutput == "status: approved\n")
-            let row = try #require(try guardd.authorization(user: adult.name))
+            let row = try #require(try await guardd.authorization(user: adult.name))
             #expect(row["member"]?.stringValue == "individual")
             #expect(row["lock"]?.stringValue == "unlocked")
             #expect(row["approvedBy"]?.stringValue == adult.name)
@@ -113,9 +113,9 @@ struct GuardFlowTests {
 
     @Test func individualWithNoPasswordHasNoMethod() async throws {
         try await withGuard { guardd in
-            try run("/usr/bin/passwd", ["-d", guardd.adult.name]).requireSuccess()
-            try run("/usr/sbin/usermod", ["-p", "!", guardd.adult.name]).requireSuccess()
-            let result = try guardd.app(["request", "--member", "individual", "--stdin"], as: guardd.adult,
+            try await run("/usr/bin/passwd", ["-d", guardd.adult.name]).requireSuccess()
+            try await run("/usr/sbin/usermod", ["-p", "!", guardd.adult.name]).requireSuccess()
+            let result = try await guardd.app(["request", "--member", "individual", "--stdin"], as: guardd.adult,
                                         input: "yes\nanything\n")
             #expect(result.status == 1)
             #expect(result.standardError.contains("error 7 authenticationMethodUnavailable"))
@@ -124,12 +124,12 @@ struct GuardFlowTests {
 
     @Test func accountTypesAreChecked() async throws {
         try await withGuard { guardd in
-            let adultAsChild = try guardd.app(["request", "--member", "child", "--stdin"], as: guardd.adult, input: "")
+            let adultAsChild = try await guardd.app(["request", "--member", "child", "--stdin"], as: guardd.adult, input: "")
             #expect(adultAsChild.status == 1)
             #expect(adultAsChild.standardError.contains("error 2 invalidAccountType"))
             #expect(adultAsChild.standardError.contains("is not a child in the family configuration"))
 
-            let childAsIndividual = try guardd.app(["request", "--member", "individual", "--stdin"], input: "")
+            let childAsIndividual = try await guardd.app(["request", "--member", "individual", "--stdin"], input: "")
             #expect(childAsIndividual.status == 1)
             #expect(childAsIndividual.standardError.contains("error 2 invalidAccountType"))
         }
@@ -137,12 +137,12 @@ struct GuardFlowTests {
 
     @Test func approvalsSurviveKillAndRestart() async throws {
         try await withGuard { guardd in
-            try guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput).requireSuccess()
+            try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput).requireSuccess()
             guardd.stop(signal: SIGKILL)
-            try guardd.start()
-            #expect(try guardd.storedStatus() == "approved")
-            #expect(try guardd.authorization()?["lock"]?.stringValue == "locked")
-            let again = try guardd.app(["request", "--member", "child", "--stdin"], input: "")
+            try await guardd.start()
+            #expect(try await guardd.storedStatus() == "approved")
+            #expect(try await guardd.authorization()?["lock"]?.stringValue == "locked")
+            let again = try await guardd.app(["request", "--member", "child", "--stdin"], input: "")
             #expect(again.status == 0)
             #expect(guardd.log.contains("reconcile: every lock matches the store"))
         }
@@ -151,13 +151,13 @@ struct GuardFlowTests {
     @Test func concurrentRequestsForOneAppNeverPromptTwice() async throws {
         try await withGuard { guardd in
             // Two copies of the app ask at once; the second waits, then finds the approval.
-            async let first = Task.detached { try guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput) }.value
-            async let second = Task.detached { try guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput) }.value
+            async let first = Task.detached { try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput) }.value
+            async let second = Task.detached { try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput) }.value
             let results = try await [first, second]
             #expect(results.allSatisfy { $0.status == 0 })
             let alerts = results.filter { $0.standardError.contains("Allow “FamilyControls Demo”") }.count
             #expect(alerts == 1)
-            #expect(try guardd.auditRows().filter { $0.contains(" approve ") }.count == 1)
+            #expect(try await guardd.auditRows().filter { $0.contains(" approve ") }.count == 1)
         }
     }
 }

@@ -110,7 +110,7 @@ struct GuardHostileInputTests {
                 idle.append(try VarlinkClient(path: guardd.socket, connectTimeout: .seconds(5)))
             }
             try stillServes(guardd)
-            let approved = try guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput)
+            let approved = try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput)
             #expect(approved.status == 0)
             for client in idle { client.close() }
             try stillServes(guardd)
@@ -138,9 +138,9 @@ struct GuardHostileInputTests {
             try await Task.sleep(for: .milliseconds(300))
             try stillServes(guardd)
             // The next request is not blocked behind the abandoned one.
-            let next = try guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput)
+            let next = try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput)
             #expect(next.status == 0)
-            #expect(try guardd.auditRows().contains { $0.contains(" cancel ") })
+            #expect(try await guardd.auditRows().contains { $0.contains(" cancel ") })
         }
     }
 }

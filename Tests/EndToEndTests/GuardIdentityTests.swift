@@ -11,7 +11,7 @@ struct GuardIdentityTests {
             try FileManager.default.createDirectory(atPath: "\(guardd.directory)/elsewhere", withIntermediateDirectories: true)
             try FileManager.default.copyItem(atPath: productPath("familycontrols-demo"), toPath: outside)
             chmod(outside, 0o755)
-            let result = try guardd.app(["request", "--member", "child", "--stdin"], input: "y\n", executable: outside)
+            let result = try await guardd.app(["request", "--member", "child", "--stdin"], input: "y\n", executable: outside)
             #expect(result.status == 1)
             #expect(result.standardError.contains("error 3 invalidArgument"))
             #expect(result.standardError.contains("is not in a managed app directory"))
@@ -22,7 +22,7 @@ struct GuardIdentityTests {
         try await withGuard { guardd in
             try guardd.installDemo(for: guardd.child, appID: "org.example.NoCapability", capability: false)
             let executable = "\(guardd.appsRoot)/\(guardd.child.name)/org.example.NoCapability/familycontrols-demo"
-            let result = try guardd.app(["request", "--member", "child", "--stdin"], input: "y\n", executable: executable)
+            let result = try await guardd.app(["request", "--member", "child", "--stdin"], input: "y\n", executable: executable)
             #expect(result.status == 1)
             #expect(result.standardError.contains("error 3 invalidArgument"))
             #expect(result.standardError.contains("does not declare the Family Controls capability"))
@@ -33,12 +33,12 @@ struct GuardIdentityTests {
     func processWithInjectedLibrariesIsRefused(variable: String) async throws {
         try await withGuard { guardd in
             let value = variable == "LD_PRELOAD" ? "libc.so.6" : "/tmp"
-            let result = try guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput,
+            let result = try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput,
                                         environment: [variable: value])
             #expect(result.status == 1)
             #expect(result.standardError.contains("error 3 invalidArgument"))
             #expect(result.standardError.contains("runs with \(variable) set"))
-            #expect(try guardd.storedStatus() == "notDetermined")
+            #expect(try await guardd.storedStatus() == "notDetermined")
         }
     }
 
@@ -47,7 +47,7 @@ struct GuardIdentityTests {
     func tracedProcessIsRefused() async throws {
         let strace = "/usr/bin/strace"
         try await withGuard { guardd in
-            let result = try run("/usr/bin/setpriv", ["--reuid=\(guardd.child.uid)", "--regid=\(guardd.child.gid)", "--clear-groups",
+            let result = try await run("/usr/bin/setpriv", ["--reuid=\(guardd.child.uid)", "--regid=\(guardd.child.gid)", "--clear-groups",
                                                       "/usr/bin/env", "-i", "FAMILYCONTROLS_SOCKET=\(guardd.socket)",
                                                       strace, "-f", "-o", "/dev/null", guardd.appExecutable,
                                                       "request", "--member", "child", "--stdin"], input: guardd.approvingInput)
@@ -60,16 +60,16 @@ struct GuardIdentityTests {
         try await withGuard { guardd in
             try guardd.installDemo(for: guardd.child, appID: "org.example.Second")
             let second = "\(guardd.appsRoot)/\(guardd.child.name)/org.example.Second/familycontrols-demo"
-            try guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput).requireSuccess()
-            let other = try guardd.app(["status"], executable: second)
+            try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput).requireSuccess()
+            let other = try await guardd.app(["status"], executable: second)
             #expect(other.standardOutput == "status: notDetermined\n")
-            #expect(try guardd.storedStatus(appID: "org.example.Second") == "notDetermined")
-            #expect(try guardd.storedStatus() == "approved")
+            #expect(try await guardd.storedStatus(appID: "org.example.Second") == "notDetermined")
+            #expect(try await guardd.storedStatus() == "approved")
             // The second app needs its own approval: the alert is shown again.
-            let asked = try guardd.app(["request", "--member", "child", "--stdin"], input: "n\n", executable: second)
+            let asked = try await guardd.app(["request", "--member", "child", "--stdin"], input: "n\n", executable: second)
             #expect(asked.standardError.contains("Allow “FamilyControls Demo”"))
-            #expect(try guardd.storedStatus(appID: "org.example.Second") == "denied")
-            #expect(try guardd.storedStatus() == "approved")
+            #expect(try await guardd.storedStatus(appID: "org.example.Second") == "denied")
+            #expect(try await guardd.storedStatus() == "approved")
         }
     }
 }

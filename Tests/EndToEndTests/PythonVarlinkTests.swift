@@ -8,7 +8,7 @@ import TestSupport
 struct PythonVarlinkTests {
     @Test func pythonClientIntrospectsAndReadsAStatus() async throws {
         try await withGuard { guardd in
-            try guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput).requireSuccess()
+            try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput).requireSuccess()
             let script = """
                 import sys, varlink
                 with varlink.Client(address="unix:" + sys.argv[1]) as client:
@@ -22,7 +22,7 @@ struct PythonVarlinkTests {
                         for row in guard.ListAuthorizations(sys.argv[2])["authorizations"]:
                             print("status", row["user"], row["app"], row["status"])
                 """
-            let result = try run(pythonPath, ["-c", script, guardd.socket, guardd.child.name])
+            let result = try await run(pythonPath, ["-c", script, guardd.socket, guardd.child.name])
             #expect(result.status == 0, "\(result.standardError)")
             let lines = result.standardOutput.split(separator: "\n").map(String.init)
             #expect(lines.contains("interfaces org.varlink.service org.familycontrols.guard"))

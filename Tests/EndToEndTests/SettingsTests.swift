@@ -23,7 +23,7 @@ struct SettingsTests {
             let lines = LineCollector(output.fileHandleForReading)
             try lines.waitFor("status: approved", timeout: 20)
 
-            let json = try guardd.familyctl(["status", "--json"])
+            let json = try await guardd.familyctl(["status", "--json"])
             #expect(json.status == 0)
             let object = try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any]
             let rows = object?["authorizations"] as? [[String: Any]] ?? []
@@ -37,18 +37,18 @@ struct SettingsTests {
             #expect(Set(row.keys) == ["user", "app", "member", "status", "approvedBy", "updatedAt", "lock", "path"])
 
             let started = Date()
-            let revoked = try guardd.familyctl(["revoke", "--user", guardd.child.name, "--app", GuardFixture.appID])
+            let revoked = try await guardd.familyctl(["revoke", "--user", guardd.child.name, "--app", GuardFixture.appID])
             #expect(revoked.status == 0, "\(revoked.standardError)")
             try lines.waitFor("status: notDetermined", timeout: 5)
             #expect(Date().timeIntervalSince(started) < 1.0 + 0.5 /* familyctl process start */)
 
             // An administrator's approval reaches the running app as well.
-            let set = try guardd.familyctl(["set", "--user", guardd.child.name, "--app", GuardFixture.appID, "approved"])
+            let set = try await guardd.familyctl(["set", "--user", guardd.child.name, "--app", GuardFixture.appID, "approved"])
             #expect(set.status == 0)
             try lines.waitFor("status: approved", timeout: 2, occurrence: 2)
 
             // A graduation too.
-            let graduated = try guardd.familyctl(["graduate", guardd.child.name])
+            let graduated = try await guardd.familyctl(["graduate", guardd.child.name])
             #expect(graduated.status == 0)
             #expect(graduated.standardOutput.contains("revoked \(GuardFixture.appID)"))
             try lines.waitFor("status: notDetermined", timeout: 2, occurrence: 2)
@@ -57,8 +57,8 @@ struct SettingsTests {
 
     @Test func tableListsEveryAuthorization() async throws {
         try await withGuard { guardd in
-            try guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput).requireSuccess()
-            let table = try guardd.familyctl(["status"])
+            try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput).requireSuccess()
+            let table = try await guardd.familyctl(["status"])
             #expect(table.status == 0)
             let lines = table.standardOutput.split(separator: "\n")
             #expect(lines.first?.hasPrefix("USER") == true)
@@ -68,7 +68,7 @@ struct SettingsTests {
 
     @Test func mutatingVerbsNeedRoot() async throws {
         try await withGuard { guardd in
-            let result = try run("/usr/bin/setpriv", ["--reuid=\(guardd.adult.uid)", "--regid=\(guardd.adult.gid)", "--clear-groups",
+            let result = try await run("/usr/bin/setpriv", ["--reuid=\(guardd.adult.uid)", "--regid=\(guardd.adult.gid)", "--clear-groups",
                                                       productPath("familyctl"), "--socket", guardd.socket,
                                                       "revoke", "--user", guardd.child.name, "--app", GuardFixture.appID])
             #expect(result.status == 4)
@@ -78,13 +78,13 @@ struct SettingsTests {
 
     @Test func setDeniedAndUnknownUserErrors() async throws {
         try await withGuard { guardd in
-            let denied = try guardd.familyctl(["set", "--user", guardd.child.name, "--app", GuardFixture.appID, "denied"])
+            let denied = try await guardd.familyctl(["set", "--user", guardd.child.name, "--app", GuardFixture.appID, "denied"])
             #expect(denied.status == 0)
-            #expect(try guardd.storedStatus() == "denied")
-            let unknown = try guardd.familyctl(["set", "--user", "fcnosuchuser", "--app", GuardFixture.appID, "approved"])
+            #expect(try await guardd.storedStatus() == "denied")
+            let unknown = try await guardd.familyctl(["set", "--user", "fcnosuchuser", "--app", GuardFixture.appID, "approved"])
             #expect(unknown.status == 1)
             #expect(unknown.standardError == "familyctl: no such user fcnosuchuser\n")
-            let noApp = try guardd.familyctl(["set", "--user", guardd.child.name, "--app", "org.example.Missing", "approved"])
+            let noApp = try await guardd.familyctl(["set", "--user", guardd.child.name, "--app", "org.example.Missing", "approved"])
             #expect(noApp.status == 1)
             #expect(noApp.standardError.contains("no app directory org.example.Missing"))
         }
@@ -92,7 +92,7 @@ struct SettingsTests {
 
     @Test func unreachableGuardIsReportedWithExitFive() async throws {
         try await withTemporaryDirectory { directory in
-            let result = try run(productPath("familyctl"), ["status", "--socket", "\(directory)/none.socket"])
+            let result = try await run(productPath("familyctl"), ["status", "--socket", "\(directory)/none.socket"])
             #expect(result.status == 5)
             #expect(result.standardError.hasPrefix("familyctl: cannot reach the Guard:"))
         }

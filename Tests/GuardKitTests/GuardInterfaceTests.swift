@@ -1,4 +1,4 @@
-import FamilyControls
+import FamilyControlsModel
 import Foundation
 @testable import GuardKit
 import Testing

@@ -109,12 +109,13 @@ struct LockCrashTests {
         try withLockScenario(extraFiles: 10, hooks: LockCrashSwitch(after: 5).hooks) { scenario in
             let before = try LockTreeSnapshot.take(scenario.app)
             #expect(throws: LockSimulatedCrash()) { try scenario.lock() }
-            let report = try scenario.restartedEngine().lock(
-                user: scenario.child.name, appID: LockScenario.appID, directory: scenario.app)
+            let restarted = scenario.restartedEngine()
+            let report = try restarted.lock(user: scenario.child.name, appID: LockScenario.appID, directory: scenario.app)
             #expect(report.state == .locked)
+            #expect(scenario.journal.entryWrites == 1, "the originals recorded before the crash are kept")
             let entries = try scenario.journal.entries(user: scenario.child.name, appID: LockScenario.appID)
             #expect(entries.allSatisfy { $0.uid == scenario.child.uid }, "originals, never root")
-            try scenario.unlock()
+            try restarted.unlock(user: scenario.child.name, appID: LockScenario.appID)
             #expect(try LockTreeSnapshot.take(scenario.app) == before)
         }
     }

@@ -93,12 +93,15 @@ struct LockDriftTests {
             let data = scenario.sandbox.app(LockAppTree.dataFile)
             try LockFiles.chattr("-i", scenario.sandbox.app("lib"))
             try LockFiles.chattr("-i", data)
-            try LockCommand.mustRun(["rm", "-f", data])
+            // Moved away, not deleted: ext4 would give the new file the freed inode number.
+            try LockCommand.mustRun(["mv", data, scenario.sandbox.root + "/old-data"])
             try LockFiles.write(data, "replaced", 0o600)
             try LockFiles.chattr("+i", data)
 
             let report = try scenario.unlock()
-            #expect(report.findings == [LockAppTree.dataFile + ": replaced since the lock (another file now has this name); left as it is"])
+            #expect(report.findings == [
+                LockAppTree.dataFile + ": replaced since the lock (another file now has this name); left as it is",
+            ])
             #expect(LockFiles.isImmutable(data), "the replacement is not touched")
             #expect(try LockFiles.status(data).st_uid == 0)
         }

@@ -69,12 +69,10 @@ struct LockRaceTests {
                 do {
                     report = try scenario.engine.lock(user: scenario.child.name, appID: "race\(round)", directory: app)
                 } catch {
-                    child.terminate()
-                    child.waitUntilExit()
+                    LockCommand.stop(child)
                     throw error
                 }
-                child.terminate()
-                child.waitUntilExit()
+                LockCommand.stop(child)
 
                 #expect(report.state == .locked, "round \(round): \(report.state)")
                 #expect(try LockOutsideState.take(secretFile) == fileBefore, "round \(round): outside file touched")

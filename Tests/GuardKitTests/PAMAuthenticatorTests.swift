@@ -68,7 +68,7 @@ struct PAMAuthenticatorTests {
     @Test func lockedAccountIsRefused() async throws {
         try await withShippedPAMDirectory { pamDir in
             try await withThrowawayUser { user in
-                try #require(try run("/usr/sbin/usermod", ["-L", user.name]).succeeded)
+                try #require(try await run("/usr/sbin/usermod", ["-L", user.name]).succeeded)
                 let error = await failure { () throws(PAMError) in
                     try await authenticator.authenticate(request(user.name, pamDir: pamDir),
                                                          conversation: ScriptedConversation([.answer(user.password ?? "")]))
@@ -82,7 +82,7 @@ struct PAMAuthenticatorTests {
     @Test func expiredAccountIsRefused() async throws {
         try await withShippedPAMDirectory { pamDir in
             try await withThrowawayUser { user in
-                try #require(try run("/usr/bin/chage", ["-E", "0", user.name]).succeeded)
+                try #require(try await run("/usr/bin/chage", ["-E", "0", user.name]).succeeded)
                 let error = await failure { () throws(PAMError) in
                     try await authenticator.authenticate(request(user.name, pamDir: pamDir),
                                                          conversation: ScriptedConversation([.answer(user.password ?? "")]))
@@ -96,7 +96,7 @@ struct PAMAuthenticatorTests {
     @Test func expiredPasswordIsRefused() async throws {
         try await withShippedPAMDirectory { pamDir in
             try await withThrowawayUser { user in
-                try #require(try run("/usr/bin/chage", ["-d", "0", user.name]).succeeded)
+                try #require(try await run("/usr/bin/chage", ["-d", "0", user.name]).succeeded)
                 let error = await failure { () throws(PAMError) in
                     try await authenticator.authenticate(request(user.name, pamDir: pamDir),
                                                          conversation: ScriptedConversation([.answer(user.password ?? "")]))
@@ -123,7 +123,7 @@ struct PAMAuthenticatorTests {
     @Test func emptyPasswordNeverAuthenticatesDespiteNullok() async throws {
         try await withShippedPAMDirectory { pamDir in
             try await withThrowawayUser(password: false) { user in
-                try #require(try run("/usr/bin/passwd", ["-d", user.name]).succeeded)
+                try #require(try await run("/usr/bin/passwd", ["-d", user.name]).succeeded)
                 let error = await failure { () throws(PAMError) in
                     try await authenticator.authenticate(request(user.name, pamDir: pamDir),
                                                          conversation: ScriptedConversation([.answer("")]))

@@ -68,3 +68,30 @@ public struct FixtureError: Error, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }
 }
+
+/// Runs blocking work (waiting for a process, say) on a thread of its own and
+/// awaits it, so tests never hold the few threads of Swift's cooperative pool
+/// that other tests need to make progress.
+public func offload<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread {
+            do {
+                continuation.resume(returning: try body())
+            } catch {
+                continuation.resume(throwing: error)
+            }
+        }
+        thread.start()
+    }
+}
+
+/// ``run(_:_:input:environment:currentDirectory:)`` without blocking the cooperative pool.
+@discardableResult
+public func run(
+    _ executable: String, _ arguments: [String], input: String? = nil,
+    environment: [String: String?] = [:], currentDirectory: String? = nil
+) async throws -> ProcessResult {
+    try await offload {
+        try run(executable, arguments, input: input, environment: environment, currentDirectory: currentDirectory)
+    }
+}

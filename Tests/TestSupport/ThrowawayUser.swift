@@ -73,12 +73,16 @@ public func removeThrowawayUser(_ user: ThrowawayUser) {
 /// Creates a group with the given members and removes it after `body`.
 public func withThrowawayGroup<R>(members: [String], _ body: (String) async throws -> R) async throws -> R {
     let name = "fcg" + String(UInt32.random(in: 0..<UInt32.max), radix: 36)
-    let made = try run("/usr/sbin/groupadd", [name])
+    let made = try await run("/usr/sbin/groupadd", [name])
     guard made.succeeded else { throw FixtureError("groupadd \(name) failed: \(made.standardError)") }
-    defer { _ = try? run("/usr/sbin/groupdel", [name]) }
+    defer { removeGroup(name) }
     for member in members {
-        let added = try run("/usr/sbin/usermod", ["-a", "-G", name, member])
+        let added = try await run("/usr/sbin/usermod", ["-a", "-G", name, member])
         guard added.succeeded else { throw FixtureError("usermod -a -G \(name) \(member) failed") }
     }
     return try await body(name)
+}
+
+private func removeGroup(_ name: String) {
+    _ = try? run("/usr/sbin/groupdel", [name]) as ProcessResult
 }

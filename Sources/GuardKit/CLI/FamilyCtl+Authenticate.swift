@@ -1,5 +1,5 @@
 import SystemKit
-import FamilyControls
+import FamilyControlsModel
 
 extension FamilyCtl {
     /// `familyctl authenticate USER --member child|individual [--pam-dir DIR] [--config FILE] [--child USER] [--stdin]`

@@ -1,5 +1,8 @@
-import FamilyControls
-import Foundation
+import FamilyControlsModel
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import SystemKit
 import Varlink
 
@@ -53,15 +56,13 @@ extension FamilyCtl {
         }
         return ([header] + table).map { cells in
             cells.enumerated().map { index, cell in
-                index == cells.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+                index == cells.count - 1 ? cell : cell + String(repeating: " ", count: max(0, widths[index] - cell.count))
             }.joined(separator: "  ")
         }.joined(separator: "\n")
     }
 
     private static func isoDate(_ seconds: Double) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        return formatter.string(from: Date(timeIntervalSince1970: seconds))
+        Date(timeIntervalSince1970: seconds).formatted(.iso8601)
     }
 
     /// `familyctl set --user USER --app APP approved|denied`

@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import Varlink
 
 /// `familyctl`'s connection to the Guard: one call at a time, errors turned

@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Everything `familycontrols.conf` says: who is in the family, where apps
 /// live, and how people authenticate.
@@ -42,7 +45,7 @@ package struct GuardConfiguration: Hashable, Sendable {
         } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
             throw ConfigError(file: path, line: 0, "no such file")
         } catch {
-            throw ConfigError(file: path, line: 0, "cannot be read: \(error.localizedDescription)")
+            throw ConfigError(file: path, line: 0, "cannot be read: \(error)")
         }
         guard data.count <= 1 << 20 else { throw ConfigError(file: path, line: 0, "larger than 1 MiB") }
         guard let text = String(validating: data, as: UTF8.self) else {

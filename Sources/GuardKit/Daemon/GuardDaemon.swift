@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import SystemKit
 import Varlink
 
@@ -133,6 +136,9 @@ package enum GuardDaemon {
             vendor: "FamilyControls for Linux", product: "familycontrolsd",
             version: FamilyControlsVersion.string, url: "https://familycontrols.invalid/")
         configuration.logger = Logger(label: "varlink")
+        // Calls to the Guard are small; a smaller frame bound caps what thousands
+        // of hostile half-sent frames can cost.
+        configuration.maximumFrameSize = 64 << 10
         do throws(VarlinkServerError) {
             if socketActivated {
                 return .success(try VarlinkServer(adoptingListener: 3, configuration: configuration, service: service))
@@ -150,7 +156,7 @@ package enum GuardDaemon {
             case .absent:
                 break
             }
-            let directory = (socketPath as NSString).deletingLastPathComponent
+            let directory = socketPath.lastIndex(of: "/").map { String(socketPath[..<$0]) } ?? ""
             if !directory.isEmpty && !FileManager.default.fileExists(atPath: directory) {
                 try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
                                                          attributes: [.posixPermissions: 0o755])

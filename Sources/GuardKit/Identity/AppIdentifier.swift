@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import SystemKit
 
 /// Establishes which app a connected process is: the executable it runs

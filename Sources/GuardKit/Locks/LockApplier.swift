@@ -29,6 +29,10 @@ struct LockApplier: TreeVisitor {
     /// Why the lock does not hold; empty when every entry is locked.
     private(set) var unenforcedReasons: [String] = []
     private var flagsSupported = true
+    /// Set right after the entries were recorded: then a regular file whose
+    /// name still leads to the recorded inode is the file recorded, and its
+    /// recorded status stands in for an `fstat`.
+    var trustsRecordedStatus = false
 
     init(mode: Mode, entries: [LockedEntry], root: WalkDirectory, policy: LockPolicy, hooks: LockEngineHooks,
          persist: @escaping ([LockedEntry]) throws -> Void) {
@@ -62,6 +66,16 @@ struct LockApplier: TreeVisitor {
     /// Recorded entries that were not found where the walk looked.
     var missingEntries: [String] { coverage.missing(in: entries) }
 
+    /// After a locking walk: forgets entries the child removed before their
+    /// directory was frozen (nothing of the lock's is left on them), so an
+    /// unlock does not report them missing.
+    mutating func dropMissingEntries() throws {
+        let missing = Set(missingEntries)
+        guard mode == .lock, !missing.isEmpty else { return }
+        entries.removeAll { missing.contains($0.relativePath) }
+        try persist(entries)
+    }
+
     mutating func visit(_ entry: DirectoryEntry, path: String, in parent: WalkDirectory) throws -> WalkDirectory? {
         var type = entry.type
         var named: FileStatus?
@@ -72,6 +86,21 @@ struct LockApplier: TreeVisitor {
         }
         if let named, type == .symbolicLink || type == .other {
             try handleNamed(entry.name, status: named, path: path, in: parent)
+            return nil
+        }
+        if trustsRecordedStatus, type == .regular, let position = index[path],
+           entries[position].kind == .regular, entries[position].inode == entry.inode {
+            // The directory is frozen, so the name leads to the inode its
+            // listing shows. A mount over the name would have been recorded
+            // with the mounted file's inode (statx crosses mounts), not this one.
+            let descriptor: FileDescriptor
+            do {
+                descriptor = try parent.descriptor.openChild(entry.name, flags: AppDirectory.fileFlags)
+            } catch {
+                throw LockError.system(path: path, error)
+            }
+            coverage.markSeen(position)
+            _ = try settle(descriptor, status: entries[position].recordedStatus, entry: entries[position])
             return nil
         }
         let flags = type == .directory ? AppDirectory.directoryFlags : AppDirectory.fileFlags
@@ -213,7 +242,12 @@ struct LockApplier: TreeVisitor {
             return nil
         }
         guard mode == .lock else {
-            findings.append("\(path): not recorded by the lock")
+            if let replaced = index[path] {
+                coverage.markSeen(replaced)
+                findings.append("\(path): replaced since the lock (another file now has this name)")
+            } else {
+                findings.append("\(path): not recorded by the lock")
+            }
             return nil
         }
         var late: [LockedEntry]

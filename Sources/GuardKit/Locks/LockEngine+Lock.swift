@@ -49,7 +49,7 @@ extension LockEngine {
             user: user, appID: appID, path: path,
             device: root.status.device, inode: root.status.inode, state: .locking)
         try journal.saveEntries(entries, record: record)
-        return try apply(&record, root: root, entries: entries, policy: policy)
+        return try apply(&record, root: root, entries: entries, policy: policy, freshlyRecorded: true)
     }
 
     /// Brings a recorded lock to its locked state from the journal's entries:
@@ -66,17 +66,22 @@ extension LockEngine {
         return try apply(&record, root: root, entries: entries, policy: policy)
     }
 
+    /// Locks every recorded entry. `freshlyRecorded` says the entries were
+    /// recorded just now, so their recorded status is still current.
     private func apply(
-        _ record: inout LockRecord, root: WalkDirectory, entries: [LockedEntry], policy: LockPolicy
+        _ record: inout LockRecord, root: WalkDirectory, entries: [LockedEntry], policy: LockPolicy,
+        freshlyRecorded: Bool = false
     ) throws -> LockReport {
         let locking = record
         let journal = self.journal
         var applier = LockApplier(mode: .lock, entries: entries, root: root, policy: policy, hooks: hooks) { entries in
             try journal.saveEntries(entries, record: locking)
         }
+        applier.trustsRecordedStatus = freshlyRecorded
         if try applier.begin(with: root) {
             try TreeWalk.walk(from: root, visitor: &applier)
         }
+        try applier.dropMissingEntries()
         let reasons = applier.unenforcedReasons
         if let first = reasons.first {
             let more = reasons.count > 1 ? " (and \(reasons.count - 1) more problems)" : ""

@@ -159,6 +159,7 @@ struct LockRestorer: TreeVisitor {
             return nil
         }
         guard entries[position].isSameFile(status), status.device == device else {
+            coverage.markSeen(position)
             findings.append("\(describe(path)): replaced since the lock (another file now has this name); left as it is")
             return nil
         }

@@ -31,6 +31,17 @@ extension LockedEntry {
         )
     }
 
+    /// The status this entry had when it was recorded.
+    var recordedStatus: FileStatus {
+        let type: UInt32 = switch kind {
+        case .directory: 0o040000
+        case .regular: 0o100000
+        case .symlink: 0o120000
+        case .other: 0
+        }
+        return FileStatus(device: device, inode: inode, mode: type | mode, uid: uid, gid: gid, linkCount: 1)
+    }
+
     /// The owner the lock leaves.
     package var lockedUID: UInt32 { wasImmutable ? uid : 0 }
 

@@ -1,5 +1,8 @@
 import CPAM
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import SystemKit
 
 /// Authenticates a user through PAM: `pam_start_confdir` (or `pam_start`),
@@ -15,7 +18,7 @@ package struct PAMAuthenticator: Sendable {
     /// - Throws: ``PAMError`` for every way it can fail.
     package func authenticate(_ request: PAMRequest, conversation: any PAMConversation) async throws(PAMError) {
         let result: Result<Void, PAMError> = await withCheckedContinuation { continuation in
-            let thread = Thread {
+            let run: @Sendable () -> Void = {
                 do throws(PAMError) {
                     try PAMTransaction.run(request, conversation: conversation)
                     continuation.resume(returning: .success(()))
@@ -23,8 +26,12 @@ package struct PAMAuthenticator: Sendable {
                     continuation.resume(returning: .failure(error))
                 }
             }
-            thread.name = "pam \(request.service)"
-            thread.start()
+            do throws(Errno) {
+                try SystemThread.spawn(name: "pam", run).detach()
+            } catch {
+                continuation.resume(returning: .failure(PAMError(.serviceMisconfigured, service: request.service,
+                                                                 user: request.user)))
+            }
         }
         try result.get()
     }

@@ -1,5 +1,8 @@
-import FamilyControls
-import Foundation
+import FamilyControlsModel
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import SystemKit
 
 extension AuthorizationPolicy {

@@ -1,4 +1,4 @@
-import FamilyControls
+import FamilyControlsModel
 
 /// Why the Guard refused or could not finish a call: one of Apple's
 /// `FamilyControlsError` cases, or an administrator-side refusal, with a

@@ -1,4 +1,4 @@
-import FamilyControls
+import FamilyControlsModel
 import Synchronization
 
 /// Who is watching which (user, app) status, so a change reaches every

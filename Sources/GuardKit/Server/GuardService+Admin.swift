@@ -1,4 +1,4 @@
-import FamilyControls
+import FamilyControlsModel
 import SystemKit
 import Varlink
 

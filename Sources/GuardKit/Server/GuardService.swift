@@ -1,5 +1,8 @@
-import FamilyControls
-import Foundation
+import FamilyControlsModel
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import SystemKit
 import Varlink
 
@@ -90,7 +93,7 @@ package final class GuardService: VarlinkService {
                 return
             }
             // PAM waits for people: the request gets a thread of its own.
-            let thread = Thread { [self] in
+            let run: @Sendable () -> Void = { [self] in
                 defer {
                     channel.close()
                     session.endRequest()
@@ -102,8 +105,14 @@ package final class GuardService: VarlinkService {
                     fail(connection, error)
                 }
             }
-            thread.name = "request \(caller.app.appID)"
-            thread.start()
+            do throws(Errno) {
+                try SystemThread.spawn(name: "request", run).detach()
+            } catch {
+                logger.error("cannot start a request thread: \(error)")
+                channel.close()
+                session.endRequest()
+                fail(connection, GuardFailure(.unavailable, "the Guard is out of threads; try again"))
+            }
         }
     }
 

@@ -1,5 +1,8 @@
-import FamilyControls
-import Foundation
+import FamilyControlsModel
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One line of the audit trail: who did what, to whose authorization, when, and how it ended.
 package struct AuditEvent: Hashable, Sendable {

@@ -1,5 +1,8 @@
-import FamilyControls
-import Foundation
+import FamilyControlsModel
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One app's authorization for one user, as the store records it.
 package struct AuthorizationRecord: Hashable, Sendable {

@@ -1,5 +1,8 @@
 import CSQLite
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A compiled SQL statement, finalized when the object is released.
 ///

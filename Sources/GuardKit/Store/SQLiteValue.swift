@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A value bound to a statement parameter: one of SQLite's five storage classes.
 package enum SQLiteValue: Hashable, Sendable {

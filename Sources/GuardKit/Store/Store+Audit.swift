@@ -1,4 +1,4 @@
-import FamilyControls
+import FamilyControlsModel
 
 extension Store {
     /// Appends `event` to the audit trail. Durable when it returns.

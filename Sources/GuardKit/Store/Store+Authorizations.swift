@@ -1,4 +1,4 @@
-import FamilyControls
+import FamilyControlsModel
 
 extension Store {
     /// The authorization of `appID` for `user`, or nil when none is recorded.

@@ -24,6 +24,7 @@ package struct JSONObject: Sendable, Equatable, RandomAccessCollection, Expressi
     /// For the parser, which has already rejected duplicate keys.
     init(uniqueMembers members: [Member]) { self.members = members }
 
+    /// An object literal; a repeated key is a programmer error and traps.
     package init(dictionaryLiteral elements: (String, JSONValue)...) {
         self.init(elements.map { (key: $0.0, value: $0.1) })
     }

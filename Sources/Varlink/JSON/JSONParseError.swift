@@ -31,6 +31,7 @@ package struct JSONParseError: Error, Equatable, Sendable, CustomStringConvertib
     /// Offset of the offending byte from the start of the input.
     package var offset: Int
 
+    /// An error for `reason` at byte `offset`.
     package init(_ reason: Reason, at offset: Int) {
         self.reason = reason
         self.offset = offset

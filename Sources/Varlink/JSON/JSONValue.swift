@@ -4,12 +4,19 @@
 /// ``double(_:)``. Equality is structural: `.int(1)` and `.double(1)` differ,
 /// and objects compare by members regardless of order.
 package enum JSONValue: Sendable, Equatable {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A number written without fraction or exponent that fits in 64 bits, exact.
     case int(Int64)
+    /// Any other number.
     case double(Double)
+    /// A string, already unescaped and valid Unicode.
     case string(String)
+    /// An array.
     case array([JSONValue])
+    /// An object, members in order.
     case object(JSONObject)
 }
 

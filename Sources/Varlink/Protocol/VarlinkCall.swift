@@ -11,6 +11,7 @@ package struct VarlinkCall: Sendable, Equatable {
     /// The caller wants the connection to leave Varlink after the reply.
     package var upgrade: Bool
 
+    /// A call; the flags default to an ordinary call expecting one reply.
     package init(
         method: String, parameters: JSONObject = [:],
         oneway: Bool = false, more: Bool = false, upgrade: Bool = false

@@ -8,6 +8,7 @@ package struct VarlinkError: Error, Equatable, Sendable, CustomStringConvertible
     /// The error's parameters.
     package var parameters: JSONObject
 
+    /// An error named `name` (qualified: `interface.ErrorName`).
     package init(name: String, parameters: JSONObject = [:]) {
         self.name = name
         self.parameters = parameters
@@ -15,11 +16,17 @@ package struct VarlinkError: Error, Equatable, Sendable, CustomStringConvertible
 
     /// The errors of the `org.varlink.service` interface.
     package enum Name {
+        /// `InterfaceNotFound(interface)`.
         package static let interfaceNotFound = "org.varlink.service.InterfaceNotFound"
+        /// `MethodNotFound(method)`.
         package static let methodNotFound = "org.varlink.service.MethodNotFound"
+        /// `MethodNotImplemented(method)`.
         package static let methodNotImplemented = "org.varlink.service.MethodNotImplemented"
+        /// `InvalidParameter(parameter)`.
         package static let invalidParameter = "org.varlink.service.InvalidParameter"
+        /// `PermissionDenied()`.
         package static let permissionDenied = "org.varlink.service.PermissionDenied"
+        /// `ExpectedMore()`.
         package static let expectedMore = "org.varlink.service.ExpectedMore"
     }
 

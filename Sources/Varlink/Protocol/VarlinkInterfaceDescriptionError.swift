@@ -1,10 +1,16 @@
 /// Why a description text cannot be served.
 package enum VarlinkInterfaceDescriptionError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The text has no `interface` line.
     case missingInterfaceKeyword
+    /// The text declares more than one interface.
     case repeatedInterfaceKeyword
+    /// A keyword ends the text without its name.
     case missingName(after: String)
+    /// The interface name breaks the naming rules (``VarlinkName``).
     case invalidInterfaceName(String)
+    /// A method name does not start with an uppercase letter, or has other characters.
     case invalidMethodName(String)
+    /// A method is declared twice.
     case duplicateMethod(String)
 
     package var description: String {

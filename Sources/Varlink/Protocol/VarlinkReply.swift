@@ -7,6 +7,7 @@ package struct VarlinkReply: Sendable, Equatable {
     /// The qualified error name when the call failed.
     package var error: String?
 
+    /// A reply; by default a final, successful one.
     package init(parameters: JSONObject = [:], continues: Bool = false, error: String? = nil) {
         self.parameters = parameters
         self.continues = continues

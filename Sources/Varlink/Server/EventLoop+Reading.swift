@@ -21,8 +21,8 @@ extension EventLoop {
             logger.debug("\(channel.connection): read failed: \(Errno(code, operation: "recv"))")
             return close(channel)
         }
-        // End of file: the client hung up (a half-close counts: it cannot wait
-        // for replies the Guard would stream).
+        // End of file: the client hung up. A half-close counts too: it looks
+        // the same from here, and a streamed call to it would never end.
         if count == 0 { return close(channel) }
 
         let connection = channel.connection

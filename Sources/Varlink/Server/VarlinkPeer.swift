@@ -17,6 +17,7 @@ package final class VarlinkPeer: @unchecked Sendable, CustomStringConvertible {
     /// recycled pid cannot impersonate it; nil on kernels before Linux 6.5.
     package let pidfd: FileDescriptor?
 
+    /// Wraps what the kernel reported; the peer owns `pidfd` from now on.
     package init(credentials: PeerCredentials, pidfd: FileDescriptor?) {
         self.credentials = credentials
         self.pidfd = pidfd

@@ -11,6 +11,8 @@ import SystemKit
 /// other call to the ``VarlinkService`` as it arrives, even while earlier
 /// calls on the same connection are still being answered. Replies may come
 /// from any thread (see ``VarlinkConnection``).
+///
+/// Keep a reference for as long as it should serve: releasing it shuts it down.
 package final class VarlinkServer: Sendable {
     /// The socket path, for a server that created its socket; nil when adopted.
     package let path: String?
@@ -23,6 +25,10 @@ package final class VarlinkServer: Sendable {
     /// An existing file at `path` is an error: whether it may be removed is the
     /// caller's call (see ``probeSocket(at:)``). The file is left behind at
     /// shutdown, as systemd expects of socket units.
+    ///
+    /// Each client costs two descriptors (socket and pidfd), so the process's
+    /// soft `RLIMIT_NOFILE` is raised, within the hard limit, to cover
+    /// ``VarlinkServerConfiguration/maximumConnections``.
     /// - Throws: ``VarlinkServerError``.
     package convenience init(
         listeningOn path: String,

@@ -20,6 +20,7 @@ package struct VarlinkServerConfiguration: Sendable {
     /// Where notable events go (not every call).
     package var logger = Logger(label: "varlink")
 
+    /// A configuration with the default limits and a logger labelled `varlink`.
     package init(vendor: String, product: String, version: String, url: String) {
         self.vendor = vendor
         self.product = product

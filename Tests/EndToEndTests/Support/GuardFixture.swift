@@ -77,7 +77,11 @@ final class GuardFixture: @unchecked Sendable {
     }
 
     /// Starts `familycontrolsd` and waits until it answers.
-    func start() throws {
+    func start() async throws {
+        try await offload { try self.startBlocking() }
+    }
+
+    private func startBlocking() throws {
         FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         log.seekToEndOfFile()
@@ -110,11 +114,11 @@ final class GuardFixture: @unchecked Sendable {
 
     /// Runs the demo app as `user` (default: the child), answering prompts from `input`.
     func app(_ arguments: [String], as user: ThrowawayUser? = nil, input: String = "",
-             executable: String? = nil, environment: [String: String] = [:]) throws -> ProcessResult {
+             executable: String? = nil, environment: [String: String] = [:]) async throws -> ProcessResult {
         let who = user ?? child
         var env = ["FAMILYCONTROLS_SOCKET=\(socket)"]
         for (key, value) in environment { env.append("\(key)=\(value)") }
-        return try run("/usr/bin/setpriv", ["--reuid=\(who.uid)", "--regid=\(who.gid)", "--clear-groups",
+        return try await run("/usr/bin/setpriv", ["--reuid=\(who.uid)", "--regid=\(who.gid)", "--clear-groups",
                                              "/usr/bin/env", "-i"] + env + [executable ?? appExecutable(for: who)] + arguments,
                        input: input)
     }
@@ -127,33 +131,36 @@ final class GuardFixture: @unchecked Sendable {
     var approvingInput: String { "continue\n\(guardian.name)\n\(guardian.password ?? "")\n" }
 
     /// Runs `familyctl` against this Guard.
-    func familyctl(_ arguments: [String]) throws -> ProcessResult {
-        try run(productPath("familyctl"), arguments + ["--socket", socket])
+    func familyctl(_ arguments: [String]) async throws -> ProcessResult {
+        try await run(productPath("familyctl"), arguments + ["--socket", socket])
     }
 
     /// Calls the Guard as root.
-    func call(_ method: String, _ parameters: JSONObject = [:]) throws -> JSONObject {
-        let client = try VarlinkClient(path: socket, connectTimeout: .seconds(2), replyTimeout: .seconds(30))
-        defer { client.close() }
-        return try client.call("org.familycontrols.guard.\(method)", parameters: parameters)
+    func call(_ method: String, _ parameters: JSONObject = [:]) async throws -> JSONObject {
+        let socket = self.socket
+        return try await offload {
+            let client = try VarlinkClient(path: socket, connectTimeout: .seconds(2), replyTimeout: .seconds(30))
+            defer { client.close() }
+            return try client.call("org.familycontrols.guard.\(method)", parameters: parameters)
+        }
     }
 
     /// The status the Guard holds for (user, app), from `ListAuthorizations`.
-    func storedStatus(user: String? = nil, appID: String = GuardFixture.appID) throws -> String {
+    func storedStatus(user: String? = nil, appID: String = GuardFixture.appID) async throws -> String {
         let who = user ?? child.name
-        let list = try call("ListAuthorizations", ["user": .string(who)])["authorizations"]?.arrayValue ?? []
+        let list = try await call("ListAuthorizations", ["user": .string(who)])["authorizations"]?.arrayValue ?? []
         let row = list.compactMap(\.objectValue).first { $0["app"]?.stringValue == appID }
         return row?["status"]?.stringValue ?? "notDetermined"
     }
 
-    func authorization(user: String? = nil, appID: String = GuardFixture.appID) throws -> JSONObject? {
-        let list = try call("ListAuthorizations", ["user": .string(user ?? child.name)])["authorizations"]?.arrayValue ?? []
+    func authorization(user: String? = nil, appID: String = GuardFixture.appID) async throws -> JSONObject? {
+        let list = try await call("ListAuthorizations", ["user": .string(user ?? child.name)])["authorizations"]?.arrayValue ?? []
         return list.compactMap(\.objectValue).first { $0["app"]?.stringValue == appID }
     }
 
     /// Audit rows straight from the store, oldest first: "actor action user app outcome".
-    func auditRows() throws -> [String] {
-        let result = try run("/usr/bin/sqlite3", ["-separator", " ", "\(stateDirectory)/familycontrols.db",
+    func auditRows() async throws -> [String] {
+        let result = try await run("/usr/bin/sqlite3", ["-separator", " ", "\(stateDirectory)/familycontrols.db",
                                                   "SELECT actor, action, user, coalesce(app_id,'-'), outcome FROM audit ORDER BY id"])
         return result.standardOutput.split(separator: "\n").map(String.init)
     }
@@ -180,7 +187,7 @@ extension ProcessResult {
 func withGuard<R>(extraConfiguration: String = "", _ body: (GuardFixture) async throws -> R) async throws -> R {
     let fixture = try GuardFixture(extraConfiguration: extraConfiguration)
     defer { fixture.tearDown() }
-    try fixture.start()
+    try await fixture.start()
     return try await body(fixture)
 }
 

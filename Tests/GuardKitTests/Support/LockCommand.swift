@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import Testing
 
@@ -29,6 +32,14 @@ enum LockCommand {
     static func mustRun(_ arguments: [String]) throws {
         let result = try run(arguments)
         guard result.succeeded else { throw LockTestError("\(arguments.joined(separator: " ")): \(result)") }
+    }
+
+    /// Stops a background process and waits for it. SIGKILL, because a
+    /// process started from a test thread inherits its blocked signals, and
+    /// SIGTERM may be among them.
+    static func stop(_ process: Process) {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
     }
 
     /// Starts `arguments` in the background; its output is discarded unless captured.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// An error that occurs while requesting or revoking authorization.
 ///
@@ -69,14 +69,6 @@ extension FamilyControlsError: LocalizedError {
         case .authenticationMethodUnavailable:
             "No authentication method is available for this account (for example, it has no usable password)."
         }
-    }
-}
-
-extension FamilyControlsError: CustomNSError {
-    public static var errorDomain: String { "FamilyControls.FamilyControlsError" }
-    public var errorCode: Int { rawValue }
-    public var errorUserInfo: [String: Any] {
-        [NSLocalizedDescriptionKey: errorDescription ?? caseName]
     }
 }
 

@@ -1,0 +1,12 @@
+import Foundation
+@_exported import FamilyControlsModel
+
+extension FamilyControlsError: CustomNSError {
+    /// `FamilyControls.FamilyControlsError`, Apple's domain.
+    public static var errorDomain: String { "FamilyControls.FamilyControlsError" }
+    /// Apple's code, 0–7.
+    public var errorCode: Int { rawValue }
+    public var errorUserInfo: [String: Any] {
+        [NSLocalizedDescriptionKey: errorDescription ?? caseName]
+    }
+}
