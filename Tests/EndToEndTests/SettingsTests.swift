@@ -36,11 +36,12 @@ struct SettingsTests {
             #expect((row["updatedAt"] as? String)?.hasSuffix("Z") == true)
             #expect(Set(row.keys) == ["user", "app", "member", "status", "approvedBy", "updatedAt", "lock", "path"])
 
-            let started = Date()
             let revoked = try await guardd.familyctl(["revoke", "--user", guardd.child.name, "--app", GuardFixture.appID])
             #expect(revoked.status == 0, "\(revoked.standardError)")
+            // From the moment the Guard has recorded the revoke to the app printing it.
+            let recorded = Date()
             try lines.waitFor("status: notDetermined", timeout: 5)
-            #expect(Date().timeIntervalSince(started) < 1.0 + 0.5 /* familyctl process start */)
+            #expect(Date().timeIntervalSince(recorded) < 1.0)
 
             // An administrator's approval reaches the running app as well.
             let set = try await guardd.familyctl(["set", "--user", guardd.child.name, "--app", GuardFixture.appID, "approved"])

@@ -22,6 +22,8 @@ final class GuardFixture: @unchecked Sendable {
 
     var logPath: String { "\(directory)/guard.log" }
     var appsRoot: String { "\(directory)/apps" }
+    /// Homes the children own, so they can rename their own `Applications` folder.
+    var homesRoot: String { "\(directory)/homes" }
 
     /// The child's copy of the demo app.
     var appDirectory: String { "\(appsRoot)/\(child.name)/\(Self.appID)" }
@@ -54,7 +56,7 @@ final class GuardFixture: @unchecked Sendable {
             Children=\((children ?? [child.name]).joined(separator: " "))
 
             [Apps]
-            Roots=\(appsRoot)/%u
+            Roots=\(appsRoot)/%u \(homesRoot)/%u/Applications
 
             [Authentication]
             PromptTimeout=20s
@@ -64,16 +66,20 @@ final class GuardFixture: @unchecked Sendable {
     }
 
     /// Copies the demo into `ROOT/USER/APPID/` with its desktop entry, owned by `user`.
-    func installDemo(for user: ThrowawayUser, appID: String = GuardFixture.appID, capability: Bool = true) throws {
-        let root = "\(appsRoot)/\(user.name)"
-        let app = "\(root)/\(appID)"
+    @discardableResult
+    func installDemo(for user: ThrowawayUser, appID: String = GuardFixture.appID, capability: Bool = true,
+                     inHome: Bool = false) throws -> String {
+        let root = inHome ? "\(homesRoot)/\(user.name)" : "\(appsRoot)/\(user.name)"
+        let app = inHome ? "\(root)/Applications/\(appID)" : "\(root)/\(appID)"
         try FileManager.default.createDirectory(atPath: app, withIntermediateDirectories: true)
         chmod(appsRoot, 0o755)
+        chmod(homesRoot, 0o755)
         try FileManager.default.copyItem(atPath: productPath("familycontrols-demo"), toPath: "\(app)/familycontrols-demo")
         var entry = try String(contentsOfFile: "\(packageRoot)/Config/demo/org.familycontrols.Demo.desktop", encoding: .utf8)
         if !capability { entry = entry.replacingOccurrences(of: "X-FamilyControls=true", with: "X-FamilyControls=false") }
         try entry.write(toFile: "\(app)/\(appID).desktop", atomically: false, encoding: .utf8)
         try sh("chown -R \(user.name):\(user.name) '\(root)'").requireSuccess()
+        return app
     }
 
     /// Starts `familycontrolsd` and waits until it answers.
@@ -82,7 +88,10 @@ final class GuardFixture: @unchecked Sendable {
     }
 
     private func startBlocking() throws {
-        FileManager.default.createFile(atPath: logPath, contents: nil)
+        // One log across restarts: tests read what every run of the Guard said.
+        if !FileManager.default.fileExists(atPath: logPath) {
+            FileManager.default.createFile(atPath: logPath, contents: nil)
+        }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         log.seekToEndOfFile()
         let process = Process()
