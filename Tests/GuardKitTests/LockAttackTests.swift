@@ -37,8 +37,8 @@ struct LockAttack: Sendable, CustomStringConvertible {
 @Suite("A locked app resists the child", .enabled(if: lockTestsCanRun, "needs root: creates users, chowns, sets inode flags"))
 struct LockAttackTests {
     @Test("each attack fails and changes nothing", arguments: LockAttack.all)
-    func attackFails(_ attack: LockAttack) throws {
-        try withLockScenario { scenario in
+    func attackFails(_ attack: LockAttack) async throws {
+        try await withLockScenario { scenario in
             let command = attack.command(scenario.sandbox)
             try scenario.lock()
             let before = try LockTreeSnapshot.take(scenario.sandbox.home)
@@ -50,8 +50,8 @@ struct LockAttackTests {
     }
 
     @Test("the same attacks succeed without the lock, so each one is a real test", arguments: LockAttack.all)
-    func attackWorksUnlocked(_ attack: LockAttack) throws {
-        try withLockScenario { scenario in
+    func attackWorksUnlocked(_ attack: LockAttack) async throws {
+        try await withLockScenario { scenario in
             let command = attack.command(scenario.sandbox)
             let before = try LockTreeSnapshot.take(scenario.sandbox.home)
             let result = try scenario.child.run(command)

@@ -27,8 +27,8 @@ final class LockCrashSwitch: Sendable {
        .enabled(if: lockTestsCanRun, "needs root: creates users, chowns, sets inode flags"))
 struct LockCrashTests {
     @Test("lock crashes after N changes; resume locks every entry", arguments: [0, 1, 2, 7, 20, 60])
-    func lockCrashThenResume(after changes: Int) throws {
-        try withLockScenario(extraFiles: 40, hooks: LockCrashSwitch(after: changes).hooks) { scenario in
+    func lockCrashThenResume(after changes: Int) async throws {
+        try await withLockScenario(extraFiles: 40, hooks: LockCrashSwitch(after: changes).hooks) { scenario in
             let before = try LockTreeSnapshot.take(scenario.app)
             #expect(throws: LockSimulatedCrash()) { try scenario.lock() }
             #expect(try scenario.record()?.state == .locking)
@@ -46,8 +46,8 @@ struct LockCrashTests {
     }
 
     @Test("entries the child creates before an interrupted lock finishes are recorded with their own metadata")
-    func childAddsEntriesDuringCrash() throws {
-        try withLockScenario(extraFiles: 40, hooks: LockCrashSwitch(after: 0).hooks) { scenario in
+    func childAddsEntriesDuringCrash() async throws {
+        try await withLockScenario(extraFiles: 40, hooks: LockCrashSwitch(after: 0).hooks) { scenario in
             #expect(throws: LockSimulatedCrash()) { try scenario.lock() }
             // Nothing changed yet, so the child still owns its directory.
             let added = scenario.sandbox.app("late.txt")
@@ -71,8 +71,8 @@ struct LockCrashTests {
     }
 
     @Test("unlock crashes after N changes; resume restores everything exactly", arguments: [0, 1, 2, 7, 20, 60])
-    func unlockCrashThenResume(after changes: Int) throws {
-        try withLockScenario(extraFiles: 40) { scenario in
+    func unlockCrashThenResume(after changes: Int) async throws {
+        try await withLockScenario(extraFiles: 40) { scenario in
             let before = try LockTreeSnapshot.take(scenario.app)
             try scenario.lock()
             let crashing = scenario.restartedEngine(hooks: LockCrashSwitch(after: changes).hooks)
@@ -90,8 +90,8 @@ struct LockCrashTests {
     }
 
     @Test("a resume that crashes too is finished by the next one", arguments: [(3, 5), (25, 1), (0, 30)])
-    func crashDuringResume(lockCrash: Int, resumeCrash: Int) throws {
-        try withLockScenario(extraFiles: 40, hooks: LockCrashSwitch(after: lockCrash).hooks) { scenario in
+    func crashDuringResume(lockCrash: Int, resumeCrash: Int) async throws {
+        try await withLockScenario(extraFiles: 40, hooks: LockCrashSwitch(after: lockCrash).hooks) { scenario in
             let before = try LockTreeSnapshot.take(scenario.app)
             #expect(throws: LockSimulatedCrash()) { try scenario.lock() }
             let lines = try scenario.restartedEngine(hooks: LockCrashSwitch(after: resumeCrash).hooks).resume()
@@ -105,8 +105,8 @@ struct LockCrashTests {
     }
 
     @Test("lock after a crash finishes the job instead of recording the locked state as original")
-    func relockAfterCrashUsesRecordedOriginals() throws {
-        try withLockScenario(extraFiles: 10, hooks: LockCrashSwitch(after: 5).hooks) { scenario in
+    func relockAfterCrashUsesRecordedOriginals() async throws {
+        try await withLockScenario(extraFiles: 10, hooks: LockCrashSwitch(after: 5).hooks) { scenario in
             let before = try LockTreeSnapshot.take(scenario.app)
             #expect(throws: LockSimulatedCrash()) { try scenario.lock() }
             let restarted = scenario.restartedEngine()

@@ -5,8 +5,8 @@ import Testing
        .enabled(if: lockTestsCanRun, "needs root: creates users, chowns, sets inode flags"))
 struct LockDriftTests {
     @Test("a fresh lock verifies clean")
-    func freshLockIsClean() throws {
-        try withLockScenario { scenario in
+    func freshLockIsClean() async throws {
+        try await withLockScenario { scenario in
             try scenario.lock()
             let report = try scenario.engine.verify(user: scenario.child.name, appID: LockScenario.appID, repair: false)
             #expect(report.isClean, "\(report.findings)")
@@ -15,8 +15,8 @@ struct LockDriftTests {
     }
 
     @Test("a changed mode and a cleared flag are found, then repaired")
-    func modeAndFlagDrift() throws {
-        try withLockScenario { scenario in
+    func modeAndFlagDrift() async throws {
+        try await withLockScenario { scenario in
             let before = try LockTreeSnapshot.take(scenario.app)
             try scenario.lock()
             let data = scenario.sandbox.app(LockAppTree.dataFile)
@@ -43,8 +43,8 @@ struct LockDriftTests {
     }
 
     @Test("an unrecorded entry is reported, and repair records and locks it")
-    func unrecordedEntry() throws {
-        try withLockScenario { scenario in
+    func unrecordedEntry() async throws {
+        try await withLockScenario { scenario in
             try scenario.lock()
             try LockFiles.chattr("-i", scenario.app)
             try LockFiles.write(scenario.sandbox.app("added-by-admin"), "x", 0o644)
@@ -65,8 +65,8 @@ struct LockDriftTests {
     }
 
     @Test("unlock leaves an entry an administrator changed as it is, and says so")
-    func unlockReportsAdminChange() throws {
-        try withLockScenario { scenario in
+    func unlockReportsAdminChange() async throws {
+        try await withLockScenario { scenario in
             let before = try LockTreeSnapshot.take(scenario.app)
             try scenario.lock()
             let data = scenario.sandbox.app(LockAppTree.dataFile)
@@ -87,8 +87,8 @@ struct LockDriftTests {
     }
 
     @Test("unlock skips an entry whose inode changed, and says so")
-    func unlockReportsReplacedEntry() throws {
-        try withLockScenario { scenario in
+    func unlockReportsReplacedEntry() async throws {
+        try await withLockScenario { scenario in
             try scenario.lock()
             let data = scenario.sandbox.app(LockAppTree.dataFile)
             try LockFiles.chattr("-i", scenario.sandbox.app("lib"))

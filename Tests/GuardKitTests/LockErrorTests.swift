@@ -5,8 +5,8 @@ import Testing
        .enabled(if: lockTestsCanRun, "needs root: creates users, chowns, sets inode flags"))
 struct LockErrorTests {
     @Test("the app directory itself may not be a symbolic link")
-    func appDirectorySymlink() throws {
-        try withLockScenario { (scenario) throws in
+    func appDirectorySymlink() async throws {
+        try await withLockScenario { (scenario) throws in
             let alias = scenario.sandbox.applications + "/alias"
             try LockFiles.symlink(scenario.app, at: alias, owner: scenario.child)
             #expect(throws: LockError.symbolicLinkInPath(alias)) {
@@ -17,8 +17,8 @@ struct LockErrorTests {
     }
 
     @Test("no ancestor of the app directory may be a symbolic link")
-    func ancestorSymlink() throws {
-        try withLockScenario { (scenario) throws in
+    func ancestorSymlink() async throws {
+        try await withLockScenario { (scenario) throws in
             let alias = scenario.sandbox.home + "/Alias"
             try LockFiles.symlink(scenario.sandbox.applications, at: alias, owner: scenario.child)
             #expect(throws: LockError.symbolicLinkInPath(alias)) {
@@ -29,8 +29,8 @@ struct LockErrorTests {
     }
 
     @Test("paths that are relative, climb with '..', are missing or are files are refused")
-    func badPaths() throws {
-        try withLockScenario { (scenario) throws in
+    func badPaths() async throws {
+        try await withLockScenario { (scenario) throws in
             let user = scenario.child.name
             #expect(throws: LockError.invalidPath("relative/app")) {
                 try scenario.engine.lock(user: user, appID: LockScenario.appID, directory: "relative/app")
@@ -38,6 +38,9 @@ struct LockErrorTests {
             let climbing = scenario.sandbox.applications + "/../Applications/" + LockScenario.appID
             #expect(throws: LockError.invalidPath(climbing)) {
                 try scenario.engine.lock(user: user, appID: LockScenario.appID, directory: climbing)
+            }
+            #expect(throws: LockError.invalidPath("/")) {
+                try scenario.engine.lock(user: user, appID: LockScenario.appID, directory: "/")
             }
             let missing = scenario.sandbox.applications + "/missing"
             #expect(throws: LockError.directoryNotFound(missing)) {
@@ -52,8 +55,8 @@ struct LockErrorTests {
     }
 
     @Test("an unknown user is refused before anything changes")
-    func unknownUser() throws {
-        try withLockScenario { (scenario) throws in
+    func unknownUser() async throws {
+        try await withLockScenario { (scenario) throws in
             let before = try LockTreeSnapshot.take(scenario.app)
             #expect(throws: LockError.unknownUser("fctest_nobody_here")) {
                 try scenario.engine.lock(user: "fctest_nobody_here", appID: LockScenario.appID, directory: scenario.app)
@@ -63,8 +66,8 @@ struct LockErrorTests {
     }
 
     @Test("unlock, verify and locate of an app that is not locked say so")
-    func notLocked() throws {
-        try withLockScenario { (scenario) throws in
+    func notLocked() async throws {
+        try await withLockScenario { (scenario) throws in
             let error = LockError.notLocked(user: scenario.child.name, appID: LockScenario.appID)
             #expect(throws: error) { try scenario.unlock() }
             #expect(throws: error) {
@@ -76,8 +79,8 @@ struct LockErrorTests {
     }
 
     @Test("the same app cannot be locked at a second directory")
-    func lockedElsewhere() throws {
-        try withLockScenario { (scenario) throws in
+    func lockedElsewhere() async throws {
+        try await withLockScenario { (scenario) throws in
             try scenario.lock()
             let other = scenario.sandbox.applications + "/other"
             try LockAppTree.make(at: other, owner: scenario.child)
@@ -89,8 +92,8 @@ struct LockErrorTests {
     }
 
     @Test("a locked directory that cannot be found is reported, and the unlock can be finished later")
-    func directoryMissing() throws {
-        try withLockScenario { (scenario) throws in
+    func directoryMissing() async throws {
+        try await withLockScenario { (scenario) throws in
             try scenario.lock()
             // An administrator moves it far away.
             let away = scenario.sandbox.root + "/a/b/c/d/e"

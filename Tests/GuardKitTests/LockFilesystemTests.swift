@@ -11,8 +11,8 @@ let lockTestsCanMount: Bool = {
        .enabled(if: lockTestsCanMount, "needs root allowed to mount tmpfs and ramfs"))
 struct LockFilesystemTests {
     @Test("ramfs has no immutable attribute: the lock is unenforced, and the child can indeed move the app")
-    func ramfsIsUnenforced() throws {
-        try withLockScenario(buildApp: false) { scenario in
+    func ramfsIsUnenforced() async throws {
+        try await withLockScenario(buildApp: false) { scenario in
             try scenario.sandbox.mount("ramfs", at: scenario.sandbox.applications)
             try LockAppTree.make(in: scenario.sandbox)
             let before = try LockTreeSnapshot.take(scenario.app)
@@ -38,8 +38,8 @@ struct LockFilesystemTests {
     }
 
     @Test("tmpfs: the engine reports what the kernel's tmpfs really supports")
-    func tmpfsIsTruthful() throws {
-        try withLockScenario(buildApp: false) { scenario in
+    func tmpfsIsTruthful() async throws {
+        try await withLockScenario(buildApp: false) { scenario in
             try scenario.sandbox.mount("tmpfs", at: scenario.sandbox.applications)
             let probe = scenario.sandbox.applications + "/probe"
             try LockFiles.write(probe, "", 0o644)
@@ -67,8 +67,8 @@ struct LockFilesystemTests {
     }
 
     @Test("a filesystem mounted inside the app is not crossed, and is reported")
-    func mountInsideIsSkipped() throws {
-        try withLockScenario { scenario in
+    func mountInsideIsSkipped() async throws {
+        try await withLockScenario { scenario in
             let mountPoint = scenario.sandbox.app("mnt")
             try LockFiles.mkdir(mountPoint, 0o755, owner: scenario.child)
             try scenario.sandbox.mount("tmpfs", at: mountPoint)
@@ -84,6 +84,45 @@ struct LockFilesystemTests {
             let unlock = try scenario.unlock()
             #expect(try LockTreeSnapshot.take(mountPoint) == mounted)
             #expect(unlock.findings == ["mnt: not recorded by the lock; left as it is"])
+        }
+    }
+}
+
+@Suite("Entries root may not change make the lock unenforced, with the reason",
+       .enabled(if: lockTestsCanRun, "needs root: creates users, chowns, sets inode flags"))
+struct LockPermissionTests {
+    @Test("an app directory whose owner root cannot change (as on root-squashed NFS) is unenforced, and nothing changes")
+    func rootCannotChown() async throws {
+        try await withLockScenario { scenario in
+            // The append-only flag refuses chown to root, as root squashing does.
+            try LockFiles.chattr("+a", scenario.app)
+            let before = try LockTreeSnapshot.take(scenario.app)
+            let report = try scenario.lock()
+            guard case .unenforced(let reason) = report.state else {
+                Issue.record("expected unenforced, got \(report.state)")
+                return
+            }
+            #expect(reason.hasPrefix("root may not change the owner of the app directory on filesystem ext2/3/4"), "\(reason)")
+            #expect(reason.contains("Operation not permitted"))
+            #expect(try LockTreeSnapshot.take(scenario.app) == before)
+            try scenario.unlock()
+            #expect(try LockTreeSnapshot.take(scenario.app) == before)
+        }
+    }
+
+    @Test("one entry that cannot be locked makes the whole lock unenforced, naming it")
+    func entryCannotBeLocked() async throws {
+        try await withLockScenario { scenario in
+            try LockFiles.chattr("+a", scenario.sandbox.app(LockAppTree.dataFile))
+            let before = try LockTreeSnapshot.take(scenario.app)
+            let report = try scenario.lock()
+            #expect(report.state == .unenforced(
+                reason: LockAppTree.dataFile + ": could not be locked: fchown: Operation not permitted"))
+            let locked = try LockTreeSnapshot.take(scenario.app)
+            #expect(locked.unlockedItems(exempt: [LockAppTree.dataFile]).isEmpty, "everything else is locked")
+            let unlock = try scenario.unlock()
+            #expect(unlock.findings.isEmpty, "\(unlock.findings)")
+            #expect(try LockTreeSnapshot.take(scenario.app) == before)
         }
     }
 }

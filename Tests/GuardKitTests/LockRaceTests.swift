@@ -48,8 +48,8 @@ struct LockRaceTests {
         """#
 
     @Test("50 locks and unlocks under a swapping child leave root's outside files untouched")
-    func swappingChild() throws {
-        try withLockScenario(buildApp: false) { scenario in
+    func swappingChild() async throws {
+        try await withLockScenario(buildApp: false) { scenario in
             let outside = scenario.sandbox.root + "/outside"
             try LockFiles.mkdir(outside, 0o755)
             let secretFile = outside + "/secret"
@@ -93,8 +93,8 @@ struct LockRaceTests {
     }
 
     @Test("a hard link to a shared root file outside the app is left alone, and reported")
-    func foreignHardLinkIsLeftAlone() throws {
-        try withLockScenario { scenario in
+    func foreignHardLinkIsLeftAlone() async throws {
+        try await withLockScenario { scenario in
             // A file the child may write (and so, with protected_hardlinks, link).
             let shared = scenario.sandbox.root + "/shared"
             try LockFiles.write(shared, "shared", 0o666)
@@ -114,8 +114,8 @@ struct LockRaceTests {
     }
 
     @Test("with protected_hardlinks, the child cannot link root's private file into its app at all")
-    func privateFileCannotBeLinked() throws {
-        try withLockScenario { scenario in
+    func privateFileCannotBeLinked() async throws {
+        try await withLockScenario { scenario in
             let secret = scenario.sandbox.root + "/secret"
             try LockFiles.write(secret, "secret", 0o600)
             #expect(!(try scenario.child.run(["ln", secret, scenario.sandbox.app("stolen")]).succeeded))

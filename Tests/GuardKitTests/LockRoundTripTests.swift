@@ -5,8 +5,8 @@ import Testing
 @Suite("Lock and unlock round trip", .enabled(if: lockTestsCanRun, "needs root: creates users, chowns, sets inode flags"))
 struct LockRoundTripTests {
     @Test("lock makes every entry root-owned, read-only and immutable, adding no permission")
-    func lockLocksEverything() throws {
-        try withLockScenario { scenario in
+    func lockLocksEverything() async throws {
+        try await withLockScenario { scenario in
             let before = try LockTreeSnapshot.take(scenario.app)
             let report = try scenario.lock()
             #expect(report.state == .locked)
@@ -31,9 +31,9 @@ struct LockRoundTripTests {
     }
 
     @Test("entries are journaled in one batch before anything changes")
-    func journalFirstInOneBatch() throws {
+    func journalFirstInOneBatch() async throws {
         let observedState = LockObservations()
-        try withLockScenario(hooks: LockEngineHooks { path in observedState.note(path) }) { scenario in
+        try await withLockScenario(hooks: LockEngineHooks { path in observedState.note(path) }) { scenario in
             observedState.journal = scenario.journal
             observedState.user = scenario.child.name
             try scenario.lock()
@@ -44,8 +44,8 @@ struct LockRoundTripTests {
     }
 
     @Test("unlock restores owner, group, mode and flags exactly; the child can then delete the app")
-    func unlockRestoresExactly() throws {
-        try withLockScenario { scenario in
+    func unlockRestoresExactly() async throws {
+        try await withLockScenario { scenario in
             let before = try LockTreeSnapshot.take(scenario.app)
             try scenario.lock()
             #expect(try LockTreeSnapshot.take(scenario.app) != before)
@@ -61,8 +61,8 @@ struct LockRoundTripTests {
     }
 
     @Test("locking an already locked directory is a no-op success")
-    func relockIsNoOp() throws {
-        try withLockScenario { scenario in
+    func relockIsNoOp() async throws {
+        try await withLockScenario { scenario in
             try scenario.lock()
             let locked = try LockTreeSnapshot.take(scenario.app)
             let again = try scenario.lock()
@@ -75,8 +75,8 @@ struct LockRoundTripTests {
     }
 
     @Test("an immutable flag an administrator set survives lock and unlock")
-    func preexistingImmutableSurvives() throws {
-        try withLockScenario { scenario in
+    func preexistingImmutableSurvives() async throws {
+        try await withLockScenario { scenario in
             let adminLocked = [LockAppTree.dataFile, "lib/nested/deep"]
             for path in adminLocked { try LockFiles.chattr("+i", scenario.sandbox.app(path)) }
             let before = try LockTreeSnapshot.take(scenario.app)
@@ -97,8 +97,8 @@ struct LockRoundTripTests {
     }
 
     @Test("renaming the child's Applications folder leaves the app locked, and status reports the new path")
-    func renamedAncestorIsFollowed() throws {
-        try withLockScenario { scenario in
+    func renamedAncestorIsFollowed() async throws {
+        try await withLockScenario { scenario in
             let before = try LockTreeSnapshot.take(scenario.app)
             try scenario.lock()
             let locked = try LockTreeSnapshot.take(scenario.app)
@@ -123,8 +123,8 @@ struct LockRoundTripTests {
     }
 
     @Test("locate searches the candidate roots it is given")
-    func locateUsesCandidates() throws {
-        try withLockScenario { scenario in
+    func locateUsesCandidates() async throws {
+        try await withLockScenario { scenario in
             try scenario.lock()
             // Move the whole home (as root) somewhere the engine would not look by itself.
             // Deeper than the search from the nearest surviving ancestor (the sandbox) reaches.

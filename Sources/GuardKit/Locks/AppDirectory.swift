@@ -13,11 +13,12 @@ enum AppDirectory {
     static let fileFlags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY
 
     /// `path` with duplicate and trailing slashes and `.` components removed.
-    /// - Throws: ``LockError/invalidPath(_:)`` for a relative path or one with `..`.
+    /// - Throws: ``LockError/invalidPath(_:)`` for a relative path, one with
+    ///   `..`, and `/` itself (an app is never the whole filesystem).
     static func normalized(_ path: String) throws(LockError) -> String {
         guard path.hasPrefix("/") else { throw .invalidPath(path) }
         let components = path.split(separator: "/").filter { $0 != "." }
-        guard !components.contains("..") else { throw .invalidPath(path) }
+        guard !components.contains(".."), !components.isEmpty else { throw .invalidPath(path) }
         return "/" + components.joined(separator: "/")
     }
 

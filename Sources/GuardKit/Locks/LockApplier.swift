@@ -22,13 +22,13 @@ struct LockApplier: TreeVisitor {
     let hooks: LockEngineHooks
     /// Saves the whole entry list, after entries were recorded late.
     let persist: ([LockedEntry]) throws -> Void
-    private(set) var entries: [LockedEntry]
-    private var index: [String: Int]
-    private var coverage: EntryCoverage
-    private(set) var findings: [String] = []
+    var entries: [LockedEntry]
+    var index: [String: Int]
+    var coverage: EntryCoverage
+    var findings: [String] = []
     /// Why the lock does not hold; empty when every entry is locked.
-    private(set) var unenforcedReasons: [String] = []
-    private var flagsSupported = true
+    var unenforcedReasons: [String] = []
+    var flagsSupported = true
     /// Set right after the entries were recorded: then a regular file whose
     /// name still leads to the recorded inode is the file recorded, and its
     /// recorded status stands in for an `fstat`.
@@ -223,90 +223,5 @@ struct LockApplier: TreeVisitor {
         } catch {
             fail(path, error, changingOwner: true)
         }
-    }
-
-    // MARK: - Recording late entries
-
-    /// The recorded entry for `path`, if it is this very file.
-    private func recorded(_ path: String, _ status: FileStatus) -> Int? {
-        guard let position = index[path], entries[position].isSameFile(status) else { return nil }
-        return position
-    }
-
-    /// Records an entry the journal does not have (and, for a directory,
-    /// everything below it), saves the journal, and returns its position.
-    /// Returns nil for an entry that must be left alone, and when inspecting.
-    private mutating func adopt(_ status: FileStatus, path: String, opened: FileDescriptor?) throws -> Int? {
-        if let refusal = policy.refusal(for: status) {
-            findings.append("\(path): \(refusal)")
-            return nil
-        }
-        guard mode == .lock else {
-            if let replaced = index[path] {
-                coverage.markSeen(replaced)
-                findings.append("\(path): replaced since the lock (another file now has this name)")
-            } else {
-                findings.append("\(path): not recorded by the lock")
-            }
-            return nil
-        }
-        var late: [LockedEntry]
-        if let opened, status.type == .directory {
-            let directory = WalkDirectory(descriptor: opened, relativePath: path, status: status)
-            late = try EntryRecorder.record(directory, device: device, policy: policy, flagsSupported: flagsSupported)
-        } else {
-            let immutable = try opened.map { descriptor throws(LockError) in
-                flagsSupported ? try EntryRecorder.isImmutable(descriptor, path: path) : false
-            } ?? false
-            late = [LockedEntry(relativePath: path, status: status, wasImmutable: immutable)]
-        }
-        for entry in late {
-            if let position = index[entry.relativePath] {
-                entries[position] = entry
-            } else {
-                index[entry.relativePath] = entries.count
-                entries.append(entry)
-            }
-        }
-        try persist(entries)
-        return index[path]
-    }
-
-    // MARK: - Reporting
-
-    private func status(of name: FileName, in parent: WalkDirectory, path: String) throws -> FileStatus? {
-        do {
-            return try parent.descriptor.status(of: name)
-        } catch where error.rawValue == ENOENT {
-            return nil
-        } catch {
-            throw LockError.system(path: path, error)
-        }
-    }
-
-    private func drift(_ path: String, _ status: FileStatus, _ entry: LockedEntry) -> String {
-        let now = LockedEntry.describe(uid: status.uid, gid: status.gid, mode: status.permissions)
-        let locked = LockedEntry.describe(uid: entry.lockedUID, gid: entry.gid, mode: entry.lockedMode)
-        return "\(path.isEmpty ? "app directory" : path): \(now), locked is \(locked)"
-    }
-
-    private mutating func noteFlagsUnsupported(_ error: Errno) {
-        guard flagsSupported else { return }
-        flagsSupported = false
-        guard mode == .lock else { return }
-        unenforcedReasons.append("filesystem \(fileSystem) does not support the immutable attribute (\(error))")
-    }
-
-    private mutating func fail(_ path: String, _ error: Errno, changingOwner: Bool = false) {
-        let reason: String
-        if path.isEmpty, changingOwner, error.rawValue == EPERM {
-            reason = "filesystem \(fileSystem) does not let root change ownership (root squashing?): \(error)"
-        } else if error.rawValue == EROFS {
-            reason = "filesystem \(fileSystem) is mounted read-only"
-        } else {
-            reason = "\(path.isEmpty ? "app directory" : path): could not be locked: \(error)"
-        }
-        findings.append(reason)
-        if mode == .lock { unenforcedReasons.append(reason) }
     }
 }

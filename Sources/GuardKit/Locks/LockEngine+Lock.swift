@@ -27,11 +27,11 @@ extension LockEngine {
                 guard root.status.device == record.device, root.status.inode == record.inode else {
                     throw LockError.lockedElsewhere(user: user, appID: appID, path: record.path)
                 }
-                record.path = path
-                guard record.state != .locked else {
+                if record.path != path {
+                    record.path = path
                     try journal.saveLockRecord(record)
-                    return LockReport(record: record, findings: [])
                 }
+                guard record.state != .locked else { return LockReport(record: record, findings: []) }
                 return try completeLock(&record, root: root)
             case .unlocking:
                 _ = try completeUnlock(&record, candidates: [])

@@ -3,7 +3,7 @@ import SystemKit
 /// Why the lock engine refused or failed an operation. Journal errors pass
 /// through unchanged.
 package enum LockError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The app directory path is not absolute or contains `..`.
+    /// The app directory path is not absolute, contains `..`, or is `/`.
     case invalidPath(String)
     /// A component of the app directory path is a symbolic link (the child
     /// controls its home, so a link there could point anywhere).
@@ -29,7 +29,7 @@ package enum LockError: Error, Hashable, Sendable, CustomStringConvertible {
     package var description: String {
         switch self {
         case .invalidPath(let path):
-            "invalid app directory path '\(path)': it must be absolute, without '..'"
+            "invalid app directory path '\(path)': it must be absolute, without '..', and not '/'"
         case .symbolicLinkInPath(let path):
             "refusing to lock through a symbolic link: '\(path)'"
         case .notADirectory(let path):

@@ -54,7 +54,7 @@ private func removeSandbox(_ root: String) {
     for point in mounted.sorted(by: { $0.count > $1.count }) {
         _ = try? LockCommand.run(["umount", "-l", point])
     }
-    _ = try? LockCommand.run(["chattr", "-R", "-f", "-i", root])
+    _ = try? LockCommand.run(["chattr", "-R", "-f", "-i", "-a", root])
     _ = try? LockCommand.run(["rm", "-rf", root])
 }
 

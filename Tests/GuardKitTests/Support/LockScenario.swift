@@ -38,10 +38,18 @@ struct LockScenario {
 }
 
 /// Creates a child user and a sandbox with the demo app (plus `extraFiles`),
-/// runs `body`, and removes both.
+/// runs `body` on a thread of its own (it blocks), and removes both.
 func withLockScenario<R>(
     extraFiles: Int = 0, hooks: LockEngineHooks = .none, buildApp: Bool = true,
     _ body: (LockScenario) throws -> R
+) async throws -> R {
+    try await blocking {
+        try withLockScenarioBlocking(extraFiles: extraFiles, hooks: hooks, buildApp: buildApp, body)
+    }
+}
+
+private func withLockScenarioBlocking<R>(
+    extraFiles: Int, hooks: LockEngineHooks, buildApp: Bool, _ body: (LockScenario) throws -> R
 ) throws -> R {
     try withChildUser { child in
         try withLockSandbox(child: child) { sandbox in
