@@ -23,7 +23,7 @@ extension FileDescriptor {
     ///
     /// Maps to `lseek(2)` and `getdents64(2)`.
     public func readDirectory() throws(Errno) -> [DirectoryEntry] {
-        guard let getdents64 = LinuxFunctions.getdents64 else { throw Errno(ENOSYS, operation: "getdents64") }
+        guard let getdents64 = GlibcExtras.getdents64 else { throw Errno(ENOSYS, operation: "getdents64") }
         _ = try retryingOnInterrupt("lseek") { lseek(rawValue, 0, SEEK_SET) }
         let capacity = 32 * 1024
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)

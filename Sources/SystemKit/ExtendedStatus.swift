@@ -28,7 +28,7 @@ extension FileDescriptor {
     /// Falls back to `fstatat(2)`, without the attribute, where the C library
     /// has no `statx`.
     public func extendedStatus(of name: FileName) throws(Errno) -> ExtendedStatus {
-        guard let statx = LinuxFunctions.statx else {
+        guard let statx = GlibcExtras.statx else {
             return ExtendedStatus(status: try status(of: name), isImmutable: nil)
         }
         return try withUnsafeTemporaryAllocation(byteCount: Self.statxSize, alignment: 8) { (buffer) throws(Errno) in

@@ -34,7 +34,7 @@ public struct FileSystemType: RawRepresentable, Hashable, Sendable, CustomString
 extension FileDescriptor {
     /// The type of the filesystem holding the open file (`fstatfs(2)`).
     public func fileSystemType() throws(Errno) -> FileSystemType {
-        guard let fstatfs = LinuxFunctions.fstatfs else { throw Errno(ENOSYS, operation: "fstatfs") }
+        guard let fstatfs = GlibcExtras.fstatfs else { throw Errno(ENOSYS, operation: "fstatfs") }
         // struct statfs is 120 bytes on 64-bit Linux and starts with the
         // __fsword_t f_type; the buffer leaves room to spare.
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 8)

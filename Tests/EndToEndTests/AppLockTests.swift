@@ -154,13 +154,13 @@ struct AppLockTests {
                 """).requireSuccess()
             let original = try TreeSnapshot.take(app)
             let database = "\(guardd.stateDirectory)/familycontrols.db"
-            /// Starts `verb`, waits until the journal says the lock is `state`, then kills the Guard.
+            /// Starts `arguments`, waits until the journal says the lock is `state`, then
+            /// kills the Guard. Returns whether the kill left the lock half done.
             func killDuring(_ state: String, _ arguments: [String]) async throws -> Bool {
                 async let command = guardd.familyctl(arguments)
-                var caught = false
                 for _ in 0..<400 {
                     let row = try await run("/usr/bin/sqlite3", [database, "SELECT state FROM locks"])
-                    if row.standardOutput.hasPrefix(state) { caught = true; break }
+                    if row.standardOutput.hasPrefix(state) { break }
                     // Too late: the lock already finished (or the unlock already removed it).
                     if state == "locking" && row.standardOutput.hasPrefix("locked") { break }
                     if state == "unlocking" && row.standardOutput.isEmpty { break }
@@ -168,8 +168,9 @@ struct AppLockTests {
                 try await Task.sleep(for: .milliseconds(Int.random(in: 0...15)))
                 guardd.stop(signal: SIGKILL)
                 _ = try? await command
+                let left = try await run("/usr/bin/sqlite3", [database, "SELECT state FROM locks"])
                 try await guardd.start()
-                return caught
+                return left.standardOutput.hasPrefix(state)
             }
             var interrupted = 0
             for round in 0..<4 {

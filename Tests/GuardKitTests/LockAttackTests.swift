@@ -1,3 +1,4 @@
+import TestSupport
 import GuardKit
 import Testing
 
@@ -41,10 +42,10 @@ struct LockAttackTests {
         try await withLockScenario { scenario in
             let command = attack.command(scenario.sandbox)
             try scenario.lock()
-            let before = try LockTreeSnapshot.take(scenario.sandbox.home)
+            let before = try TreeSnapshot.take(scenario.sandbox.home)
             let result = try scenario.child.run(command)
             #expect(!result.succeeded, "\(command) succeeded: \(result)")
-            let after = try LockTreeSnapshot.take(scenario.sandbox.home)
+            let after = try TreeSnapshot.take(scenario.sandbox.home)
             #expect(after == before, "\(attack) changed the tree")
         }
     }
@@ -53,9 +54,9 @@ struct LockAttackTests {
     func attackWorksUnlocked(_ attack: LockAttack) async throws {
         try await withLockScenario { scenario in
             let command = attack.command(scenario.sandbox)
-            let before = try LockTreeSnapshot.take(scenario.sandbox.home)
+            let before = try TreeSnapshot.take(scenario.sandbox.home)
             let result = try scenario.child.run(command)
-            let after = try LockTreeSnapshot.take(scenario.sandbox.home)
+            let after = try TreeSnapshot.take(scenario.sandbox.home)
             #expect(result.succeeded, "\(command): \(result)")
             #expect(attack.changesNothingUnlocked || after != before)
         }

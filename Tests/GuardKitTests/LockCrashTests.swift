@@ -1,3 +1,4 @@
+import TestSupport
 import GuardKit
 import Synchronization
 import Testing
@@ -29,19 +30,19 @@ struct LockCrashTests {
     @Test("lock crashes after N changes; resume locks every entry", arguments: [0, 1, 2, 7, 20, 60])
     func lockCrashThenResume(after changes: Int) async throws {
         try await withLockScenario(extraFiles: 40, hooks: LockCrashSwitch(after: changes).hooks) { scenario in
-            let before = try LockTreeSnapshot.take(scenario.app)
+            let before = try TreeSnapshot.take(scenario.app)
             #expect(throws: LockSimulatedCrash()) { try scenario.lock() }
             #expect(try scenario.record()?.state == .locking)
-            #expect(try LockTreeSnapshot.take(scenario.app).unlockedItems().count > 0)
+            #expect(try TreeSnapshot.take(scenario.app).unlockedItems().count > 0)
 
             let done = try scenario.restartedEngine().resume()
             #expect(done.count == 1 && done[0].hasPrefix("finished locking"), "\(done)")
             #expect(try scenario.record()?.state == .locked)
-            let locked = try LockTreeSnapshot.take(scenario.app)
+            let locked = try TreeSnapshot.take(scenario.app)
             #expect(locked.unlockedItems().isEmpty, "\(locked.unlockedItems())")
 
             try scenario.restartedEngine().unlock(user: scenario.child.name, appID: LockScenario.appID)
-            #expect(try LockTreeSnapshot.take(scenario.app) == before)
+            #expect(try TreeSnapshot.take(scenario.app) == before)
         }
     }
 
@@ -54,11 +55,11 @@ struct LockCrashTests {
             let addedDirectory = scenario.sandbox.app("late-dir")
             try scenario.child.run(["sh", "-c", "echo late > '\(added)' && chmod 600 '\(added)' && "
                 + "mkdir '\(addedDirectory)' && echo x > '\(addedDirectory)/inner'"])
-            let withLate = try LockTreeSnapshot.take(scenario.app)
+            let withLate = try TreeSnapshot.take(scenario.app)
             #expect(withLate["late.txt"]?.uid == scenario.child.uid)
 
             _ = try scenario.restartedEngine().resume()
-            let locked = try LockTreeSnapshot.take(scenario.app)
+            let locked = try TreeSnapshot.take(scenario.app)
             #expect(locked.unlockedItems().isEmpty, "\(locked.unlockedItems())")
             let entries = try scenario.journal.entries(user: scenario.child.name, appID: LockScenario.appID)
             let late = try #require(entries.first { $0.relativePath == "late.txt" })
@@ -66,14 +67,14 @@ struct LockCrashTests {
             #expect(entries.contains { $0.relativePath == "late-dir/inner" && $0.uid == scenario.child.uid })
 
             try scenario.restartedEngine().unlock(user: scenario.child.name, appID: LockScenario.appID)
-            #expect(try LockTreeSnapshot.take(scenario.app) == withLate)
+            #expect(try TreeSnapshot.take(scenario.app) == withLate)
         }
     }
 
     @Test("unlock crashes after N changes; resume restores everything exactly", arguments: [0, 1, 2, 7, 20, 60])
     func unlockCrashThenResume(after changes: Int) async throws {
         try await withLockScenario(extraFiles: 40) { scenario in
-            let before = try LockTreeSnapshot.take(scenario.app)
+            let before = try TreeSnapshot.take(scenario.app)
             try scenario.lock()
             let crashing = scenario.restartedEngine(hooks: LockCrashSwitch(after: changes).hooks)
             #expect(throws: LockSimulatedCrash()) {
@@ -84,7 +85,7 @@ struct LockCrashTests {
             let done = try scenario.restartedEngine().resume()
             #expect(done.count == 1 && done[0].hasPrefix("finished unlocking"), "\(done)")
             #expect(try scenario.record() == nil)
-            let after = try LockTreeSnapshot.take(scenario.app)
+            let after = try TreeSnapshot.take(scenario.app)
             #expect(after == before, "\(after)\n---\n\(before)")
         }
     }
@@ -92,22 +93,22 @@ struct LockCrashTests {
     @Test("a resume that crashes too is finished by the next one", arguments: [(3, 5), (25, 1), (0, 30)])
     func crashDuringResume(lockCrash: Int, resumeCrash: Int) async throws {
         try await withLockScenario(extraFiles: 40, hooks: LockCrashSwitch(after: lockCrash).hooks) { scenario in
-            let before = try LockTreeSnapshot.take(scenario.app)
+            let before = try TreeSnapshot.take(scenario.app)
             #expect(throws: LockSimulatedCrash()) { try scenario.lock() }
             let lines = try scenario.restartedEngine(hooks: LockCrashSwitch(after: resumeCrash).hooks).resume()
             #expect(lines.count == 1 && lines[0].hasPrefix("could not finish"), "\(lines)")
             #expect(try scenario.record()?.state == .locking)
             _ = try scenario.restartedEngine().resume()
-            #expect(try LockTreeSnapshot.take(scenario.app).unlockedItems().isEmpty)
+            #expect(try TreeSnapshot.take(scenario.app).unlockedItems().isEmpty)
             try scenario.restartedEngine().unlock(user: scenario.child.name, appID: LockScenario.appID)
-            #expect(try LockTreeSnapshot.take(scenario.app) == before)
+            #expect(try TreeSnapshot.take(scenario.app) == before)
         }
     }
 
     @Test("lock after a crash finishes the job instead of recording the locked state as original")
     func relockAfterCrashUsesRecordedOriginals() async throws {
         try await withLockScenario(extraFiles: 10, hooks: LockCrashSwitch(after: 5).hooks) { scenario in
-            let before = try LockTreeSnapshot.take(scenario.app)
+            let before = try TreeSnapshot.take(scenario.app)
             #expect(throws: LockSimulatedCrash()) { try scenario.lock() }
             let restarted = scenario.restartedEngine()
             let report = try restarted.lock(user: scenario.child.name, appID: LockScenario.appID, directory: scenario.app)
@@ -116,7 +117,7 @@ struct LockCrashTests {
             let entries = try scenario.journal.entries(user: scenario.child.name, appID: LockScenario.appID)
             #expect(entries.allSatisfy { $0.uid == scenario.child.uid }, "originals, never root")
             try restarted.unlock(user: scenario.child.name, appID: LockScenario.appID)
-            #expect(try LockTreeSnapshot.take(scenario.app) == before)
+            #expect(try TreeSnapshot.take(scenario.app) == before)
         }
     }
 }

@@ -1,3 +1,4 @@
+import TestSupport
 import GuardKit
 import Testing
 
@@ -17,7 +18,7 @@ struct LockDriftTests {
     @Test("a changed mode and a cleared flag are found, then repaired")
     func modeAndFlagDrift() async throws {
         try await withLockScenario { scenario in
-            let before = try LockTreeSnapshot.take(scenario.app)
+            let before = try TreeSnapshot.take(scenario.app)
             try scenario.lock()
             let data = scenario.sandbox.app(LockAppTree.dataFile)
             try LockFiles.chattr("-i", data)
@@ -34,11 +35,11 @@ struct LockDriftTests {
             let repaired = try scenario.engine.verify(user: scenario.child.name, appID: LockScenario.appID, repair: true)
             #expect(repaired.repaired)
             #expect(repaired.record.state == .locked)
-            #expect(try LockTreeSnapshot.take(scenario.app).unlockedItems().isEmpty)
+            #expect(try TreeSnapshot.take(scenario.app).unlockedItems().isEmpty)
             #expect(try scenario.engine.verify(user: scenario.child.name, appID: LockScenario.appID, repair: false).isClean)
 
             try scenario.unlock()
-            #expect(try LockTreeSnapshot.take(scenario.app) == before)
+            #expect(try TreeSnapshot.take(scenario.app) == before)
         }
     }
 
@@ -67,7 +68,7 @@ struct LockDriftTests {
     @Test("unlock leaves an entry an administrator changed as it is, and says so")
     func unlockReportsAdminChange() async throws {
         try await withLockScenario { scenario in
-            let before = try LockTreeSnapshot.take(scenario.app)
+            let before = try TreeSnapshot.take(scenario.app)
             try scenario.lock()
             let data = scenario.sandbox.app(LockAppTree.dataFile)
             try LockFiles.chattr("-i", data)
@@ -78,7 +79,7 @@ struct LockDriftTests {
             #expect(report.findings.first?.hasPrefix(LockAppTree.dataFile + ": changed since the lock") == true)
             let status = try LockFiles.status(data)
             #expect(status.st_uid == 4242 && status.st_gid == 4242, "not clobbered")
-            var after = try LockTreeSnapshot.take(scenario.app)
+            var after = try TreeSnapshot.take(scenario.app)
             after.items.removeAll { $0.path == LockAppTree.dataFile }
             var expected = before
             expected.items.removeAll { $0.path == LockAppTree.dataFile }

@@ -1,3 +1,4 @@
+import TestSupport
 import GuardKit
 import Testing
 
@@ -57,11 +58,11 @@ struct LockErrorTests {
     @Test("an unknown user is refused before anything changes")
     func unknownUser() async throws {
         try await withLockScenario { (scenario) throws in
-            let before = try LockTreeSnapshot.take(scenario.app)
+            let before = try TreeSnapshot.take(scenario.app)
             #expect(throws: LockError.unknownUser("fctest_nobody_here")) {
                 try scenario.engine.lock(user: "fctest_nobody_here", appID: LockScenario.appID, directory: scenario.app)
             }
-            #expect(try LockTreeSnapshot.take(scenario.app) == before)
+            #expect(try TreeSnapshot.take(scenario.app) == before)
         }
     }
 
@@ -87,7 +88,7 @@ struct LockErrorTests {
             #expect(throws: LockError.lockedElsewhere(user: scenario.child.name, appID: LockScenario.appID, path: scenario.app)) {
                 try scenario.engine.lock(user: scenario.child.name, appID: LockScenario.appID, directory: other)
             }
-            #expect(try LockTreeSnapshot.take(other).items.allSatisfy { $0.uid == scenario.child.uid })
+            #expect(try TreeSnapshot.take(other).items.allSatisfy { $0.uid == scenario.child.uid })
         }
     }
 

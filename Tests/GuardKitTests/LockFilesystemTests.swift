@@ -1,3 +1,4 @@
+import TestSupport
 import GuardKit
 import Testing
 
@@ -15,7 +16,7 @@ struct LockFilesystemTests {
         try await withLockScenario(buildApp: false) { scenario in
             try scenario.sandbox.mount("ramfs", at: scenario.sandbox.applications)
             try LockAppTree.make(in: scenario.sandbox)
-            let before = try LockTreeSnapshot.take(scenario.app)
+            let before = try TreeSnapshot.take(scenario.app)
 
             let report = try scenario.lock()
             guard case .unenforced(let reason) = report.state else {
@@ -26,14 +27,14 @@ struct LockFilesystemTests {
             #expect(try scenario.record()?.state == report.state)
             // Contents are still root's and read-only, but the directory itself
             // can be renamed away: exactly why this is not "locked".
-            #expect(try LockTreeSnapshot.take(scenario.app).unlockedItems(expectImmutable: false).isEmpty)
+            #expect(try TreeSnapshot.take(scenario.app).unlockedItems(expectImmutable: false).isEmpty)
             #expect(!(try scenario.child.run(["rm", "-f", scenario.sandbox.app(LockAppTree.dataFile)]).succeeded))
             let moved = scenario.sandbox.applications + "/Moved"
             #expect(try scenario.child.run(["mv", scenario.app, moved]).succeeded)
 
             let unlock = try scenario.unlock()
             #expect(unlock.path == moved, "found again by inode")
-            #expect(try LockTreeSnapshot.take(moved) == before)
+            #expect(try TreeSnapshot.take(moved) == before)
         }
     }
 
@@ -47,12 +48,12 @@ struct LockFilesystemTests {
             _ = try LockCommand.run(["chattr", "-i", probe])
             try LockCommand.mustRun(["rm", "-f", probe])
             try LockAppTree.make(in: scenario.sandbox)
-            let before = try LockTreeSnapshot.take(scenario.app)
+            let before = try TreeSnapshot.take(scenario.app)
 
             let report = try scenario.lock()
             if supportsImmutable {
                 #expect(report.state == .locked)
-                #expect(try LockTreeSnapshot.take(scenario.app).unlockedItems().isEmpty)
+                #expect(try TreeSnapshot.take(scenario.app).unlockedItems().isEmpty)
                 #expect(!(try scenario.child.run(["mv", scenario.app, scenario.sandbox.applications + "/Moved"]).succeeded))
             } else {
                 guard case .unenforced(let reason) = report.state else {
@@ -62,7 +63,7 @@ struct LockFilesystemTests {
                 #expect(reason.hasPrefix("filesystem tmpfs does not support the immutable attribute"))
             }
             try scenario.unlock()
-            #expect(try LockTreeSnapshot.take(scenario.app) == before)
+            #expect(try TreeSnapshot.take(scenario.app) == before)
         }
     }
 
@@ -73,16 +74,16 @@ struct LockFilesystemTests {
             try LockFiles.mkdir(mountPoint, 0o755, owner: scenario.child)
             try scenario.sandbox.mount("tmpfs", at: mountPoint)
             try LockFiles.write(mountPoint + "/inside", "x", 0o644, owner: scenario.child)
-            let mounted = try LockTreeSnapshot.take(mountPoint)
+            let mounted = try TreeSnapshot.take(mountPoint)
 
             let report = try scenario.lock()
             #expect(report.state == .locked)
             #expect(report.findings == ["mnt: on another filesystem (a mount point); left unlocked"])
-            #expect(try LockTreeSnapshot.take(mountPoint) == mounted, "nothing on the other filesystem changed")
+            #expect(try TreeSnapshot.take(mountPoint) == mounted, "nothing on the other filesystem changed")
             let entries = try scenario.journal.entries(user: scenario.child.name, appID: LockScenario.appID)
             #expect(!entries.contains { $0.relativePath.hasPrefix("mnt") })
             let unlock = try scenario.unlock()
-            #expect(try LockTreeSnapshot.take(mountPoint) == mounted)
+            #expect(try TreeSnapshot.take(mountPoint) == mounted)
             #expect(unlock.findings == ["mnt: not recorded by the lock; left as it is"])
         }
     }
@@ -96,7 +97,7 @@ struct LockPermissionTests {
         try await withLockScenario { scenario in
             // The append-only flag refuses chown to root, as root squashing does.
             try LockFiles.chattr("+a", scenario.app)
-            let before = try LockTreeSnapshot.take(scenario.app)
+            let before = try TreeSnapshot.take(scenario.app)
             let report = try scenario.lock()
             guard case .unenforced(let reason) = report.state else {
                 Issue.record("expected unenforced, got \(report.state)")
@@ -104,9 +105,9 @@ struct LockPermissionTests {
             }
             #expect(reason.hasPrefix("root may not change the owner of the app directory on filesystem ext2/3/4"), "\(reason)")
             #expect(reason.contains("Operation not permitted"))
-            #expect(try LockTreeSnapshot.take(scenario.app) == before)
+            #expect(try TreeSnapshot.take(scenario.app) == before)
             try scenario.unlock()
-            #expect(try LockTreeSnapshot.take(scenario.app) == before)
+            #expect(try TreeSnapshot.take(scenario.app) == before)
         }
     }
 
@@ -114,15 +115,15 @@ struct LockPermissionTests {
     func entryCannotBeLocked() async throws {
         try await withLockScenario { scenario in
             try LockFiles.chattr("+a", scenario.sandbox.app(LockAppTree.dataFile))
-            let before = try LockTreeSnapshot.take(scenario.app)
+            let before = try TreeSnapshot.take(scenario.app)
             let report = try scenario.lock()
             #expect(report.state == .unenforced(
                 reason: LockAppTree.dataFile + ": could not be locked: fchown: Operation not permitted"))
-            let locked = try LockTreeSnapshot.take(scenario.app)
+            let locked = try TreeSnapshot.take(scenario.app)
             #expect(locked.unlockedItems(exempt: [LockAppTree.dataFile]).isEmpty, "everything else is locked")
             let unlock = try scenario.unlock()
             #expect(unlock.findings.isEmpty, "\(unlock.findings)")
-            #expect(try LockTreeSnapshot.take(scenario.app) == before)
+            #expect(try TreeSnapshot.take(scenario.app) == before)
         }
     }
 }

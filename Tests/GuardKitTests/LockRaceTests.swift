@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import TestSupport
 import Glibc
 #endif
 import Foundation
@@ -17,7 +18,7 @@ struct LockOutsideState: Equatable {
 
     static func take(_ path: String) throws -> LockOutsideState {
         let status = try LockFiles.status(path)
-        let item = try #require(try LockTreeSnapshot.take(path)[""])
+        let item = try #require(try TreeSnapshot.take(path)[""])
         return LockOutsideState(uid: status.st_uid, gid: status.st_gid, mode: UInt32(status.st_mode) & 0o7777,
                                 changeTime: status.st_ctim, flags: LockFiles.flags(path) ?? -1,
                                 contentHash: item.contentHash)
@@ -77,14 +78,14 @@ struct LockRaceTests {
                 #expect(report.state == .locked, "round \(round): \(report.state)")
                 #expect(try LockOutsideState.take(secretFile) == fileBefore, "round \(round): outside file touched")
                 #expect(try LockOutsideState.take(secretDirectory) == directoryBefore, "round \(round): outside directory touched")
-                let locked = try LockTreeSnapshot.take(app)
+                let locked = try TreeSnapshot.take(app)
                 #expect(locked.unlockedItems().isEmpty, "round \(round): \(locked.unlockedItems())")
 
                 let unlock = try scenario.engine.unlock(user: scenario.child.name, appID: "race\(round)")
                 #expect(unlock.findings.isEmpty, "round \(round): \(unlock.findings)")
                 #expect(try LockOutsideState.take(secretFile) == fileBefore)
                 #expect(try LockOutsideState.take(secretDirectory) == directoryBefore)
-                let restored = try LockTreeSnapshot.take(app)
+                let restored = try TreeSnapshot.take(app)
                 #expect(restored.items.allSatisfy { $0.uid == scenario.child.uid && !$0.isImmutable },
                         "round \(round): everything is the child's again")
                 try LockCommand.mustRun(["rm", "-rf", app])

@@ -1,3 +1,4 @@
+import TestSupport
 import GuardKit
 import SystemKit
 import Testing
@@ -7,11 +8,11 @@ struct LockRoundTripTests {
     @Test("lock makes every entry root-owned, read-only and immutable, adding no permission")
     func lockLocksEverything() async throws {
         try await withLockScenario { scenario in
-            let before = try LockTreeSnapshot.take(scenario.app)
+            let before = try TreeSnapshot.take(scenario.app)
             let report = try scenario.lock()
             #expect(report.state == .locked)
             #expect(report.findings.isEmpty)
-            let locked = try LockTreeSnapshot.take(scenario.app)
+            let locked = try TreeSnapshot.take(scenario.app)
             #expect(locked.unlockedItems().isEmpty, "\(locked.unlockedItems())")
             for item in locked.items {
                 let original = try #require(before[item.path])
@@ -39,20 +40,20 @@ struct LockRoundTripTests {
             try scenario.lock()
             #expect(scenario.journal.entryWrites == 1)
             #expect(observedState.statesAtChanges == [.locking], "every change happened with the journal saying locking")
-            #expect(observedState.entryCountsAtChanges == [try LockTreeSnapshot.take(scenario.app).items.count])
+            #expect(observedState.entryCountsAtChanges == [try TreeSnapshot.take(scenario.app).items.count])
         }
     }
 
     @Test("unlock restores owner, group, mode and flags exactly; the child can then delete the app")
     func unlockRestoresExactly() async throws {
         try await withLockScenario { scenario in
-            let before = try LockTreeSnapshot.take(scenario.app)
+            let before = try TreeSnapshot.take(scenario.app)
             try scenario.lock()
-            #expect(try LockTreeSnapshot.take(scenario.app) != before)
+            #expect(try TreeSnapshot.take(scenario.app) != before)
             let report = try scenario.unlock()
             #expect(report.findings.isEmpty, "\(report.findings)")
             #expect(report.restoredEntries == before.items.count)
-            let after = try LockTreeSnapshot.take(scenario.app)
+            let after = try TreeSnapshot.take(scenario.app)
             #expect(after == before, "\(after)\n---\n\(before)")
             #expect(try scenario.record() == nil)
             #expect(try scenario.child.run(["rm", "-rf", scenario.app]).succeeded)
@@ -64,13 +65,13 @@ struct LockRoundTripTests {
     func relockIsNoOp() async throws {
         try await withLockScenario { scenario in
             try scenario.lock()
-            let locked = try LockTreeSnapshot.take(scenario.app)
+            let locked = try TreeSnapshot.take(scenario.app)
             let again = try scenario.lock()
             #expect(again.state == .locked)
             #expect(scenario.journal.entryWrites == 1)
-            #expect(try LockTreeSnapshot.take(scenario.app) == locked)
+            #expect(try TreeSnapshot.take(scenario.app) == locked)
             try scenario.unlock()
-            #expect(try LockTreeSnapshot.take(scenario.app).unlockedItems().count > 0)
+            #expect(try TreeSnapshot.take(scenario.app).unlockedItems().count > 0)
         }
     }
 
@@ -79,9 +80,9 @@ struct LockRoundTripTests {
         try await withLockScenario { scenario in
             let adminLocked = [LockAppTree.dataFile, "lib/nested/deep"]
             for path in adminLocked { try LockFiles.chattr("+i", scenario.sandbox.app(path)) }
-            let before = try LockTreeSnapshot.take(scenario.app)
+            let before = try TreeSnapshot.take(scenario.app)
             #expect(try scenario.lock().state == .locked)
-            let locked = try LockTreeSnapshot.take(scenario.app)
+            let locked = try TreeSnapshot.take(scenario.app)
             #expect(locked.unlockedItems(exempt: Set(adminLocked)).isEmpty)
             for path in adminLocked {
                 #expect(locked[path]?.isImmutable == true)
@@ -90,7 +91,7 @@ struct LockRoundTripTests {
             #expect(!(try scenario.child.run(["rm", "-f", scenario.sandbox.app(LockAppTree.dataFile)]).succeeded))
             let report = try scenario.unlock()
             #expect(report.findings.isEmpty, "\(report.findings)")
-            let after = try LockTreeSnapshot.take(scenario.app)
+            let after = try TreeSnapshot.take(scenario.app)
             #expect(after == before)
             for path in adminLocked { #expect(LockFiles.isImmutable(scenario.sandbox.app(path))) }
         }
@@ -99,14 +100,14 @@ struct LockRoundTripTests {
     @Test("renaming the child's Applications folder leaves the app locked, and status reports the new path")
     func renamedAncestorIsFollowed() async throws {
         try await withLockScenario { scenario in
-            let before = try LockTreeSnapshot.take(scenario.app)
+            let before = try TreeSnapshot.take(scenario.app)
             try scenario.lock()
-            let locked = try LockTreeSnapshot.take(scenario.app)
+            let locked = try TreeSnapshot.take(scenario.app)
             let renamed = scenario.sandbox.home + "/Apps2"
             let move = try scenario.child.run(["mv", scenario.sandbox.applications, renamed])
             #expect(move.succeeded, "the child owns its Applications folder: \(move)")
             let movedApp = renamed + "/" + LockScenario.appID
-            #expect(try LockTreeSnapshot.take(movedApp) == locked)
+            #expect(try TreeSnapshot.take(movedApp) == locked)
             #expect(!(try scenario.child.run(["rm", "-rf", movedApp]).succeeded))
 
             let status = try #require(try scenario.engine.status(user: scenario.child.name, appID: LockScenario.appID))
@@ -118,7 +119,7 @@ struct LockRoundTripTests {
 
             let report = try scenario.unlock()
             #expect(report.path == movedApp)
-            #expect(try LockTreeSnapshot.take(movedApp) == before)
+            #expect(try TreeSnapshot.take(movedApp) == before)
         }
     }
 

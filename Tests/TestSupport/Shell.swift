@@ -6,6 +6,12 @@ public struct ProcessResult: Sendable {
     public var standardOutput: String
     public var standardError: String
     public var succeeded: Bool { status == 0 }
+
+    public init(status: Int32, standardOutput: String, standardError: String) {
+        self.status = status
+        self.standardOutput = standardOutput
+        self.standardError = standardError
+    }
 }
 
 /// Runs an executable to completion, feeding `input` on standard input.

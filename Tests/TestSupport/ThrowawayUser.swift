@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import SystemKit
 
 /// A real Linux user made for one test and removed after it.
@@ -29,9 +30,16 @@ public func withThrowawayUser<R>(
     prefix: String = "u", password: Bool = true, home: Bool = false,
     _ body: (ThrowawayUser) async throws -> R
 ) async throws -> R {
-    let user = try makeThrowawayUser(prefix: prefix, password: password, home: home)
-    defer { removeThrowawayUser(user) }
-    return try await body(user)
+    // useradd and userdel wait on each other: never on the cooperative pool.
+    let user = try await offload { try makeThrowawayUser(prefix: prefix, password: password, home: home) }
+    do {
+        let result = try await body(user)
+        try await offload { removeThrowawayUser(user) }
+        return result
+    } catch {
+        try await offload { removeThrowawayUser(user) }
+        throw error
+    }
 }
 
 /// Creates a throwaway user; pair with ``removeThrowawayUser(_:)``.
@@ -45,8 +53,7 @@ public func makeThrowawayUser(prefix: String = "u", password: Bool = true, home:
     } else {
         arguments += ["-M", "-d", "/nonexistent"]
     }
-    let made = try run("/usr/sbin/useradd", arguments + [name])
-    guard made.succeeded else { throw FixtureError("useradd \(name) failed: \(made.standardError)") }
+    try changeAccounts("/usr/sbin/useradd", arguments + [name])
     var secret: String?
     if password {
         let value = randomPassword()
@@ -66,23 +73,35 @@ public func makeThrowawayUser(prefix: String = "u", password: Bool = true, home:
 /// Removes a user made by ``makeThrowawayUser(prefix:password:home:)``, with its home.
 public func removeThrowawayUser(_ user: ThrowawayUser) {
     _ = try? run("/usr/bin/pkill", ["-KILL", "-u", user.name])
-    _ = try? run("/usr/sbin/userdel", ["-f", "-r", user.name])
+    try? changeAccounts("/usr/sbin/userdel", ["-f", "-r", user.name])
     if user.home.hasPrefix("/tmp/fc-home-") { try? FileManager.default.removeItem(atPath: user.home) }
 }
 
 /// Creates a group with the given members and removes it after `body`.
 public func withThrowawayGroup<R>(members: [String], _ body: (String) async throws -> R) async throws -> R {
     let name = "fcg" + String(UInt32.random(in: 0..<UInt32.max), radix: 36)
-    let made = try await run("/usr/sbin/groupadd", [name])
-    guard made.succeeded else { throw FixtureError("groupadd \(name) failed: \(made.standardError)") }
-    defer { removeGroup(name) }
+    try await offload { try changeAccounts("/usr/sbin/groupadd", [name]) }
+    defer { try? changeAccounts("/usr/sbin/groupdel", [name]) }
     for member in members {
-        let added = try await run("/usr/sbin/usermod", ["-a", "-G", name, member])
-        guard added.succeeded else { throw FixtureError("usermod -a -G \(name) \(member) failed") }
+        try await offload { try changeAccounts("/usr/sbin/usermod", ["-a", "-G", name, member]) }
     }
     return try await body(name)
 }
 
-private func removeGroup(_ name: String) {
-    _ = try? run("/usr/sbin/groupdel", [name]) as ProcessResult
+/// useradd, userdel, groupadd and usermod lock /etc/passwd and /etc/group:
+/// one at a time within this process, and retried while another process
+/// holds the lock (exit status 10, or "lock" in the message).
+private let accountChanges = Mutex(())
+
+private func changeAccounts(_ tool: String, _ arguments: [String]) throws {
+    try accountChanges.withLock { _ in
+        var last = ProcessResult(status: -1, standardOutput: "", standardError: "")
+        for attempt in 0..<40 {
+            last = try run(tool, arguments) as ProcessResult
+            if last.succeeded { return }
+            guard last.status == 10 || last.standardError.contains("lock") else { break }
+            usleep(useconds_t(50_000 + attempt * 10_000))
+        }
+        throw FixtureError("\(tool) \(arguments.joined(separator: " ")) failed (\(last.status)): \(last.standardError)")
+    }
 }

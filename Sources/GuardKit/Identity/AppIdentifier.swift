@@ -17,9 +17,9 @@ package struct AppIdentifier: Sendable {
 
     package init() {}
 
-    /// Identifies process `pid` (pinned by `pidfd` when the kernel gave one)
-    /// against the app roots in `roots`.
-    package func identify(pid: Int32, pidfd: CInt?, roots: [String]) throws(IdentityError) -> AppIdentity {
+    /// Identifies process `pid` (pinned by `pidfd` when there is one), which
+    /// connected as `uid`, against the app roots in `roots`.
+    package func identify(pid: Int32, pidfd: CInt?, uid: UInt32, roots: [String]) throws(IdentityError) -> AppIdentity {
         guard let proc = try? FileDescriptor.open("/proc/\(pid)", O_DIRECTORY | O_RDONLY) else {
             throw .processGone(pid: pid)
         }
@@ -30,6 +30,8 @@ package struct AppIdentifier: Sendable {
         let environment = readFile(at: proc, "environ", limit: 1 << 20) ?? Data()
         try requireAlive(pid: pid, pidfd: pidfd)
 
+        // The process must still be the one that connected: same effective user.
+        guard Self.effectiveUID(in: status) == uid else { throw .processGone(pid: pid) }
         if let tracer = Self.tracerPID(in: status), tracer != 0 { throw .traced(pid: pid) }
         for entry in environment.split(separator: 0) {
             for variable in Self.injectionVariables where entry.starts(with: variable.utf8) && entry.count > variable.utf8.count {
@@ -73,9 +75,19 @@ package struct AppIdentifier: Sendable {
 
     /// `TracerPid:` from `/proc/PID/status`.
     static func tracerPID(in status: Data) -> Int? {
+        statusField("TracerPid:", in: status).flatMap { Int($0) }
+    }
+
+    /// The effective user ID, the second number of `Uid:` in `/proc/PID/status`.
+    static func effectiveUID(in status: Data) -> UInt32? {
+        let ids = statusField("Uid:", in: status)?.split(whereSeparator: { $0 == " " || $0 == "\t" }) ?? []
+        return ids.count >= 2 ? UInt32(ids[1]) : nil
+    }
+
+    private static func statusField(_ name: String, in status: Data) -> String? {
         let text = String(decoding: status, as: UTF8.self)
-        for line in text.split(separator: "\n") where line.hasPrefix("TracerPid:") {
-            return Int(line.dropFirst("TracerPid:".count).trimmingWhitespace())
+        for line in text.split(separator: "\n") where line.hasPrefix(name) {
+            return line.dropFirst(name.count).trimmingWhitespace()
         }
         return nil
     }

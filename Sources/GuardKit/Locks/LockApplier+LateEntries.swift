@@ -53,13 +53,7 @@ extension LockApplier {
     // MARK: - Reporting
 
     func status(of name: FileName, in parent: WalkDirectory, path: String) throws -> FileStatus? {
-        do {
-            return try parent.descriptor.status(of: name)
-        } catch where error.rawValue == ENOENT {
-            return nil
-        } catch {
-            throw LockError.system(path: path, error)
-        }
+        try parent.existingStatus(of: name, path: path)
     }
 
     func drift(_ path: String, _ status: FileStatus, _ entry: LockedEntry) -> String {

@@ -44,10 +44,7 @@ struct LockApplier: TreeVisitor {
         self.persist = persist
         self.entries = entries
         self.coverage = EntryCoverage(count: entries.count)
-        var index: [String: Int] = [:]
-        index.reserveCapacity(entries.count)
-        for (position, entry) in entries.enumerated() { index[entry.relativePath] = position }
-        self.index = index
+        self.index = entries.positionsByPath()
     }
 
     /// Handles the app directory itself.

@@ -25,10 +25,7 @@ struct LockRestorer: TreeVisitor {
         self.hooks = hooks
         self.entries = entries
         self.coverage = EntryCoverage(count: entries.count)
-        var index: [String: Int] = [:]
-        index.reserveCapacity(entries.count)
-        for (position, entry) in entries.enumerated() { index[entry.relativePath] = position }
-        self.index = index
+        self.index = entries.positionsByPath()
     }
 
     /// Handles the app directory itself; when this returns true, walk it: it
@@ -179,13 +176,7 @@ struct LockRestorer: TreeVisitor {
     }
 
     private func status(of name: FileName, in parent: WalkDirectory, path: String) throws -> FileStatus? {
-        do {
-            return try parent.descriptor.status(of: name)
-        } catch where error.rawValue == ENOENT {
-            return nil
-        } catch {
-            throw LockError.system(path: path, error)
-        }
+        try parent.existingStatus(of: name, path: path)
     }
 
     private func changedByHand(_ entry: LockedEntry, _ status: FileStatus) -> String {

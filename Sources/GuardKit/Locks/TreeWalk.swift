@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import SystemKit
 
 /// A directory a walk holds open, with where it is and what it was when opened.
@@ -61,5 +64,29 @@ enum TreeWalk {
         } catch {
             throw .system(path: directory.relativePath, error)
         }
+    }
+}
+
+extension WalkDirectory {
+    /// The status of entry `name` (`fstatat` without following links), nil when
+    /// it is gone; `path` names it in errors.
+    func existingStatus(of name: FileName, path: String) throws -> FileStatus? {
+        do {
+            return try descriptor.status(of: name)
+        } catch where error.rawValue == ENOENT {
+            return nil
+        } catch {
+            throw LockError.system(path: path, error)
+        }
+    }
+}
+
+extension Array where Element == LockedEntry {
+    /// Each recorded entry's position, by relative path.
+    func positionsByPath() -> [String: Int] {
+        var index: [String: Int] = [:]
+        index.reserveCapacity(count)
+        for (position, entry) in enumerated() { index[entry.relativePath] = position }
+        return index
     }
 }

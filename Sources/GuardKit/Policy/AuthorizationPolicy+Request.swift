@@ -79,7 +79,7 @@ extension AuthorizationPolicy {
             : "Allow “\(caller.app.displayName)” to provide parental controls for you (\(user))?"
         let alert: String
         do throws(PAMConversationEnd) {
-            alert = String(decoding: try channel.ask(GuardPrompt(.alert, question), deadline: deadline()).bytes, as: UTF8.self)
+            alert = String(decoding: try channel.ask(AuthorizationPrompt(kind: .alert, message: question), deadline: deadline()).bytes, as: UTF8.self)
         } catch {
             throw ended(error, "alert")
         }
@@ -98,7 +98,7 @@ extension AuthorizationPolicy {
             var authenticating = user
             if member == .child {
                 do throws(PAMConversationEnd) {
-                    let answer = try channel.ask(GuardPrompt(.guardian, "Parent or guardian's user name: "), deadline: deadline())
+                    let answer = try channel.ask(AuthorizationPrompt(kind: .guardian, message: "Parent or guardian's user name: "), deadline: deadline())
                     authenticating = String(decoding: answer.bytes, as: UTF8.self).trimmingWhitespace()
                 } catch {
                     throw ended(error, "guardian's name")
@@ -107,7 +107,7 @@ extension AuthorizationPolicy {
                     audit(event(.request, actor: authenticating, user: user, appID: appID, member: member,
                                 outcome: "refused", detail: "\(authenticating.clipped) is not a guardian of \(user) (attempt \(attempt))"))
                     logger.notice("request: \(authenticating.clipped) is not a guardian of \(user)")
-                    channel.tell(GuardPrompt(.error, "Sorry, \(authenticating.clipped) is not a parent or guardian of \(user)."))
+                    channel.tell(AuthorizationPrompt(kind: .error, message: "Sorry, \(authenticating.clipped) is not a parent or guardian of \(user)."))
                     continue
                 }
             }
@@ -139,7 +139,7 @@ extension AuthorizationPolicy {
                     audit(event(.request, actor: authenticating, user: user, appID: appID, member: member,
                                 outcome: "authentication failed", detail: "\(error.description) (attempt \(attempt))"))
                     if attempt < configuration.maxAttempts {
-                        channel.tell(GuardPrompt(.error, "Sorry, try again."))
+                        channel.tell(AuthorizationPrompt(kind: .error, message: "Sorry, try again."))
                     }
                 }
             }

@@ -163,8 +163,11 @@ package final class GuardService: VarlinkService {
             return .failure(GuardFailure(.networkError, "the user directory could not be reached: \(error)"))
         }
         do throws(IdentityError) {
-            let app = try identifier.identify(pid: peer.pid, pidfd: peer.pidfd?.rawValue,
-                                              roots: policy.family.appRoots(for: account))
+            // Kernels before 6.5 give no SO_PEERPIDFD: pin the process now, and the
+            // uid check inside catches a pid recycled in between.
+            let opened = peer.pidfd == nil ? ProcessHandle.open(pid: peer.pid) : nil
+            let app = try identifier.identify(pid: peer.pid, pidfd: peer.pidfd?.rawValue ?? opened?.rawValue,
+                                              uid: peer.uid, roots: policy.family.appRoots(for: account))
             return .success(Caller(account: account, app: app))
         } catch {
             return .failure(GuardFailure(.invalidArgument, error.description))

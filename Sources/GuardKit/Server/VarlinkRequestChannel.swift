@@ -1,4 +1,5 @@
 import Synchronization
+import FamilyControlsModel
 import SystemKit
 import Varlink
 
@@ -24,7 +25,7 @@ final class VarlinkRequestChannel: RequestChannel {
 
     var isClosed: Bool { state.withLock { $0.closed } || connection.isClosed }
 
-    func ask(_ prompt: GuardPrompt, deadline: ContinuousClock.Instant) throws(PAMConversationEnd) -> SecretBytes {
+    func ask(_ prompt: AuthorizationPrompt, deadline: ContinuousClock.Instant) throws(PAMConversationEnd) -> SecretBytes {
         let id = state.withLock { state in
             state.nextID += 1
             state.waiting = state.nextID
@@ -48,7 +49,7 @@ final class VarlinkRequestChannel: RequestChannel {
         return SecretBytes(text)
     }
 
-    func tell(_ prompt: GuardPrompt) {
+    func tell(_ prompt: AuthorizationPrompt) {
         let id = state.withLock { state in
             state.nextID += 1
             return state.nextID
@@ -73,7 +74,7 @@ final class VarlinkRequestChannel: RequestChannel {
         signal.broadcast()
     }
 
-    private func send(_ prompt: GuardPrompt, id: Int64) {
+    private func send(_ prompt: AuthorizationPrompt, id: Int64) {
         connection.reply(["prompt": .object([
             "id": .int(id), "kind": .string(prompt.kind.rawValue), "message": .string(prompt.message),
         ])], continues: true)

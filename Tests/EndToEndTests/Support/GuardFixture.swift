@@ -174,7 +174,11 @@ final class GuardFixture: @unchecked Sendable {
         return result.standardOutput.split(separator: "\n").map(String.init)
     }
 
+    private var tornDown = false
+
     func tearDown() {
+        guard !tornDown else { return }
+        tornDown = true
         stop(signal: SIGKILL)
         try? logHandle?.close()
         // Locks leave immutable files behind; clear them so the folder can go.
@@ -194,10 +198,17 @@ extension ProcessResult {
 
 /// Runs `body` with a started Guard fixture, tearing everything down after.
 func withGuard<R>(extraConfiguration: String = "", _ body: (GuardFixture) async throws -> R) async throws -> R {
-    let fixture = try GuardFixture(extraConfiguration: extraConfiguration)
-    defer { fixture.tearDown() }
-    try await fixture.start()
-    return try await body(fixture)
+    // Making users and starting processes blocks: never on the cooperative pool.
+    let fixture = try await offload { try GuardFixture(extraConfiguration: extraConfiguration) }
+    do {
+        try await fixture.start()
+        let result = try await body(fixture)
+        try await offload { fixture.tearDown() }
+        return result
+    } catch {
+        try await offload { fixture.tearDown() }
+        throw error
+    }
 }
 
 /// Whether the end-to-end tests can run: root, useradd, and the built products.

@@ -1,0 +1,32 @@
+/// Something the system shows during a request (the Guard sends it, the
+/// app's prompter shows it): the alert, the guardian's
+/// name, what PAM asks, and its messages.
+public struct AuthorizationPrompt: Hashable, Sendable {
+    public enum Kind: String, Hashable, Sendable, CaseIterable {
+        /// "Allow “App” to provide parental controls for USER?" Answer with
+        /// `continue` (or `y`, `yes`) to go on, `don't allow` (or `n`, `no`) to refuse.
+        case alert
+        /// The parent or guardian's user name.
+        case guardian
+        /// A secret such as a password: do not echo it.
+        case secret
+        /// A question whose answer may be echoed.
+        case text
+        /// Information to show; no answer.
+        case info
+        /// An error to show; no answer.
+        case error
+    }
+
+    public var kind: Kind
+    public var message: String
+
+    public init(kind: Kind, message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    /// Whether the prompt waits for an answer.
+    public var expectsAnswer: Bool { ![.info, .error].contains(kind) }
+}
+
