@@ -32,12 +32,9 @@ public final class Terminal {
     /// Shows `prompt` and reads one line, with echo off when `secret`.
     /// - Throws: ``LineReader/Failure`` on end of input, timeout or a read error.
     public func readLine(prompt: String, secret: Bool, deadline: ContinuousClock.Instant? = nil) throws(LineReader.Failure) -> SecretBytes {
-        write(prompt)
-        guard secret else {
-            return try LineReader.readLine(from: descriptor.rawValue, deadline: deadline)
-        }
         var original = termios()
-        guard tcgetattr(descriptor.rawValue, &original) == 0 else {
+        guard secret, tcgetattr(descriptor.rawValue, &original) == 0 else {
+            write(prompt)
             return try LineReader.readLine(from: descriptor.rawValue, deadline: deadline)
         }
         EchoGuard.arm(descriptor: descriptor.rawValue, original: original)
@@ -49,6 +46,8 @@ public final class Terminal {
             EchoGuard.disarm()
             write("\n")
         }
+        // Echo goes off before the prompt shows, so nothing typed at the prompt is echoed.
+        write(prompt)
         return try LineReader.readLine(from: descriptor.rawValue, deadline: deadline)
     }
 }
@@ -66,7 +65,7 @@ private enum EchoGuard {
         for signal in signals {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = restoreAndReraise
-            action.sa_flags = Int32(SA_RESETHAND)
+            action.sa_flags = Int32(bitPattern: UInt32(SA_RESETHAND))
             sigemptyset(&action.sa_mask)
             sigaction(signal, &action, nil)
         }

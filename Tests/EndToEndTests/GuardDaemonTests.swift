@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// familycontrolsd as an administrator starts and stops it.
+@Suite(.serialized, .enabled(if: canRunGuard, "needs root, useradd, and `swift build` products"))
+struct GuardDaemonTests {
+    private let daemon = productPath("familycontrolsd")
+
+    @Test func refusesToStartWithoutRoot() async throws {
+        try await withTemporaryDirectory { directory in
+            let result = try await run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups",
+                                                            daemon, "--socket", "\(directory)/s", "--state-dir", "\(directory)/st"])
+            #expect(result.status == 4)
+            #expect(result.standardError.hasPrefix("familycontrolsd: must be run as root"))
+            #expect(!FileManager.default.fileExists(atPath: "\(directory)/s"))
+        }
+    }
+
+    @Test func refusesAnInvalidConfiguration() async throws {
+        try await withTemporaryDirectory { directory in
+            try "[Family]\nChildren=alice\nParents=bob\n".write(toFile: "\(directory)/bad.conf", atomically: true, encoding: .utf8)
+            let result = try await run(daemon, ["--socket", "\(directory)/s", "--state-dir", "\(directory)/st",
+                                                "--config", "\(directory)/bad.conf"])
+            #expect(result.status == 3)
+            #expect(result.standardError == "familycontrolsd: invalid configuration: \(directory)/bad.conf:3: unknown key \"Parents\" in [Family] (expected Guardians or Children)\n")
+        }
+    }
+
+    @Test func aSecondGuardOnTheSameSocketIsRefused() async throws {
+        try await withGuard { guardd in
+            let result = try await run(daemon, ["--socket", guardd.socket, "--state-dir", "\(guardd.directory)/other",
+                                                "--config", guardd.configPath])
+            #expect(result.status == 1)
+            #expect(result.standardError == "familycontrolsd: another Guard already answers on \(guardd.socket)\n")
+            #expect(guardd.process?.isRunning == true)
+        }
+    }
+
+    @Test func aStaleSocketIsReplacedAndAnythingElseIsLeftAlone() async throws {
+        try await withGuard { guardd in
+            guardd.stop(signal: SIGKILL)  // leaves the socket file behind, with no one listening
+            #expect(FileManager.default.fileExists(atPath: guardd.socket))
+            try await guardd.start()
+            #expect(guardd.log.contains("removing stale socket \(guardd.socket)"))
+
+            let regular = "\(guardd.directory)/not-a-socket"
+            try "keep me".write(toFile: regular, atomically: true, encoding: .utf8)
+            let result = try await run(daemon, ["--socket", regular, "--state-dir", "\(guardd.directory)/other",
+                                                "--config", guardd.configPath])
+            #expect(result.status == 1)
+            #expect(result.standardError.contains("\(regular) exists and is not a socket"))
+            #expect(try String(contentsOfFile: regular, encoding: .utf8) == "keep me")
+        }
+    }
+
+    @Test func sighupReloadsAndABadReloadKeepsTheOldConfiguration() async throws {
+        try await withGuard { guardd in
+            let pid = try #require(guardd.process?.processIdentifier)
+            try "[Family]\nKids=x\n".write(toFile: guardd.configPath, atomically: true, encoding: .utf8)
+            kill(pid, SIGHUP)
+            try await waitUntil(timeout: 5) { guardd.log.contains("reload refused, keeping the previous configuration") }
+            // The family still works as configured before.
+            let approved = try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput)
+            #expect(approved.status == 0)
+
+            try guardd.writeConfiguration()
+            kill(pid, SIGHUP)
+            try await waitUntil(timeout: 5) { guardd.log.contains("reloaded \(guardd.configPath)") }
+        }
+    }
+
+    @Test func sigtermStopsCleanly() async throws {
+        try await withGuard { guardd in
+            let process = try #require(guardd.process)
+            kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+            #expect(guardd.log.contains("stopping on SIGTERM"))
+        }
+    }
+
+    @Test func aFilesystemThatCannotHoldTheLockIsReportedUnenforced() async throws {
+        try await withGuard { guardd in
+            // ramfs has no immutable attribute: the child could still move the app away.
+            let applications = "\(guardd.homesRoot)/\(guardd.child.name)/Applications"
+            try FileManager.default.createDirectory(atPath: applications, withIntermediateDirectories: true)
+            let mounted = try await run("/usr/bin/mount", ["-t", "ramfs", "ramfs", applications])
+            try #require(mounted.succeeded, "mounting ramfs needs root in the initial mount namespace: \(mounted.standardError)")
+            defer { _ = try? run("/usr/bin/umount", ["-l", applications]) as ProcessResult }
+            let app = try guardd.installDemo(for: guardd.child, appID: "org.example.Ram", inHome: true)
+            try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput,
+                                 executable: "\(app)/familycontrols-demo").requireSuccess()
+            let status = try await guardd.familyctl(["status", "--json"])
+            #expect(status.standardOutput.contains("\"lock\":\"unenforced: filesystem ramfs does not support the immutable attribute"))
+            #expect(try await guardd.storedStatus(appID: "org.example.Ram") == "approved")
+            #expect(guardd.log.contains("is approved but NOT locked"))
+            try await guardd.familyctl(["revoke", "--user", guardd.child.name, "--app", "org.example.Ram"]).requireSuccess()
+        }
+    }
+}
