@@ -59,7 +59,8 @@ struct SettingsTests {
     @Test func tableListsEveryAuthorization() async throws {
         try await withGuard { guardd in
             try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput).requireSuccess()
-            let table = try await guardd.familyctl(["status"])
+            // --socket before the verb this time (familyctl() puts it after).
+            let table = try await run(productPath("familyctl"), ["--socket", guardd.socket, "status"])
             #expect(table.status == 0)
             let lines = table.standardOutput.split(separator: "\n")
             #expect(lines.first?.hasPrefix("USER") == true)
