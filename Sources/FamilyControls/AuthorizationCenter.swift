@@ -96,11 +96,15 @@ public final class AuthorizationCenter: PublishingObservable {
 
     /// Revokes authorization to provide parental controls. No effect on a denied app.
     /// The result says whether the request completed, not the authorization state.
+    ///
+    /// A child's approval is lifted only after a parent or guardian
+    /// authenticates, through ``prompter``, as for the approval.
     public nonisolated func revokeAuthorization(completionHandler: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        let prompter = self.prompter
         Task {
             let outcome: Result<Void, GuardClientFailure> = await Self.onOwnThread {
                 do throws(GuardClientFailure) {
-                    try GuardClient.revoke()
+                    try GuardClient.revoke(prompter: prompter)
                     return .success(())
                 } catch {
                     return .failure(error)

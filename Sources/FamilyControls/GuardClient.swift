@@ -50,22 +50,33 @@ enum GuardClient {
 
     /// Runs `RequestAuthorization`, relaying each prompt to `prompter`.
     static func request(_ member: FamilyControlsMember, prompter: any Prompter) throws(GuardClientFailure) -> AuthorizationStatus {
+        let final = try converse("RequestAuthorization", ["member": .string(member.description)], prompter: prompter)
+        guard let name = final["status"]?.stringValue, let status = AuthorizationStatus(name: name) else {
+            throw GuardClientFailure(.networkError, "the Guard's final reply carried no status")
+        }
+        return status
+    }
+
+    /// Runs `RevokeAuthorization`; a child's approval asks for a guardian through `prompter`.
+    static func revoke(prompter: any Prompter) throws(GuardClientFailure) {
+        _ = try converse("RevokeAuthorization", [:], prompter: prompter)
+    }
+
+    /// Calls `method` with `more`, relays every prompt to `prompter`, and
+    /// returns the last reply's parameters.
+    private static func converse(_ method: String, _ parameters: JSONObject,
+                                 prompter: any Prompter) throws(GuardClientFailure) -> JSONObject {
         let client = try connect()
         defer { client.close() }
         do throws(VarlinkClientError) {
-            try client.startStreaming("\(interface).RequestAuthorization", parameters: ["member": .string(member.description)])
+            try client.startStreaming("\(interface).\(method)", parameters: parameters)
             while true {
                 let reply = try client.receiveReply()
                 if let failure = reply.failure { throw VarlinkClientError.remote(failure) }
                 if let prompt = reply.parameters["prompt"]?.objectValue {
                     try relay(prompt, to: prompter, over: client)
                 }
-                if !reply.continues {
-                    guard let name = reply.parameters["status"]?.stringValue, let status = AuthorizationStatus(name: name) else {
-                        throw VarlinkClientError.protocolViolation("the Guard's final reply carried no status")
-                    }
-                    return status
-                }
+                if !reply.continues { return reply.parameters }
             }
         } catch {
             throw GuardClientFailure(error, connecting: false)
@@ -87,15 +98,5 @@ enum GuardClient {
             }
         }
         try client.sendOneway("\(interface).Answer", parameters: ["id": .int(id), "response": response])
-    }
-
-    static func revoke() throws(GuardClientFailure) {
-        let client = try connect()
-        defer { client.close() }
-        do throws(VarlinkClientError) {
-            _ = try client.call("\(interface).RevokeAuthorization")
-        } catch {
-            throw GuardClientFailure(error, connecting: false)
-        }
     }
 }

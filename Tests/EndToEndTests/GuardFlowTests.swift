@@ -26,9 +26,11 @@ struct GuardFlowTests {
             #expect(second.standardOutput == "status: approved\n")
             #expect(second.standardError.isEmpty)
 
-            let revoked = try await guardd.app(["revoke"])
+            // Lifting a child's approval takes a guardian too.
+            let revoked = try await guardd.app(["revoke", "--stdin"], input: guardd.approvingInput)
             #expect(revoked.status == 0)
             #expect(revoked.standardOutput == "revoke completed\n")
+            #expect(revoked.standardError.contains("to stop providing parental controls for \(guardd.child.name)?"))
             #expect(try await guardd.storedStatus() == "notDetermined")
 
             let app = GuardFixture.appID
@@ -38,10 +40,30 @@ struct GuardFlowTests {
                 "\(kid) request \(kid) \(app) started",
                 "\(guardd.guardian.name) approve \(kid) \(app) approved",
                 "guard lock \(kid) \(app) locked",
-                "\(kid) revoke \(kid) \(app) revoked",
-                "\(kid) unlock \(kid) \(app) unlocked",
+                "\(guardd.guardian.name) revoke \(kid) \(app) revoked",
+                "\(guardd.guardian.name) unlock \(kid) \(app) unlocked",
             ])
             #expect(!guardd.log.contains(guardd.guardian.password ?? "-"))
+        }
+    }
+
+    @Test func theAppAloneCannotLiftAChildsApproval() async throws {
+        try await withGuard { guardd in
+            try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput).requireSuccess()
+            let name = guardd.guardian.name
+            let attempts: [String] = [
+                "",                                                       // no one answers
+                "don't allow\n",                                          // refused at the alert
+                "y\n\(name)\nwrong-1\n\(name)\nwrong-2\n\(name)\nwrong-3\n",   // wrong password three times
+                "y\n\(guardd.child.name)\n\(guardd.child.password ?? "")\n",    // the child is no guardian
+            ]
+            for input in attempts {
+                let result = try await guardd.app(["revoke", "--stdin"], input: input)
+                #expect(result.status == 1)
+                #expect(result.standardError.contains("error 5 authorizationCanceled"))
+                #expect(try await guardd.storedStatus() == "approved")
+                #expect(try await guardd.authorization()?["lock"]?.stringValue == "locked")
+            }
         }
     }
 

@@ -17,9 +17,25 @@ package struct AuthorizationView: Hashable, Sendable {
 extension AuthorizationPolicy {
     /// `revokeAuthorization` from the app itself: approved → not determined and
     /// unlocked; denied or not determined → no effect.
-    package func revoke(from caller: Caller) throws(GuardFailure) {
+    ///
+    /// A child's approval is released only after a guardian authenticates, as
+    /// for the approval: the child can run the app's own program (or borrow its
+    /// connection), so the app's word alone must never lift the lock.
+    package func revoke(from caller: Caller, over channel: any RequestChannel) throws(GuardFailure) {
         try requests.withExclusiveAccess(to: caller.key) { () throws(GuardFailure) in
-            try revoke(user: caller.account.name, appID: caller.app.appID, actor: caller.account.name)
+            let user = caller.account.name
+            var actor = user
+            if let current = try? store.authorization(user: user, appID: caller.app.appID),
+               current.status == .approved, current.member == .child {
+                let question = "Allow “\(caller.app.displayName)” to stop providing parental controls for \(user)? "
+                    + "Its folder will no longer be protected from deletion."
+                actor = try runPrompts(.child, caller: caller, channel: channel, question: question) { () throws(GuardFailure) in
+                    audit(event(.revoke, actor: user, user: user, appID: caller.app.appID, member: .child,
+                                outcome: "refused", detail: "Don't Allow at the alert"))
+                    throw .canceled("the approval of \(caller.app.displayName) stays")
+                }
+            }
+            try revoke(user: user, appID: caller.app.appID, actor: actor)
         }
     }
 
@@ -71,7 +87,12 @@ extension AuthorizationPolicy {
         let key = StatusHub.Key(user: user, appID: appID)
         return try requests.withExclusiveAccess(to: key) { () throws(GuardFailure) -> AuthorizationView in
             let current = try? store.authorization(user: user, appID: appID)
-            let isChild = (try? family.isChild(account)) == true
+            let isChild: Bool
+            do throws(Errno) {
+                isChild = try family.isChild(account)
+            } catch {
+                throw GuardFailure(.networkError, "the user directory could not be reached to check the family: \(error)")
+            }
             guard let directory = current?.appPath ?? appDirectory(appID, for: account) else {
                 throw GuardFailure(.notFound, "no app directory \(appID) under \(family.appRoots(for: account).joined(separator: " or "))")
             }

@@ -53,16 +53,23 @@ extension AuthorizationPolicy {
 
             audit(event(.request, actor: user, user: user, appID: caller.app.appID, member: member, outcome: "started"))
             logger.info("request: \(caller.app.appID) for \(user) as \(member) (pid executable \(caller.app.executable))")
-            let approver = try runPrompts(member, caller: caller, channel: channel)
+            let question = member == .child
+                ? "Allow “\(caller.app.displayName)” to provide parental controls for \(user)?"
+                : "Allow “\(caller.app.displayName)” to provide parental controls for you (\(user))?"
+            let approver = try runPrompts(member, caller: caller, channel: channel, question: question) { () throws(GuardFailure) in
+                try deny(caller, member: member, actor: user)
+                throw .canceled("\(caller.app.displayName) was not allowed to provide parental controls")
+            }
             try approve(caller, member: member, by: approver)
             return .approved
         }
     }
 
-    /// The alert, then the guardian's name (for a child), then PAM, up to
-    /// `MaxAttempts` times. Returns who approved.
-    private func runPrompts(_ member: FamilyControlsMember, caller: Caller,
-                            channel: any RequestChannel) throws(GuardFailure) -> String {
+    /// The alert (`question`), then the guardian's name (for a child), then
+    /// PAM, up to `MaxAttempts` times. Returns who authenticated; "Don't Allow"
+    /// runs `refused`, which throws.
+    func runPrompts(_ member: FamilyControlsMember, caller: Caller, channel: any RequestChannel,
+                    question: String, refused: () throws(GuardFailure) -> Never) throws(GuardFailure) -> String {
         let configuration = family.configuration
         let user = caller.account.name
         let appID = caller.app.appID
@@ -74,9 +81,6 @@ extension AuthorizationPolicy {
             return .canceled("the request was \(what)")
         }
 
-        let question = member == .child
-            ? "Allow “\(caller.app.displayName)” to provide parental controls for \(user)?"
-            : "Allow “\(caller.app.displayName)” to provide parental controls for you (\(user))?"
         let alert: String
         do throws(PAMConversationEnd) {
             alert = String(decoding: try channel.ask(AuthorizationPrompt(kind: .alert, message: question), deadline: deadline()).bytes, as: UTF8.self)
@@ -87,8 +91,7 @@ extension AuthorizationPolicy {
         case .continue?:
             break
         case .dontAllow?:
-            try deny(caller, member: member, actor: user)
-            throw .canceled("\(caller.app.displayName) was not allowed to provide parental controls")
+            try refused()
         case nil:
             throw ended(.canceled, "alert")
         }
@@ -104,10 +107,15 @@ extension AuthorizationPolicy {
                     throw ended(error, "guardian's name")
                 }
                 guard isGuardian(authenticating, of: user) else {
-                    audit(event(.request, actor: authenticating, user: user, appID: appID, member: member,
-                                outcome: "refused", detail: "\(authenticating.clipped) is not a guardian of \(user) (attempt \(attempt))"))
-                    logger.notice("request: \(authenticating.clipped) is not a guardian of \(user)")
-                    channel.tell(AuthorizationPrompt(kind: .error, message: "Sorry, \(authenticating.clipped) is not a parent or guardian of \(user)."))
+                    // A name no one has may be a password typed at the wrong prompt: never repeat it.
+                    let known = Principal.isValidName(authenticating) && (try? UserDatabase.user(named: authenticating)) != nil
+                    let who = known ? authenticating : "an unknown user"
+                    audit(event(.request, actor: known ? authenticating : user, user: user, appID: appID, member: member,
+                                outcome: "refused", detail: "\(who) is not a guardian of \(user) (attempt \(attempt))"))
+                    logger.notice("request: \(who) is not a guardian of \(user)")
+                    channel.tell(AuthorizationPrompt(kind: .error, message: known
+                        ? "Sorry, \(authenticating) is not a parent or guardian of \(user)."
+                        : "Sorry, that is not a parent or guardian of \(user)."))
                     continue
                 }
             }

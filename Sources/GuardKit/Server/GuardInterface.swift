@@ -46,8 +46,10 @@ enum GuardInterface {
     method Answer(id: int, response: ?string) -> ()
 
     # Revokes the calling app's authorization: approved becomes notDetermined and
-    # its lock is released; denied is left as it is.
-    method RevokeAuthorization() -> ()
+    # its lock is released; denied is left as it is. Call with more: a child's
+    # approval is released only after a guardian authenticates, with prompts as in
+    # RequestAuthorization; the last reply has no prompt.
+    method RevokeAuthorization() -> (prompt: ?Prompt)
 
     # Lists authorizations, all or one user's.
     method ListAuthorizations(user: ?string) -> (authorizations: []Authorization)

@@ -3,6 +3,7 @@ import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 import SystemKit
 import Varlink
 
@@ -43,14 +44,17 @@ package final class GuardService: VarlinkService {
                 subscribe(caller, on: connection)
             }
         case "RequestAuthorization":
-            startRequest(call, session: session, on: connection)
+            guard let name = call.parameters["member"]?.stringValue, let member = FamilyControlsMember(name: name) else {
+                return connection.fail(.invalidParameter("member"))
+            }
+            startConversation(call, session: session, on: connection) { [policy] caller, channel throws(GuardFailure) in
+                let status = try policy.request(member, from: caller, over: channel)
+                return ["status": .string(status.description)]
+            }
         case "RevokeAuthorization":
-            session.enqueue { [self] in
-                guard let caller = identify(connection, session, fresh: true) else { return }
-                respond(call, on: connection) { () throws(GuardFailure) in
-                    try policy.revoke(from: caller)
-                    return [:]
-                }
+            startConversation(call, session: session, on: connection) { [policy] caller, channel throws(GuardFailure) in
+                try policy.revoke(from: caller, over: channel)
+                return [:]
             }
         default:
             session.enqueue { [self] in handleAdmin(call, on: connection) }
@@ -69,19 +73,28 @@ package final class GuardService: VarlinkService {
     }
 
     private func subscribe(_ caller: Caller, on connection: VarlinkConnection) {
-        let token = policy.subscribe(user: caller.account.name, appID: caller.app.appID) { status in
-            connection.reply(["status": .string(status.description)], continues: true)
+        // Every reply reads the status as it is sent, under one lock, so the last
+        // reply the app gets is never older than the last change.
+        let sending = Mutex(())
+        let send: @Sendable () -> Void = { [policy] in
+            sending.withLock { _ in
+                let status = policy.status(user: caller.account.name, appID: caller.app.appID)
+                connection.reply(["status": .string(status.description)], continues: true)
+            }
         }
+        let token = policy.subscribe(user: caller.account.name, appID: caller.app.appID) { _ in send() }
         connection.onClose { [policy] in policy.unsubscribe(token) }
-        connection.reply(["status": .string(policy.status(user: caller.account.name, appID: caller.app.appID).description)],
-                         continues: true)
+        send()
     }
 
-    private func startRequest(_ call: VarlinkCall, session: ConnectionSession, on connection: VarlinkConnection) {
+    /// Runs a call that may prompt (a request, or a revoke that needs a guardian)
+    /// on a thread of its own: PAM waits for people. Prompts go out as
+    /// `continues` replies; `body`'s parameters are the last reply.
+    private func startConversation(
+        _ call: VarlinkCall, session: ConnectionSession, on connection: VarlinkConnection,
+        _ body: @escaping @Sendable (Caller, VarlinkRequestChannel) throws(GuardFailure) -> JSONObject
+    ) {
         guard call.more else { return connection.fail(.expectedMore) }
-        guard let name = call.parameters["member"]?.stringValue, let member = FamilyControlsMember(name: name) else {
-            return connection.fail(.invalidParameter("member"))
-        }
         let channel = VarlinkRequestChannel(connection: connection)
         guard session.beginRequest(channel) else {
             return fail(connection, GuardFailure(.authorizationConflict, "a request is already in progress on this connection"))
@@ -92,17 +105,19 @@ package final class GuardService: VarlinkService {
                 session.endRequest()
                 return
             }
-            // PAM waits for people: the request gets a thread of its own.
             let run: @Sendable () -> Void = { [self] in
-                defer {
-                    channel.close()
-                    session.endRequest()
-                }
+                let outcome: Result<JSONObject, GuardFailure>
                 do throws(GuardFailure) {
-                    let status = try policy.request(member, from: caller, over: channel)
-                    connection.reply(["status": .string(status.description)])
+                    outcome = .success(try body(caller, channel))
                 } catch {
-                    fail(connection, error)
+                    outcome = .failure(error)
+                }
+                // Free the connection for the next call before the client hears the end.
+                channel.close()
+                session.endRequest()
+                switch outcome {
+                case .success(let parameters): connection.reply(parameters)
+                case .failure(let failure): fail(connection, failure)
                 }
             }
             do throws(Errno) {
@@ -170,6 +185,7 @@ package final class GuardService: VarlinkService {
                                               uid: peer.uid, roots: policy.family.appRoots(for: account))
             return .success(Caller(account: account, app: app))
         } catch {
+            if case .processGone = error { return .failure(GuardFailure(.unavailable, error.description)) }
             return .failure(GuardFailure(.invalidArgument, error.description))
         }
     }
