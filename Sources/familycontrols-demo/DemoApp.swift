@@ -9,7 +9,7 @@ struct DemoApp {
     static let usage = """
         usage: familycontrols-demo request --member child|individual [--stdin]
                familycontrols-demo watch [--member child|individual] [--stdin]
-               familycontrols-demo revoke
+               familycontrols-demo revoke [--stdin]
                familycontrols-demo status
         """
 
