@@ -74,8 +74,8 @@ public final class AuthorizationCenter: PublishingObservable {
             await setStatus(status, follow: true)
         case .failure(let failure):
             settings.withLock { $0.lastErrorMessage = failure.message }
-            if failure.error == .authorizationCanceled, failure.message.contains("not allowed") {
-                await setStatus(.denied, follow: false)
+            if let status = failure.resultingStatus {
+                await setStatus(status, follow: false)
             }
             throw failure.error
         }

@@ -6,6 +6,8 @@ import Varlink
 struct GuardClientFailure: Error, Sendable {
     var error: FamilyControlsError
     var message: String
+    /// The status the Guard left behind (`denied` after "Don't Allow"), if it says.
+    var resultingStatus: AuthorizationStatus?
 
     init(_ error: FamilyControlsError, _ message: String) {
         self.error = error
@@ -18,6 +20,7 @@ struct GuardClientFailure: Error, Sendable {
         case .remote(let remote):
             let message = remote.parameters["message"]?.stringValue ?? remote.name
             self.init(FamilyControlsError(varlinkName: remote.name) ?? (connecting ? .unavailable : .networkError), message)
+            resultingStatus = remote.parameters["status"]?.stringValue.flatMap(AuthorizationStatus.init(name:))
         case .noSuchSocket, .connectionRefused, .permissionDenied, .connectTimedOut, .invalidSocketPath, .connectFailed:
             self.init(.unavailable, failure.description)
         default:

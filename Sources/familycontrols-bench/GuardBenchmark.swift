@@ -95,12 +95,4 @@ private struct GuardBenchmark {
         let met = idle < 20 * 1024 ? "met" : "NOT met"
         print("(e) Guard resident memory:         \(idle) kB idle after start [target < 20480 kB: \(met)]; \(busy) kB after the load")
     }
-
-    private func residentKilobytes(of pid: Int32) -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
-        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-            return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
-        }
-        return 0
-    }
 }

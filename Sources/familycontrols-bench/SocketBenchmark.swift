@@ -271,7 +271,7 @@ private struct SocketBenchmark {
     /// VmRSS before and after opening `count` idle connections.
     private func idleConnectionCost(path: String, server: VarlinkServer, count: Int) throws -> (Int, Int) {
         let baseline = server.connectionCount
-        let before = residentKilobytes()
+        let before = residentKilobytes(of: getpid())
         let address = try UnixSocketAddress(path: path)
         var sockets: [FileDescriptor] = []
         for _ in 0..<count {
@@ -283,20 +283,9 @@ private struct SocketBenchmark {
         }
         let deadline = ContinuousClock.now + .seconds(10)
         while server.connectionCount < baseline + count, ContinuousClock.now < deadline { sleep(for: 0.01) }
-        let after = residentKilobytes()
+        let after = residentKilobytes(of: getpid())
         sockets.removeAll()
         return (before, after)
-    }
-
-    private func residentKilobytes() -> Int {
-        guard let file = try? FileDescriptor.open("/proc/self/status", O_RDONLY) else { return 0 }
-        var bytes = [UInt8](repeating: 0, count: 8192)
-        let count = (try? bytes.withUnsafeMutableBytes { try file.read(into: $0) }) ?? 0
-        let text = String(decoding: bytes[..<count], as: UTF8.self)
-        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-            return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
-        }
-        return 0
     }
 
     private func time(_ body: () -> Void) -> Double {
@@ -351,4 +340,16 @@ func runEchoServer(_ arguments: [String]) -> Int32 {
         writeToStandardError("familycontrols-bench echo-server: \(error)\n")
         return 1
     }
+}
+
+/// VmRSS of process `pid` in kB, from `/proc/PID/status`; 0 when unreadable.
+func residentKilobytes(of pid: pid_t) -> Int {
+    guard let file = try? FileDescriptor.open("/proc/\(pid)/status", O_RDONLY) else { return 0 }
+    var bytes = [UInt8](repeating: 0, count: 8192)
+    let count = (try? bytes.withUnsafeMutableBytes { try file.read(into: $0) }) ?? 0
+    let text = String(decoding: bytes[..<count], as: UTF8.self)
+    for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+    }
+    return 0
 }

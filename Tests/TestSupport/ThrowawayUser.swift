@@ -24,14 +24,13 @@ public func randomPassword() -> String {
     return String((0..<20).map { _ in alphabet.randomElement() ?? "x" })
 }
 
-/// Creates a user named `fc<prefix><random>` (home made under /tmp when
-/// `home` is true), runs `body`, and removes the user and its home.
+/// Creates a user named `fc<prefix><random>` (no home), runs `body`, and removes the user.
 public func withThrowawayUser<R>(
-    prefix: String = "u", password: Bool = true, home: Bool = false,
+    prefix: String = "u", password: Bool = true,
     _ body: (ThrowawayUser) async throws -> R
 ) async throws -> R {
     // useradd and userdel wait on each other: never on the cooperative pool.
-    let user = try await offload { try makeThrowawayUser(prefix: prefix, password: password, home: home) }
+    let user = try await offload { try makeThrowawayUser(prefix: prefix, password: password) }
     do {
         let result = try await body(user)
         try await offload { removeThrowawayUser(user) }
@@ -43,16 +42,10 @@ public func withThrowawayUser<R>(
 }
 
 /// Creates a throwaway user; pair with ``removeThrowawayUser(_:)``.
-public func makeThrowawayUser(prefix: String = "u", password: Bool = true, home: Bool = false) throws -> ThrowawayUser {
+public func makeThrowawayUser(prefix: String = "u", password: Bool = true) throws -> ThrowawayUser {
     let suffix = String(UInt32.random(in: 0..<UInt32.max), radix: 36)
     let name = "fc\(prefix)\(suffix)"
-    var arguments = ["-s", "/bin/sh", "-U"]
-    if home {
-        let homePath = "/tmp/fc-home-\(name)"
-        arguments += ["-m", "-d", homePath]
-    } else {
-        arguments += ["-M", "-d", "/nonexistent"]
-    }
+    let arguments = ["-s", "/bin/sh", "-U", "-M", "-d", "/nonexistent"]
     try changeAccounts("/usr/sbin/useradd", arguments + [name])
     var secret: String?
     if password {
@@ -70,11 +63,10 @@ public func makeThrowawayUser(prefix: String = "u", password: Bool = true, home:
     return ThrowawayUser(name: name, uid: account.uid, gid: account.gid, home: account.home, password: secret)
 }
 
-/// Removes a user made by ``makeThrowawayUser(prefix:password:home:)``, with its home.
+/// Removes a user made by ``makeThrowawayUser(prefix:password:)``.
 public func removeThrowawayUser(_ user: ThrowawayUser) {
     _ = try? run("/usr/bin/pkill", ["-KILL", "-u", user.name])
     try? changeAccounts("/usr/sbin/userdel", ["-f", "-r", user.name])
-    if user.home.hasPrefix("/tmp/fc-home-") { try? FileManager.default.removeItem(atPath: user.home) }
 }
 
 /// Creates a group with the given members and removes it after `body`.

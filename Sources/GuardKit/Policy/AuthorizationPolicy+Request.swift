@@ -58,7 +58,9 @@ extension AuthorizationPolicy {
                 : "Allow “\(caller.app.displayName)” to provide parental controls for you (\(user))?"
             let approver = try runPrompts(member, caller: caller, channel: channel, question: question) { () throws(GuardFailure) in
                 try deny(caller, member: member, actor: user)
-                throw .canceled("\(caller.app.displayName) was not allowed to provide parental controls")
+                var failure = GuardFailure.canceled("\(caller.app.displayName) was not allowed to provide parental controls")
+                failure.resultingStatus = .denied
+                throw failure
             }
             try approve(caller, member: member, by: approver)
             return .approved

@@ -14,6 +14,9 @@ package struct GuardFailure: Error, Hashable, Sendable, CustomStringConvertible 
 
     package var kind: Kind
     package var message: String
+    /// The status the request left behind when it is not the one before
+    /// (`denied` after "Don't Allow"), so the app can show it.
+    package var resultingStatus: AuthorizationStatus?
 
     package init(_ error: FamilyControlsError, _ message: String) {
         kind = .familyControls(error)

@@ -45,7 +45,4 @@ package final class StatusHub: Sendable {
         let listeners = state.withLock { Array(($0.listeners[key] ?? [:]).values) }
         for listener in listeners { listener(status) }
     }
-
-    /// Number of listeners, for logs and tests.
-    package var count: Int { state.withLock { $0.listeners.values.reduce(0) { $0 + $1.count } } }
 }

@@ -72,7 +72,8 @@ enum GuardInterface {
     error InvalidAccountType (message: string)
     error InvalidArgument (message: string)
     error AuthorizationConflict (message: string)
-    error AuthorizationCanceled (message: string)
+    # status is "denied" when a guardian chose Don't Allow.
+    error AuthorizationCanceled (message: string, status: ?string)
     error NetworkError (message: string)
     error AuthenticationMethodUnavailable (message: string)
     error PermissionDenied (message: string)

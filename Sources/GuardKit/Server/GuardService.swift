@@ -202,6 +202,8 @@ package final class GuardService: VarlinkService {
     }
 
     func fail(_ connection: VarlinkConnection, _ failure: GuardFailure) {
-        connection.fail(failure.varlinkName, parameters: ["message": .string(failure.message)])
+        var parameters: JSONObject = ["message": .string(failure.message)]
+        if let status = failure.resultingStatus { parameters["status"] = .string(status.description) }
+        connection.fail(failure.varlinkName, parameters: parameters)
     }
 }
