@@ -21,6 +21,10 @@ public struct DirectoryEntry: Hashable, Sendable {
 extension FileDescriptor {
     /// Every entry of the open directory except `.` and `..`, read from the start.
     ///
+    /// A directory removed after it was opened has no entries (only an empty
+    /// directory can be removed); the kernel answers `ENOENT` for it, which
+    /// reads here as an empty list.
+    ///
     /// Maps to `lseek(2)` and `getdents64(2)`.
     public func readDirectory() throws(Errno) -> [DirectoryEntry] {
         guard let getdents64 = GlibcExtras.getdents64 else { throw Errno(ENOSYS, operation: "getdents64") }
@@ -30,7 +34,12 @@ extension FileDescriptor {
         defer { buffer.deallocate() }
         var entries: [DirectoryEntry] = []
         while true {
-            let count = try retryingOnInterrupt("getdents64") { getdents64(rawValue, buffer, capacity) }
+            let count: Int
+            do {
+                count = try retryingOnInterrupt("getdents64") { getdents64(rawValue, buffer, capacity) }
+            } catch where error.rawValue == ENOENT && entries.isEmpty {
+                return []
+            }
             if count == 0 { return entries }
             var offset = 0
             // struct linux_dirent64: u64 d_ino, s64 d_off, u16 d_reclen, u8 d_type, char d_name[].
