@@ -63,10 +63,17 @@ import Testing
 
     @Test func askpassProgramAnswersWithItsFirstLine() throws {
         let path = "/tmp/fc-askpass-\(UUID().uuidString.prefix(8))"
-        try "#!/bin/sh\necho \"answer to $1 ($FAMILYCONTROLS_PROMPT_KIND)\"\necho second line\n"
-            .write(toFile: path, atomically: true, encoding: .utf8)
-        chmod(path, 0o755)
+        let script = "#!/bin/sh\necho \"answer to $1 ($FAMILYCONTROLS_PROMPT_KIND)\"\necho second line\n"
+        // Written by a shell of its own: a descriptor open for writing in this
+        // process could leak into a program another test starts at that
+        // moment, and the kernel refuses to run a file open for writing.
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: "/bin/sh")
+        writer.arguments = ["-c", #"printf '%s' "$1" > "$2" && chmod 755 "$2""#, "sh", script, path]
+        try writer.run()
+        writer.waitUntilExit()
         defer { unlink(path) }
+        try #require(writer.terminationStatus == 0)
         let prompter = AskpassPrompter(program: path)
         #expect(prompter.respond(to: AuthorizationPrompt(kind: .secret, message: "Password:")) == "answer to Password: (secret)")
         #expect(prompter.respond(to: AuthorizationPrompt(kind: .info, message: "hello")) == nil)
