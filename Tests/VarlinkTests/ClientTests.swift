@@ -16,8 +16,8 @@ struct ClientTests {
     @Test func aSocketNobodyListensOnIsRefused() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/stale"
-            let descriptor = try makeListeningSocket(at: path)
-            close(descriptor)
+            let descriptor = try makeStaleSocket(at: path)
+            defer { close(descriptor) }
             #expect(throws: VarlinkClientError.connectionRefused(path)) { try VarlinkClient(path: path) }
         }
     }

@@ -51,7 +51,13 @@ struct ServerLifecycleTests {
             let server = try VarlinkServer(listeningOn: path, configuration: .testing(), service: try TestService())
             #expect(VarlinkServer.probeSocket(at: path) == .live)
             server.shutdown()
-            #expect(VarlinkServer.probeSocket(at: path) == .stale)
+            // A program another test starts at this moment holds a copy of the
+            // listener until it executes; the socket is stale once that is gone.
+            #expect(eventually { VarlinkServer.probeSocket(at: path) == .stale }, "\(VarlinkServer.probeSocket(at: path))")
+            let stale = directory + "/stale"
+            let descriptor = try makeStaleSocket(at: stale)
+            defer { close(descriptor) }
+            #expect(VarlinkServer.probeSocket(at: stale) == .stale)
             let file = directory + "/file"
             #expect(FileManager.default.createFile(atPath: file, contents: Data()))
             #expect(VarlinkServer.probeSocket(at: file) == .notASocket)
@@ -70,7 +76,7 @@ struct ServerLifecycleTests {
     @Test func aStaleSocketCanBeReplacedAfterTheProbe() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/socket"
-            try VarlinkServer(listeningOn: path, configuration: .testing(), service: try TestService()).shutdown()
+            close(try makeStaleSocket(at: path))
             #expect(VarlinkServer.probeSocket(at: path) == .stale)
             #expect(unlink(path) == 0)
             let server = try VarlinkServer(listeningOn: path, configuration: .testing(), service: try TestService())
@@ -113,13 +119,17 @@ struct ServerLifecycleTests {
             let server = try VarlinkServer(listeningOn: path, configuration: .testing(), service: try TestService())
             server.shutdown()
             server.shutdown()
+            // (Another test's new program may hold a copy of the listener for a moment.)
+            #expect(eventually { VarlinkServer.probeSocket(at: path) == .stale })
             #expect(throws: VarlinkClientError.connectionRefused(path)) { try VarlinkClient(path: path) }
         }
     }
 }
 
-/// A listening Unix socket made the way systemd would pass one in.
-func makeListeningSocket(at path: String, backlog: CInt = 16) throws -> CInt {
+/// A Unix socket file nobody listens on, as a crashed server leaves behind:
+/// bound but never listening, so connecting is refused for as long as it
+/// lives, even if a program another test starts inherits a copy of it.
+func makeStaleSocket(at path: String) throws -> CInt {
     let descriptor = socket(AF_UNIX, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0)
     var address = sockaddr_un()
     address.sun_family = sa_family_t(AF_UNIX)
@@ -129,9 +139,21 @@ func makeListeningSocket(at path: String, backlog: CInt = 16) throws -> CInt {
             bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
         }
     }
-    guard bound == 0, listen(descriptor, backlog) == 0 else {
+    guard bound == 0 else {
+        let code = errno
         close(descriptor)
-        throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+        throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
+    }
+    return descriptor
+}
+
+/// A listening Unix socket made the way systemd would pass one in.
+func makeListeningSocket(at path: String, backlog: CInt = 16) throws -> CInt {
+    let descriptor = try makeStaleSocket(at: path)
+    guard listen(descriptor, backlog) == 0 else {
+        let code = errno
+        close(descriptor)
+        throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
     }
     return descriptor
 }
