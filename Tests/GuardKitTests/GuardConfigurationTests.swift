@@ -42,6 +42,7 @@ import TestSupport
             IndividualService=site-individual
             PromptTimeout=2min
             MaxAttempts=5
+            FailureDelay=1min
             """)
         #expect(configuration.guardians == [.user("bob"), .group("parents")])
         #expect(configuration.children == [.user("alice"), .group("kids")])
@@ -53,6 +54,13 @@ import TestSupport
         #expect(configuration.individualService == "site-individual")
         #expect(configuration.promptTimeout == .seconds(120))
         #expect(configuration.maxAttempts == 5)
+        #expect(configuration.failureDelay == .seconds(60))
+    }
+
+    @Test func failureDelayDefaultsToThirtySecondsAndZeroTurnsItOff() throws {
+        #expect(try parse("[Authentication]\n").failureDelay == .seconds(30))
+        #expect(try parse("[Authentication]\nFailureDelay=0\n").failureDelay == .zero)
+        #expect(try parse("[Authentication]\nFailureDelay=1500ms\n").failureDelay == .milliseconds(1500))
     }
 
     @Test func repeatedListKeysAddAndEmptyClears() throws {
@@ -97,7 +105,9 @@ import TestSupport
         ("[Authentication]\nPromptTimeout=2h\n", 2, "PromptTimeout= must be between 1s and 1h, found \"2h\""),
         ("[Authentication]\nMaxAttempts=0\n", 2, "MaxAttempts= expects a whole number from 1 to 10, found \"0\""),
         ("[Authentication]\nMaxAttempts=many\n", 2, "MaxAttempts= expects a whole number from 1 to 10, found \"many\""),
-        ("[Authentication]\nTimeout=1\n", 2, "unknown key \"Timeout\" in [Authentication] (expected GuardianService, IndividualService, PromptTimeout or MaxAttempts)"),
+        ("[Authentication]\nTimeout=1\n", 2, "unknown key \"Timeout\" in [Authentication] (expected GuardianService, IndividualService, PromptTimeout, MaxAttempts or FailureDelay)"),
+        ("[Authentication]\nFailureDelay=2h\n", 2, "FailureDelay= must be between 0 and 1h, found \"2h\""),
+        ("[Authentication]\nFailureDelay=-1\n", 2, "FailureDelay= expects a time such as 60s, 2min or 1h, found \"-1\""),
         ("[Family]\n=bob\n", 2, "expected a key made of letters and digits before \"=\", found \"\""),
     ])
     func malformedFilesNameLineAndExpectation(text: String, line: Int, message: String) {

@@ -29,6 +29,9 @@ package struct GuardConfiguration: Hashable, Sendable {
     package var promptTimeout: Duration = .seconds(60)
     /// `[Authentication] MaxAttempts=`: password attempts per request.
     package var maxAttempts = 3
+    /// `[Authentication] FailureDelay=`: after `maxAttempts` failures in a row
+    /// (across requests), the wait before the next attempt; zero for none.
+    package var failureDelay: Duration = .seconds(30)
 
     /// The embedded defaults: no family yet, standard roots and services.
     package init() {}
@@ -106,8 +109,9 @@ package struct GuardConfiguration: Hashable, Sendable {
                         throw fail(entry.line, "MaxAttempts= expects a whole number from 1 to 10, found \"\(entry.value.clipped)\"")
                     }
                     maxAttempts = value
+                case "FailureDelay": failureDelay = try Self.duration(entry, file: file, allowing: 0...3_600_000)
                 default:
-                    throw fail(entry.line, "unknown key \"\(entry.key.clipped)\" in [Authentication] (expected GuardianService, IndividualService, PromptTimeout or MaxAttempts)")
+                    throw fail(entry.line, "unknown key \"\(entry.key.clipped)\" in [Authentication] (expected GuardianService, IndividualService, PromptTimeout, MaxAttempts or FailureDelay)")
                 }
             }
         case ("Child", nil):
@@ -157,7 +161,9 @@ package struct GuardConfiguration: Hashable, Sendable {
     }
 
     /// `90`, `90s`, `2min`, `1h`, `500ms`: between 1 second and 1 hour.
-    private static func duration(_ entry: INIFile.Entry, file: String) throws(ConfigError) -> Duration {
+    /// A time such as `60s`, `2min` or `1h`, within `allowing` (milliseconds).
+    private static func duration(_ entry: INIFile.Entry, file: String,
+                                 allowing allowed: ClosedRange<Int> = 1000...3_600_000) throws(ConfigError) -> Duration {
         let value = entry.value
         let digits = value.prefix(while: { $0.isASCII && $0.isNumber })
         let unit = value.dropFirst(digits.count).trimmingWhitespace()
@@ -167,8 +173,10 @@ package struct GuardConfiguration: Hashable, Sendable {
                               "\(entry.key)= expects a time such as 60s, 2min or 1h, found \"\(value.clipped)\"")
         }
         let milliseconds = number * factor
-        guard (1000...3_600_000).contains(milliseconds) else {
-            throw ConfigError(file: file, line: entry.line, "\(entry.key)= must be between 1s and 1h, found \"\(value.clipped)\"")
+        guard allowed.contains(milliseconds) else {
+            let lowest = allowed.lowerBound == 0 ? "0" : "\(allowed.lowerBound / 1000)s"
+            throw ConfigError(file: file, line: entry.line,
+                              "\(entry.key)= must be between \(lowest) and 1h, found \"\(value.clipped)\"")
         }
         return .milliseconds(milliseconds)
     }

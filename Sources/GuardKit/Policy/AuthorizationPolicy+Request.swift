@@ -70,11 +70,39 @@ extension AuthorizationPolicy {
     /// The alert (`question`), then the guardian's name (for a child), then
     /// PAM, up to `MaxAttempts` times. Returns who authenticated; "Don't Allow"
     /// runs `refused`, which throws.
+    ///
+    /// One user's sheets open one at a time, whichever apps ask; a user who
+    /// failed too often in a row waits (see ``AuthenticationBackoff``).
     func runPrompts(_ member: FamilyControlsMember, caller: Caller, channel: any RequestChannel,
                     question: String, refused: () throws(GuardFailure) -> Never) throws(GuardFailure) -> String {
+        try sheets.withExclusiveAccess(to: caller.account.name) { () throws(GuardFailure) -> String in
+            guard !channel.isClosed else { throw .canceled("the app hung up before the request started") }
+            return try runSheet(member, caller: caller, channel: channel, question: question, refused: refused)
+        }
+    }
+
+    /// Refuses an attempt while `user` must wait after failing too often.
+    private func checkBackoff(_ member: FamilyControlsMember, caller: Caller, channel: any RequestChannel,
+                              configuration: GuardConfiguration) throws(GuardFailure) {
+        let user = caller.account.name
+        guard let wait = backoff.remainingWait(for: user, freeFailures: configuration.maxAttempts,
+                                               delay: configuration.failureDelay) else { return }
+        let failures = backoff.failures(of: user)
+        audit(event(.request, actor: user, user: user, appID: caller.app.appID, member: member, outcome: "refused",
+                    detail: "\(failures) failed authentications in a row; next attempt in \(wait.spokenSeconds)"))
+        logger.notice("request: \(caller.app.appID) for \(user) refused: \(failures) failed authentications in a row, "
+            + "next attempt allowed in \(wait.spokenSeconds)")
+        let message = "Too many failed attempts. Try again in \(wait.spokenSeconds)."
+        channel.tell(AuthorizationPrompt(kind: .error, message: message))
+        throw .canceled(message)
+    }
+
+    private func runSheet(_ member: FamilyControlsMember, caller: Caller, channel: any RequestChannel,
+                          question: String, refused: () throws(GuardFailure) -> Never) throws(GuardFailure) -> String {
         let configuration = family.configuration
         let user = caller.account.name
         let appID = caller.app.appID
+        try checkBackoff(member, caller: caller, channel: channel, configuration: configuration)
         func deadline() -> ContinuousClock.Instant { .now.advanced(by: configuration.promptTimeout) }
         func ended(_ end: PAMConversationEnd, _ stage: String) -> GuardFailure {
             let what = end == .timedOut ? "timed out" : "canceled"
@@ -100,6 +128,7 @@ extension AuthorizationPolicy {
 
         let service = member == .child ? configuration.guardianService : configuration.individualService
         for attempt in 1...configuration.maxAttempts {
+            if attempt > 1 { try checkBackoff(member, caller: caller, channel: channel, configuration: configuration) }
             var authenticating = user
             if member == .child {
                 do throws(PAMConversationEnd) {
@@ -126,6 +155,7 @@ extension AuthorizationPolicy {
                                  promptTimeout: configuration.promptTimeout)
             do throws(PAMError) {
                 try authenticator.authenticateBlocking(pam, conversation: ChannelConversation(channel: channel))
+                backoff.recordSuccess(of: user)
                 return authenticating
             } catch {
                 logger.notice("request: \(appID) for \(user): \(error)")
@@ -146,6 +176,7 @@ extension AuthorizationPolicy {
                                 outcome: "too many tries", detail: error.description))
                     throw .canceled(error.publicMessage)
                 default:
+                    backoff.recordFailure(of: user)
                     audit(event(.request, actor: authenticating, user: user, appID: appID, member: member,
                                 outcome: "authentication failed", detail: "\(error.description) (attempt \(attempt))"))
                     if attempt < configuration.maxAttempts {

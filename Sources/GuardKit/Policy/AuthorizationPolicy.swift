@@ -26,6 +26,10 @@ package final class AuthorizationPolicy: Sendable {
     let logger: Logger
     let authenticator = PAMAuthenticator()
     let requests = KeyedSerializer<StatusHub.Key>()
+    /// One open authentication sheet per requesting user, whatever the app:
+    /// a child cannot guess in parallel from several apps at once.
+    let sheets = KeyedSerializer<String>()
+    let backoff = AuthenticationBackoff()
     private let familyState: Mutex<Family>
     private let statuses: Mutex<[StatusHub.Key: AuthorizationStatus]>
 

@@ -1,0 +1,147 @@
+import Foundation
+import SystemKit
+import Testing
+import TestSupport
+
+/// A child guessing a guardian's password: many apps and many requests give
+/// no more guesses, and no faster, than one request does.
+@Suite(.serialized, .enabled(if: canRunGuard, "needs root, useradd, and `swift build` products (familycontrolsd, familyctl, familycontrols-demo)"))
+struct GuardBackoffTests {
+    static let second = "org.example.Second"
+
+    @Test func afterTooManyFailuresNoAppMayAskUntilTheDelayHasPassed() async throws {
+        try await withGuard(extraConfiguration: "MaxAttempts=1\nFailureDelay=2s") { guardd in
+            try guardd.installDemo(for: guardd.child, appID: Self.second)
+            let second = guardd.secondExecutable
+            let name = guardd.guardian.name
+
+            let failed = try await guardd.app(["request", "--member", "child", "--stdin"], input: "y\n\(name)\nwrong-1\n")
+            #expect(failed.status == 1)
+            #expect(failed.standardError.contains("error 5 authorizationCanceled"))
+
+            // Another app, at once: refused before any prompt, with the wait stated.
+            let refused = try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput,
+                                               executable: second)
+            #expect(refused.status == 1)
+            #expect(refused.standardError.contains("error 5 authorizationCanceled"))
+            #expect(refused.standardError.contains("Too many failed attempts. Try again in "), "\(refused.standardError)")
+            #expect(!refused.standardError.contains("Allow “"), "no alert while the child must wait")
+            #expect(try await guardd.storedStatus(appID: Self.second) == "notDetermined")
+            #expect(guardd.log.contains("refused: 1 failed authentications in a row"), "\(guardd.log)")
+
+            // Once the delay has passed, the guardian's password works again and clears the count.
+            try await Task.sleep(for: .milliseconds(2_500))
+            let approved = try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput,
+                                                executable: second)
+            #expect(approved.status == 0, "\(approved.standardError)")
+            #expect(try await guardd.storedStatus(appID: Self.second) == "approved")
+
+            // Cleared: one new failure waits the first delay (2 s), not the doubled one.
+            _ = try await guardd.app(["request", "--member", "child", "--stdin"], input: "y\n\(name)\nwrong-2\n")
+            let again = try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput)
+            #expect(again.status == 1)
+            #expect(again.standardError.contains("Try again in 1 second.") || again.standardError.contains("Try again in 2 seconds."),
+                    "\(again.standardError)")
+
+            let refusals = try await guardd.auditRows().filter { $0.hasSuffix(" refused") }
+            #expect(refusals.count == 2, "\(refusals)")
+            #expect(!guardd.log.contains(guardd.guardian.password ?? "-"))
+        }
+    }
+
+    @Test func oneChildsSheetsOpenOneAtATimeWhicheverAppAsks() async throws {
+        try await withGuard { guardd in
+            try guardd.installDemo(for: guardd.child, appID: Self.second)
+
+            // The first app's alert is up and nobody answers it yet.
+            let first = try guardd.startApp(executable: guardd.appExecutable)
+            defer { first.stop() }
+            #expect(await first.waitForError(containing: "Allow “"), "\(first.standardError)")
+
+            // The second app asks meanwhile: its sheet waits for the first to close.
+            let second = try guardd.startApp(executable: guardd.secondExecutable)
+            defer { second.stop() }
+            second.write(guardd.approvingInput)
+            try await Task.sleep(for: .milliseconds(1_500))
+            #expect(second.process.isRunning)
+            #expect(!second.standardError.contains("Allow “"), "\(second.standardError)")
+
+            first.endInput()  // nobody answered: the first request is canceled
+            let firstStatus = await first.exitStatus()
+            #expect(firstStatus == 1)
+            let secondStatus = await second.exitStatus()
+            #expect(secondStatus == 0, "\(second.standardError)\n\(guardd.log)")
+            #expect(await second.waitForError(containing: "Allow “"))
+            #expect(try await guardd.storedStatus() == "notDetermined")
+            #expect(try await guardd.storedStatus(appID: Self.second) == "approved")
+        }
+    }
+}
+
+extension GuardFixture {
+    var secondExecutable: String { "\(appsRoot)/\(child.name)/\(GuardBackoffTests.second)/familycontrols-demo" }
+
+    /// Starts the app `executable` as the child, `request --member child --stdin`,
+    /// with its standard input left open for ``RunningApp/write(_:)``.
+    func startApp(executable: String) throws -> RunningApp {
+        try RunningApp(arguments: ["/usr/bin/setpriv", "--reuid=\(child.uid)", "--regid=\(child.gid)", "--clear-groups",
+                                   "/usr/bin/env", "-i", "FAMILYCONTROLS_SOCKET=\(socket)", executable,
+                                   "request", "--member", "child", "--stdin"])
+    }
+}
+
+/// An app process the test talks to while it runs.
+final class RunningApp: @unchecked Sendable {
+    let process = Process()
+    private let input = Pipe()
+    private let errors = LockedBox(Data())
+
+    init(arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: arguments[0])
+        process.arguments = Array(arguments.dropFirst())
+        let errorPipe = Pipe()
+        process.standardInput = input
+        process.standardError = errorPipe
+        process.standardOutput = FileHandle.nullDevice
+        let errors = self.errors
+        errorPipe.fileHandleForReading.readabilityHandler = { handle in
+            let chunk = handle.availableData
+            if chunk.isEmpty {
+                handle.readabilityHandler = nil
+            } else {
+                errors.update { $0.append(chunk) }
+            }
+        }
+        try process.run()
+    }
+
+    var standardError: String { String(decoding: errors.get(), as: UTF8.self) }
+
+    func write(_ text: String) { input.fileHandleForWriting.write(Data(text.utf8)) }
+
+    func endInput() { try? input.fileHandleForWriting.close() }
+
+    /// Waits up to 10 s for `text` on the app's standard error.
+    func waitForError(containing text: String) async -> Bool {
+        for _ in 0..<200 {
+            if standardError.contains(text) { return true }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return standardError.contains(text)
+    }
+
+    /// The exit status, once the app has exited (killed after 30 s).
+    func exitStatus() async -> Int32 {
+        for _ in 0..<600 where process.isRunning {
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        stop()
+        return process.terminationStatus
+    }
+
+    func stop() {
+        endInput()
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+    }
+}
