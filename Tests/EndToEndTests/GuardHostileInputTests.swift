@@ -117,6 +117,60 @@ struct GuardHostileInputTests {
         }
     }
 
+    /// Opens connections one by one and asks each for `GetInfo`; says how
+    /// many were answered, then holds them all until standard input closes.
+    static let connectionHog = #"""
+        import socket, sys
+        served, held = 0, []
+        for _ in range(int(sys.argv[2])):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(5)
+            held.append(s)
+            try:
+                s.connect(sys.argv[1])
+                s.sendall(b'{"method":"org.varlink.service.GetInfo"}\0')
+                reply = b''
+                while not reply.endswith(b'\0'):
+                    chunk = s.recv(4096)
+                    if not chunk:
+                        break
+                    reply += chunk
+                served += reply.endswith(b'\0')
+            except OSError:
+                pass
+        print('served', served, file=sys.stderr, flush=True)
+        sys.stdin.read()
+        """#
+
+    @Test func aChildHoldingManyConnectionsCrowdsOutNoOneElse() async throws {
+        try await withGuard { guardd in
+            let limit = 64
+            let hog = try RunningApp(arguments: [
+                "/usr/bin/setpriv", "--reuid=\(guardd.child.uid)", "--regid=\(guardd.child.gid)", "--clear-groups",
+                "/usr/bin/python3", "-c", Self.connectionHog, guardd.socket, "\(limit + 20)",
+            ])
+            defer { hog.stop() }
+            #expect(await hog.waitForError(containing: "served "), "\(hog.standardError)")
+            #expect(hog.standardError == "served \(limit)\n")
+            #expect(guardd.log.contains("uid \(guardd.child.uid) holds \(limit) connections, its limit; refusing more from it"))
+
+            // Other users and root are served meanwhile.
+            let other = try await guardd.app(["status"], as: guardd.adult)
+            #expect(other.standardOutput == "status: notDetermined\n", "\(other.standardError)")
+            try stillServes(guardd)
+
+            // Once the child lets go, it is served again.
+            hog.endInput()
+            _ = await hog.exitStatus()
+            var status = ProcessResult(status: -1, standardOutput: "", standardError: "")
+            for _ in 0..<50 where status.standardOutput != "status: notDetermined\n" {
+                status = try await guardd.app(["status"])
+                if status.standardOutput != "status: notDetermined\n" { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            #expect(status.standardOutput == "status: notDetermined\n", "\(status.standardError)")
+        }
+    }
+
     @Test func clientThatHangsUpMidConversationIsForgotten() async throws {
         try await withGuard { guardd in
             // A raw client that starts a request as root (not an app) is refused;

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 @testable import Varlink
 
@@ -27,6 +30,36 @@ struct ServerScaleTests {
             #expect(eventually { server.connectionCount == 1 })
             let fourth = try VarlinkClient(path: path, replyTimeout: .seconds(5))
             #expect(try fourth.call("org.example.test.Echo", parameters: ["value": "4"]) == ["value": "4"])
+        }
+    }
+
+    @Test func oneUserPastItsLimitIsRefusedWhileOthersAreServed() throws {
+        var configuration = VarlinkServerConfiguration.testing()
+        configuration.maximumConnectionsPerUser = 2
+        configuration.usersWithoutConnectionLimit = []  // these tests run as one user, often root
+        try withServer(configuration: configuration) { server, path, _ in
+            let first = try VarlinkClient(path: path, replyTimeout: .seconds(5))
+            let second = try VarlinkClient(path: path, replyTimeout: .seconds(5))
+            #expect(eventually { server.connectionCount == 2 })
+            let third = try VarlinkClient(path: path, replyTimeout: .seconds(5))
+            #expect(throws: VarlinkClientError.connectionClosed) { try third.call("org.example.test.Echo") }
+            #expect(try second.call("org.example.test.Echo", parameters: ["value": "2"]) == ["value": "2"])
+            first.close()
+            #expect(eventually { server.connectionCount == 1 })
+            let fourth = try VarlinkClient(path: path, replyTimeout: .seconds(5))
+            #expect(try fourth.call("org.example.test.Echo", parameters: ["value": "4"]) == ["value": "4"])
+        }
+    }
+
+    @Test func exemptUsersHaveNoLimitOfTheirOwn() throws {
+        var configuration = VarlinkServerConfiguration.testing()
+        configuration.maximumConnectionsPerUser = 1
+        configuration.usersWithoutConnectionLimit = [getuid()]
+        try withServer(configuration: configuration) { server, path, _ in
+            let clients = try (0..<3).map { _ in try VarlinkClient(path: path, replyTimeout: .seconds(5)) }
+            for (index, client) in clients.enumerated() {
+                #expect(try client.call("org.example.test.Echo", parameters: ["value": .string("\(index)")]) == ["value": .string("\(index)")])
+            }
         }
     }
 

@@ -131,6 +131,9 @@ package enum GuardDaemon {
 
     /// Adopts systemd's socket when there is one; otherwise creates the socket,
     /// replacing a stale file only when no one answers on it.
+    /// Connections one user other than root may hold on the Guard at once.
+    package static let maximumConnectionsPerUser = 64
+
     private static func makeServer(socketPath: String, service: GuardService, logger: Logger) -> Made {
         var configuration = VarlinkServerConfiguration(
             vendor: "FamilyControls for Linux", product: "familycontrolsd",
@@ -139,6 +142,9 @@ package enum GuardDaemon {
         // Calls to the Guard are small; a smaller frame bound caps what thousands
         // of hostile half-sent frames can cost.
         configuration.maximumFrameSize = 64 << 10
+        // An app holds one or two connections; a child opening thousands must
+        // not crowd out other users or the administrator (root is exempt).
+        configuration.maximumConnectionsPerUser = maximumConnectionsPerUser
         do throws(VarlinkServerError) {
             if socketActivated {
                 return .success(try VarlinkServer(adoptingListener: 3, configuration: configuration, service: service))

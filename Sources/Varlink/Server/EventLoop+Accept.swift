@@ -41,6 +41,7 @@ extension EventLoop {
             logger.error("cannot read peer credentials, refusing connection: \(error)")
             return
         }
+        guard admitsAnother(from: credentials) else { return }  // Releasing `socket` closes it.
         var pidfd: FileDescriptor?
         do {
             pidfd = try Socket.peerPIDFD(of: socket.rawValue)
@@ -64,6 +65,28 @@ extension EventLoop {
         let reader = FrameReader(maximumFrameSize: core.configuration.maximumFrameSize)
         channels[token] = Channel(socket: socket, reader: reader, connection: connection)
         core.connectionCount.add(1, ordering: .relaxed)
+        connectionsByUser[credentials.uid, default: 0] += 1
+    }
+
+    /// Whether the user behind `credentials` is under the per-user limit.
+    private func admitsAnother(from credentials: PeerCredentials) -> Bool {
+        let uid = credentials.uid
+        guard let limit = core.configuration.maximumConnectionsPerUser,
+              !core.configuration.usersWithoutConnectionLimit.contains(uid) else { return true }
+        guard connectionsByUser[uid, default: 0] >= limit else {
+            usersAtLimit.remove(uid)
+            return true
+        }
+        if usersAtLimit.insert(uid).inserted {
+            logger.warning("uid \(uid) holds \(limit) connections, its limit; refusing more from it (pid \(credentials.pid))")
+        }
+        return false
+    }
+
+    /// Forgets a closed connection of `uid` for the per-user limit.
+    func forgetConnection(of uid: UInt32) {
+        guard let count = connectionsByUser[uid] else { return }
+        connectionsByUser[uid] = count > 1 ? count - 1 : nil
     }
 
     /// With the descriptor table full, accept one waiting client and close it at

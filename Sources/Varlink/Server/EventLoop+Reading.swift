@@ -69,6 +69,7 @@ extension EventLoop {
         try? core.epoll.remove(channel.socket.rawValue)
         channel.socket.close()
         core.connectionCount.subtract(1, ordering: .relaxed)
+        forgetConnection(of: connection.peer.uid)
         for callback in callbacks { callback() }
     }
 }

@@ -35,6 +35,10 @@ final class EventLoop {
     var spareDescriptor: FileDescriptor?
     /// Log "at the connection limit" once per episode, not once per client.
     var atConnectionLimit = false
+    /// Open connections per user ID, for the per-user limit.
+    var connectionsByUser: [UInt32: Int] = [:]
+    /// Users at their limit, to log once per episode.
+    var usersAtLimit: Set<UInt32> = []
     var loggedMissingPIDFD = false
 
     static let readBufferSize = 64 * 1024

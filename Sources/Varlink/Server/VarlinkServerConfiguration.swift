@@ -13,6 +13,12 @@ package struct VarlinkServerConfiguration: Sendable {
     /// Connections held at once; further ones are accepted and closed at once,
     /// so they fail fast instead of waiting in the kernel's queue.
     package var maximumConnections = 4096
+    /// Connections one user may hold at once; further ones from that user are
+    /// accepted and closed at once, so no one user can take every connection.
+    /// nil: no limit per user.
+    package var maximumConnectionsPerUser: Int?
+    /// Users the per-user limit does not apply to (root, by default).
+    package var usersWithoutConnectionLimit: Set<UInt32> = [0]
     /// The largest call frame accepted; a bigger one closes the connection.
     package var maximumFrameSize = FrameReader.defaultMaximumFrameSize
     /// Reply bytes queued for a client that does not read; past it the client is dropped.

@@ -1,0 +1,59 @@
+import Foundation
+import TestSupport
+
+/// A process the test talks to while it runs: its standard input stays open
+/// until ``endInput()``, its standard error is collected as it comes.
+final class RunningApp: @unchecked Sendable {
+    let process = Process()
+    private let input = Pipe()
+    private let errors = LockedBox(Data())
+
+    init(arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: arguments[0])
+        process.arguments = Array(arguments.dropFirst())
+        let errorPipe = Pipe()
+        process.standardInput = input
+        process.standardError = errorPipe
+        process.standardOutput = FileHandle.nullDevice
+        let errors = self.errors
+        errorPipe.fileHandleForReading.readabilityHandler = { handle in
+            let chunk = handle.availableData
+            if chunk.isEmpty {
+                handle.readabilityHandler = nil
+            } else {
+                errors.update { $0.append(chunk) }
+            }
+        }
+        try process.run()
+    }
+
+    var standardError: String { String(decoding: errors.get(), as: UTF8.self) }
+
+    func write(_ text: String) { input.fileHandleForWriting.write(Data(text.utf8)) }
+
+    func endInput() { try? input.fileHandleForWriting.close() }
+
+    /// Waits up to 10 s for `text` on the app's standard error.
+    func waitForError(containing text: String) async -> Bool {
+        for _ in 0..<200 {
+            if standardError.contains(text) { return true }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return standardError.contains(text)
+    }
+
+    /// The exit status, once the app has exited (killed after 30 s).
+    func exitStatus() async -> Int32 {
+        for _ in 0..<600 where process.isRunning {
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        stop()
+        return process.terminationStatus
+    }
+
+    func stop() {
+        endInput()
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+    }
+}
