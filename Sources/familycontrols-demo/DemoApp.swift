@@ -40,7 +40,7 @@ struct DemoApp {
         case "request": await request(member)
         case "watch": await watch(member)
         case "revoke": await revoke()
-        case "status": await printStatus()
+        case "status": printStatus()
         default: fail("familycontrols-demo: unknown verb \(verb)\n\(usage)", code: 2)
         }
     }

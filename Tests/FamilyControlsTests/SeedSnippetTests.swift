@@ -5,6 +5,7 @@ import Testing
 // Apple's reference snippets, as written there, compiled against the library.
 // (Only `import Combine`/SwiftUI lines are absent: Linux has neither.)
 
+@available(*, deprecated, message: "Apple's snippets as written, including the child-only request deprecated since iOS 16")
 @MainActor
 private func seedSnippets() -> AnyCancellable {
     let center = AuthorizationCenter.shared
@@ -57,6 +58,5 @@ private func seedSnippets() -> AnyCancellable {
         let cancellable = AuthorizationCenter.shared.$authorizationStatus.sink { seen.append($0) }
         #expect(seen == [.notDetermined])
         cancellable.cancel()
-        _ = seedSnippets
     }
 }

@@ -41,7 +41,7 @@ struct LockCrashTests {
             let locked = try TreeSnapshot.take(scenario.app)
             #expect(locked.unlockedItems().isEmpty, "\(locked.unlockedItems())")
 
-            try scenario.restartedEngine().unlock(user: scenario.child.name, appID: LockScenario.appID)
+            _ = try scenario.restartedEngine().unlock(user: scenario.child.name, appID: LockScenario.appID)
             #expect(try TreeSnapshot.take(scenario.app) == before)
         }
     }
@@ -66,7 +66,7 @@ struct LockCrashTests {
             #expect(late.uid == scenario.child.uid && late.mode == 0o600, "recorded as the child left it, not as locked")
             #expect(entries.contains { $0.relativePath == "late-dir/inner" && $0.uid == scenario.child.uid })
 
-            try scenario.restartedEngine().unlock(user: scenario.child.name, appID: LockScenario.appID)
+            _ = try scenario.restartedEngine().unlock(user: scenario.child.name, appID: LockScenario.appID)
             #expect(try TreeSnapshot.take(scenario.app) == withLate)
         }
     }
@@ -100,7 +100,7 @@ struct LockCrashTests {
             #expect(try scenario.record()?.state == .locking)
             _ = try scenario.restartedEngine().resume()
             #expect(try TreeSnapshot.take(scenario.app).unlockedItems().isEmpty)
-            try scenario.restartedEngine().unlock(user: scenario.child.name, appID: LockScenario.appID)
+            _ = try scenario.restartedEngine().unlock(user: scenario.child.name, appID: LockScenario.appID)
             #expect(try TreeSnapshot.take(scenario.app) == before)
         }
     }
@@ -116,7 +116,7 @@ struct LockCrashTests {
             #expect(scenario.journal.entryWrites == 1, "the originals recorded before the crash are kept")
             let entries = try scenario.journal.entries(user: scenario.child.name, appID: LockScenario.appID)
             #expect(entries.allSatisfy { $0.uid == scenario.child.uid }, "originals, never root")
-            try restarted.unlock(user: scenario.child.name, appID: LockScenario.appID)
+            _ = try restarted.unlock(user: scenario.child.name, appID: LockScenario.appID)
             #expect(try TreeSnapshot.take(scenario.app) == before)
         }
     }

@@ -13,7 +13,7 @@ public func makeTemporaryDirectory() throws -> String {
     var template = Array("/tmp/fc.XXXXXX".utf8CString)
     let made = template.withUnsafeMutableBufferPointer { $0.baseAddress.flatMap { mkdtemp($0) } }
     guard made != nil else { throw FixtureError("mkdtemp failed: errno \(errno)") }
-    return String(cString: template)
+    return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
 /// The package's top folder (where Package.swift is), found from this file's path.

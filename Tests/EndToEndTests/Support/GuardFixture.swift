@@ -90,7 +90,7 @@ final class GuardFixture: @unchecked Sendable {
     private func startBlocking() throws {
         // One log across restarts: tests read what every run of the Guard said.
         if !FileManager.default.fileExists(atPath: logPath) {
-            FileManager.default.createFile(atPath: logPath, contents: nil)
+            _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         log.seekToEndOfFile()
