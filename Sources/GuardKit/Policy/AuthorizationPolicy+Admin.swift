@@ -22,7 +22,7 @@ extension AuthorizationPolicy {
     /// for the approval: the child can run the app's own program (or borrow its
     /// connection), so the app's word alone must never lift the lock.
     package func revoke(from caller: Caller, over channel: any RequestChannel) throws(GuardFailure) {
-        try requests.withExclusiveAccess(to: caller.key) { () throws(GuardFailure) in
+        try sheets.withExclusiveAccess(to: caller.account.name) { () throws(GuardFailure) in
             let user = caller.account.name
             var actor = user
             if let current = try? store.authorization(user: user, appID: caller.app.appID),
@@ -35,7 +35,9 @@ extension AuthorizationPolicy {
                     throw .canceled("the approval of \(caller.app.displayName) stays")
                 }
             }
-            try revoke(user: user, appID: caller.app.appID, actor: actor)
+            try requests.withExclusiveAccess(to: caller.key) { () throws(GuardFailure) in
+                try revoke(user: user, appID: caller.app.appID, actor: actor)
+            }
         }
     }
 

@@ -9,13 +9,16 @@ extension AuthorizationPolicy {
     /// `requestAuthorization(for:)`: runs the whole flow on the calling thread,
     /// which must be one of the Guard's own (it blocks on people and on PAM).
     ///
-    /// One request per (user, app) at a time; a second waits, then finds the
-    /// first one's outcome (an approval answers it at once, with no prompt).
+    /// One user's requests run one at a time, whichever app asks (see
+    /// ``sheets``); a second waits, then finds the first one's outcome (an
+    /// approval answers it at once, with no prompt). The decision is saved
+    /// under the (user, app) lock only, so an administrator's `familyctl set`
+    /// never waits for a person at a sheet; the later decision stands.
     /// - Returns: the status after the request (always `approved` on success).
     /// - Throws: ``GuardFailure`` with the FamilyControlsError case to report.
     package func request(_ member: FamilyControlsMember, from caller: Caller,
                          over channel: any RequestChannel) throws(GuardFailure) -> AuthorizationStatus {
-        try requests.withExclusiveAccess(to: caller.key) { () throws(GuardFailure) -> AuthorizationStatus in
+        try sheets.withExclusiveAccess(to: caller.account.name) { () throws(GuardFailure) -> AuthorizationStatus in
             guard !channel.isClosed else { throw .canceled("the app hung up before the request started") }
             let user = caller.account.name
             let family = self.family
@@ -57,27 +60,17 @@ extension AuthorizationPolicy {
                 ? "Allow “\(caller.app.displayName)” to provide parental controls for \(user)?"
                 : "Allow “\(caller.app.displayName)” to provide parental controls for you (\(user))?"
             let approver = try runPrompts(member, caller: caller, channel: channel, question: question) { () throws(GuardFailure) in
-                try deny(caller, member: member, actor: user)
+                try requests.withExclusiveAccess(to: caller.key) { () throws(GuardFailure) in
+                    try deny(caller, member: member, actor: user)
+                }
                 var failure = GuardFailure.canceled("\(caller.app.displayName) was not allowed to provide parental controls")
                 failure.resultingStatus = .denied
                 throw failure
             }
-            try approve(caller, member: member, by: approver)
+            try requests.withExclusiveAccess(to: caller.key) { () throws(GuardFailure) in
+                try approve(caller, member: member, by: approver)
+            }
             return .approved
-        }
-    }
-
-    /// The alert (`question`), then the guardian's name (for a child), then
-    /// PAM, up to `MaxAttempts` times. Returns who authenticated; "Don't Allow"
-    /// runs `refused`, which throws.
-    ///
-    /// One user's sheets open one at a time, whichever apps ask; a user who
-    /// failed too often in a row waits (see ``AuthenticationBackoff``).
-    func runPrompts(_ member: FamilyControlsMember, caller: Caller, channel: any RequestChannel,
-                    question: String, refused: () throws(GuardFailure) -> Never) throws(GuardFailure) -> String {
-        try sheets.withExclusiveAccess(to: caller.account.name) { () throws(GuardFailure) -> String in
-            guard !channel.isClosed else { throw .canceled("the app hung up before the request started") }
-            return try runSheet(member, caller: caller, channel: channel, question: question, refused: refused)
         }
     }
 
@@ -97,8 +90,16 @@ extension AuthorizationPolicy {
         throw .canceled(message)
     }
 
-    private func runSheet(_ member: FamilyControlsMember, caller: Caller, channel: any RequestChannel,
-                          question: String, refused: () throws(GuardFailure) -> Never) throws(GuardFailure) -> String {
+    /// The alert (`question`), then the guardian's name (for a child), then
+    /// PAM, up to `MaxAttempts` times. Returns who authenticated; "Don't Allow"
+    /// runs `refused`, which throws.
+    ///
+    /// A user who failed too often in a row waits (see ``AuthenticationBackoff``).
+    /// Call with the user's ``sheets`` entry held.
+    func runPrompts(_ member: FamilyControlsMember, caller: Caller, channel: any RequestChannel,
+                    question: String, refused: () throws(GuardFailure) -> Never) throws(GuardFailure) -> String {
+
+
         let configuration = family.configuration
         let user = caller.account.name
         let appID = caller.app.appID

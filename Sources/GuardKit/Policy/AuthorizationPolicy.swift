@@ -25,9 +25,11 @@ package final class AuthorizationPolicy: Sendable {
     let settings: Settings
     let logger: Logger
     let authenticator = PAMAuthenticator()
+    /// Decisions on one (user, app) are saved (and locked or unlocked) one at a time.
     let requests = KeyedSerializer<StatusHub.Key>()
-    /// One open authentication sheet per requesting user, whatever the app:
-    /// a child cannot guess in parallel from several apps at once.
+    /// One request or app revoke per user at a time, whatever the app, so one
+    /// authentication sheet is open per user: a child cannot guess in parallel
+    /// from several apps, and a second request never prompts beside the first.
     let sheets = KeyedSerializer<String>()
     let backoff = AuthenticationBackoff()
     private let familyState: Mutex<Family>

@@ -3,8 +3,8 @@ import Glibc
 #endif
 import Synchronization
 
-/// Runs work for one key at a time: a second request for the same (user, app)
-/// waits for the first to finish instead of racing it with a second prompt.
+/// Runs work for one key at a time: a second caller with the same key (the
+/// same user, or the same user and app) waits for the first to finish.
 ///
 /// Blocks the calling thread, so only for threads of the Guard's own, never
 /// the cooperative pool.

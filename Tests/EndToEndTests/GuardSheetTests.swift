@@ -3,10 +3,11 @@ import SystemKit
 import Testing
 import TestSupport
 
-/// A child guessing a guardian's password: many apps and many requests give
-/// no more guesses, and no faster, than one request does.
+/// The authentication sheet as a shared resource: a child guessing a
+/// guardian's password gets no more guesses, and no faster, from many apps
+/// and requests than from one; an administrator never waits behind a sheet.
 @Suite(.serialized, .enabled(if: canRunGuard, "needs root, useradd, and `swift build` products (familycontrolsd, familyctl, familycontrols-demo)"))
-struct GuardBackoffTests {
+struct GuardSheetTests {
     static let second = "org.example.Second"
 
     @Test func afterTooManyFailuresNoAppMayAskUntilTheDelayHasPassed() async throws {
@@ -76,10 +77,31 @@ struct GuardBackoffTests {
             #expect(try await guardd.storedStatus(appID: Self.second) == "approved")
         }
     }
+
+    @Test func anAdministratorNeverWaitsForAPersonAtASheet() async throws {
+        try await withGuard { guardd in
+            let app = try guardd.startApp(executable: guardd.appExecutable)
+            defer { app.stop() }
+            #expect(await app.waitForError(containing: "Allow “"), "\(app.standardError)")
+
+            // The sheet stays open (up to PromptTimeout=20s) while root decides.
+            let set = try await guardd.familyctl(["set", "--user", guardd.child.name, "--app", GuardFixture.appID, "denied"])
+            #expect(set.status == 0, "\(set.standardError)")
+            #expect(app.process.isRunning, "the sheet was still open when the administrator's change was saved")
+            #expect(try await guardd.storedStatus() == "denied")
+
+            // The guardian then approves at the sheet: the later decision stands.
+            app.write(guardd.approvingInput)
+            let status = await app.exitStatus()
+            #expect(status == 0, "\(app.standardError)")
+            #expect(try await guardd.storedStatus() == "approved")
+            #expect(try await guardd.authorization()?["lock"]?.stringValue == "locked")
+        }
+    }
 }
 
 extension GuardFixture {
-    var secondExecutable: String { "\(appsRoot)/\(child.name)/\(GuardBackoffTests.second)/familycontrols-demo" }
+    var secondExecutable: String { "\(appsRoot)/\(child.name)/\(GuardSheetTests.second)/familycontrols-demo" }
 
     /// Starts the app `executable` as the child, `request --member child --stdin`,
     /// with its standard input left open for ``RunningApp/write(_:)``.
