@@ -21,9 +21,9 @@ public struct DirectoryEntry: Hashable, Sendable {
 extension FileDescriptor {
     /// Every entry of the open directory except `.` and `..`, read from the start.
     ///
-    /// A directory removed after it was opened has no entries (only an empty
-    /// directory can be removed); the kernel answers `ENOENT` for it, which
-    /// reads here as an empty list.
+    /// A directory removed after it was opened, even midway through the
+    /// listing, has no entries (only an empty directory can be removed); the
+    /// kernel answers `ENOENT` for it, which reads here as an empty list.
     ///
     /// Maps to `lseek(2)` and `getdents64(2)`.
     public func readDirectory() throws(Errno) -> [DirectoryEntry] {
@@ -37,8 +37,8 @@ extension FileDescriptor {
             let count: Int
             do {
                 count = try retryingOnInterrupt("getdents64") { getdents64(rawValue, buffer, capacity) }
-            } catch where error.rawValue == ENOENT && entries.isEmpty {
-                return []
+            } catch where error.rawValue == ENOENT {
+                return []  // Removed meanwhile: whatever was read before is gone too.
             }
             if count == 0 { return entries }
             var offset = 0

@@ -5,7 +5,8 @@ import Glibc
 /// C entry points that glibc exports but the Swift `Glibc` module leaves out:
 /// `<sys/epoll.h>`, `<sys/eventfd.h>` and `<sys/vfs.h>` (`fstatfs`) are not in
 /// its module map, and `accept4`, `pthread_setname_np`, `statx`, `getdents64`
-/// and the pidfd calls are declared only under `_GNU_SOURCE`.
+/// and the pidfd calls are declared only under `_GNU_SOURCE`; `prctl` is
+/// variadic, which Swift does not import.
 ///
 /// They are looked up once with `dlsym(3)` and called through C function
 /// pointers, so the calling convention is C's. A missing symbol (a libc without
@@ -26,6 +27,10 @@ enum GlibcExtras {
     typealias Fstatfs = @convention(c) (CInt, UnsafeMutableRawPointer) -> CInt
     typealias PidfdSendSignal = @convention(c) (CInt, CInt, UnsafeMutableRawPointer?, CUnsignedInt) -> CInt
     typealias PidfdOpen = @convention(c) (pid_t, CUnsignedInt) -> CInt
+    /// `prctl(2)` with its four optional arguments always given: on Linux's
+    /// x86-64 and AArch64 calling conventions, integer arguments of a variadic
+    /// call travel exactly as they do for this fixed signature.
+    typealias Prctl = @convention(c) (CInt, CUnsignedLong, CUnsignedLong, CUnsignedLong, CUnsignedLong) -> CInt
 
     static let accept4 = resolve("accept4", as: Accept4.self)
     static let epollCreate1 = resolve("epoll_create1", as: EpollCreate1.self)
@@ -41,6 +46,7 @@ enum GlibcExtras {
     /// glibc 2.36.
     static let pidfdSendSignal = resolve("pidfd_send_signal", as: PidfdSendSignal.self)
     static let pidfdOpen = resolve("pidfd_open", as: PidfdOpen.self)
+    static let prctl = resolve("prctl", as: Prctl.self)
 
     private static func resolve<Function>(_ name: String, as type: Function.Type) -> Function? {
         // A null handle is glibc's RTLD_DEFAULT: search the objects already loaded.

@@ -27,6 +27,17 @@ struct GuardDaemonTests {
         }
     }
 
+    @Test func passwordsNeverReachACoreFile() async throws {
+        try await withGuard { guardd in
+            let pid = try #require(guardd.process?.processIdentifier)
+            let limits = try String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)
+            let core = limits.split(separator: "\n").first { $0.hasPrefix("Max core file size") }
+            #expect(core?.split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).prefix(2) == ["0", "0"],
+                    "\(core ?? "no core line")")
+            #expect(!guardd.log.contains("cannot turn core dumps off"), "\(guardd.log)")
+        }
+    }
+
     @Test func aSecondGuardOnTheSameSocketIsRefused() async throws {
         try await withGuard { guardd in
             let result = try await run(daemon, ["--socket", guardd.socket, "--state-dir", "\(guardd.directory)/other",

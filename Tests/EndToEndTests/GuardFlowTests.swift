@@ -48,7 +48,8 @@ struct GuardFlowTests {
     }
 
     @Test func theAppAloneCannotLiftAChildsApproval() async throws {
-        try await withGuard { guardd in
+        // No wait after the wrong passwords: each attempt below must reach its own refusal.
+        try await withGuard(extraConfiguration: "FailureDelay=0") { guardd in
             try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput).requireSuccess()
             let name = guardd.guardian.name
             let attempts: [String] = [

@@ -71,3 +71,11 @@ struct DirectoryReadingTests {
         }
     }
 }
+
+@Suite("Core dumps")
+struct CoreDumpTests {
+    /// `prctl` is reached through a C function pointer; an ordinary process is dumpable.
+    @Test func anOrdinaryProcessIsDumpable() {
+        #expect(CoreDumps.isDumpable)
+    }
+}

@@ -32,8 +32,10 @@ public func run(
     process.standardOutput = stdout
     process.standardError = stderr
     process.standardInput = stdin
+    ignoreBrokenPipes()
     try process.run()
-    if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+    // A process that exits without reading its input must fail its test, not end the run.
+    if let input { try? stdin.fileHandleForWriting.write(contentsOf: Data(input.utf8)) }
     try? stdin.fileHandleForWriting.close()
     // Read both pipes concurrently so a chatty process never blocks on a full pipe.
     let errorData = LockedBox(Data())
@@ -52,6 +54,16 @@ public func run(
         standardError: String(decoding: errorData.get(), as: UTF8.self)
     )
 }
+
+/// Makes writing to a pipe whose reader is gone an `EPIPE` error instead of
+/// a `SIGPIPE` that would end the whole test run.
+public func ignoreBrokenPipes() {
+    _ = brokenPipesIgnored
+}
+
+private let brokenPipesIgnored: Void = {
+    signal(SIGPIPE, SIG_IGN)
+}()
 
 /// Runs a shell command line (`/bin/sh -c`).
 @discardableResult

@@ -57,6 +57,7 @@ package enum GuardDaemon {
         guard geteuid() == 0 else {
             return fail(.permission, "must be run as root: the Guard authenticates through PAM and locks app folders")
         }
+        keepSecretsOutOfCoreDumps(logger: logger)
         let configPath = arguments["--config"] ?? GuardConfiguration.defaultPath
         let socketPath = arguments["--socket"] ?? defaultSocket
         let stateDirectory = arguments["--state-dir"] ?? defaultStateDirectory
@@ -118,6 +119,16 @@ package enum GuardDaemon {
             notifySystemd("STOPPING=1")
             server.shutdown()
             return 0
+        }
+    }
+
+    /// Passwords pass through the Guard's memory on their way to PAM: a crash
+    /// must not write them to a core file.
+    private static func keepSecretsOutOfCoreDumps(logger: Logger) {
+        do throws(Errno) {
+            try CoreDumps.disable()
+        } catch {
+            logger.warning("cannot turn core dumps off: \(error)")
         }
     }
 

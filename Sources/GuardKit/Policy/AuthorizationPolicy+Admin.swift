@@ -25,6 +25,7 @@ extension AuthorizationPolicy {
         try sheets.withExclusiveAccess(to: caller.account.name) { () throws(GuardFailure) in
             let user = caller.account.name
             var actor = user
+            var guardianAuthenticated = false
             if let current = try? store.authorization(user: user, appID: caller.app.appID),
                current.status == .approved, current.member == .child {
                 let question = "Allow “\(caller.app.displayName)” to stop providing parental controls for \(user)? "
@@ -34,8 +35,16 @@ extension AuthorizationPolicy {
                                 outcome: "refused", detail: "Don't Allow at the alert"))
                     throw .canceled("the approval of \(caller.app.displayName) stays")
                 }
+                guardianAuthenticated = true
             }
             try requests.withExclusiveAccess(to: caller.key) { () throws(GuardFailure) in
+                // Approved for the child while no guardian was asked: not the app's to lift.
+                if !guardianAuthenticated, let now = try? store.authorization(user: user, appID: caller.app.appID),
+                   now.status == .approved, now.member == .child {
+                    audit(event(.revoke, actor: user, user: user, appID: caller.app.appID, member: .child,
+                                outcome: "refused", detail: "approved meanwhile; lifting it takes a parent or guardian"))
+                    throw .canceled("\(caller.app.displayName) was approved meanwhile; lifting that takes a parent or guardian")
+                }
                 try revoke(user: user, appID: caller.app.appID, actor: actor)
             }
         }

@@ -18,7 +18,9 @@ extension AuthorizationPolicy {
     /// - Throws: ``GuardFailure`` with the FamilyControlsError case to report.
     package func request(_ member: FamilyControlsMember, from caller: Caller,
                          over channel: any RequestChannel) throws(GuardFailure) -> AuthorizationStatus {
-        try sheets.withExclusiveAccess(to: caller.account.name) { () throws(GuardFailure) -> AuthorizationStatus in
+        try sheets.withExclusiveAccess(to: caller.account.name, onWait: {
+            logger.info("request: \(caller.app.appID) for \(caller.account.name) waits for their open request to end")
+        }) { () throws(GuardFailure) -> AuthorizationStatus in
             guard !channel.isClosed else { throw .canceled("the app hung up before the request started") }
             let user = caller.account.name
             let family = self.family
@@ -59,13 +61,27 @@ extension AuthorizationPolicy {
             let question = member == .child
                 ? "Allow “\(caller.app.displayName)” to provide parental controls for \(user)?"
                 : "Allow “\(caller.app.displayName)” to provide parental controls for you (\(user))?"
-            let approver = try runPrompts(member, caller: caller, channel: channel, question: question) { () throws(GuardFailure) in
-                try requests.withExclusiveAccess(to: caller.key) { () throws(GuardFailure) in
-                    try deny(caller, member: member, actor: user)
+            let approver: String
+            do throws(GuardFailure) {
+                approver = try runPrompts(member, caller: caller, channel: channel, question: question) { () throws(GuardFailure) in
+                    // "Don't Allow" takes no authentication: it never undoes an
+                    // approval an administrator or guardian made while the sheet was open.
+                    let resulting = try requests.withExclusiveAccess(to: caller.key) { () throws(GuardFailure) -> AuthorizationStatus in
+                        if let now = try? store.authorization(user: user, appID: caller.app.appID), now.status == .approved {
+                            audit(event(.deny, actor: user, user: user, appID: caller.app.appID, member: member,
+                                        outcome: "no effect", detail: "Don't Allow after it was approved by \(now.approvedBy ?? "an administrator")"))
+                            return .approved
+                        }
+                        try deny(caller, member: member, actor: user)
+                        return .denied
+                    }
+                    var failure = GuardFailure.canceled("\(caller.app.displayName) was not allowed to provide parental controls")
+                    failure.resultingStatus = resulting
+                    throw failure
                 }
-                var failure = GuardFailure.canceled("\(caller.app.displayName) was not allowed to provide parental controls")
-                failure.resultingStatus = .denied
-                throw failure
+            } catch where error.resultingStatus == .approved {
+                // Approved meanwhile by someone who may: that is the answer.
+                return .approved
             }
             try requests.withExclusiveAccess(to: caller.key) { () throws(GuardFailure) in
                 try approve(caller, member: member, by: approver)
@@ -98,8 +114,6 @@ extension AuthorizationPolicy {
     /// Call with the user's ``sheets`` entry held.
     func runPrompts(_ member: FamilyControlsMember, caller: Caller, channel: any RequestChannel,
                     question: String, refused: () throws(GuardFailure) -> Never) throws(GuardFailure) -> String {
-
-
         let configuration = family.configuration
         let user = caller.account.name
         let appID = caller.app.appID
@@ -173,6 +187,7 @@ extension AuthorizationPolicy {
                                 outcome: "pam error", detail: error.description))
                     throw GuardFailure(.unavailable, error.publicMessage)
                 case .tooManyTries:
+                    backoff.recordFailure(of: user)
                     audit(event(.cancel, actor: authenticating, user: user, appID: appID, member: member,
                                 outcome: "too many tries", detail: error.description))
                     throw .canceled(error.publicMessage)

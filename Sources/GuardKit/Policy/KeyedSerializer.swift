@@ -15,8 +15,13 @@ final class KeyedSerializer<Key: Hashable & Sendable>: Sendable {
     private let state = Mutex(State())
     private let condition = ConditionSignal()
 
-    func withExclusiveAccess<R, E: Error>(to key: Key, _ body: () throws(E) -> R) throws(E) -> R {
-        condition.wait { state.withLock { $0.busy.insert(key).inserted } }
+    /// Runs `body` once no other caller holds `key`; `onWait` runs first
+    /// when another one does.
+    func withExclusiveAccess<R, E: Error>(to key: Key, onWait: () -> Void = {}, _ body: () throws(E) -> R) throws(E) -> R {
+        if !state.withLock({ $0.busy.insert(key).inserted }) {
+            onWait()
+            condition.wait { state.withLock { $0.busy.insert(key).inserted } }
+        }
         defer {
             state.withLock { _ = $0.busy.remove(key) }
             condition.broadcast()

@@ -24,12 +24,14 @@ final class RunningApp: @unchecked Sendable {
                 errors.update { $0.append(chunk) }
             }
         }
+        ignoreBrokenPipes()
         try process.run()
     }
 
     var standardError: String { String(decoding: errors.get(), as: UTF8.self) }
 
-    func write(_ text: String) { input.fileHandleForWriting.write(Data(text.utf8)) }
+    /// Writes to the process's standard input; lost if it has exited.
+    func write(_ text: String) { try? input.fileHandleForWriting.write(contentsOf: Data(text.utf8)) }
 
     func endInput() { try? input.fileHandleForWriting.close() }
 
@@ -56,4 +58,15 @@ final class RunningApp: @unchecked Sendable {
         if process.isRunning { process.terminate() }
         process.waitUntilExit()
     }
+}
+
+/// Polls `condition` until it holds or `timeout` passes.
+/// - Returns: whether it held.
+func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(50))
+    }
+    return condition()
 }
