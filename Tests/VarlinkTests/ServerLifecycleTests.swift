@@ -130,21 +130,7 @@ struct ServerLifecycleTests {
 /// bound but never listening, so connecting is refused for as long as it
 /// lives, even if a program another test starts inherits a copy of it.
 func makeStaleSocket(at path: String) throws -> CInt {
-    let descriptor = socket(AF_UNIX, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0)
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: path.utf8) }
-    let bound = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-        }
-    }
-    guard bound == 0 else {
-        let code = errno
-        close(descriptor)
-        throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
-    }
-    return descriptor
+    try unixSocket(at: path, bind)
 }
 
 /// A listening Unix socket made the way systemd would pass one in.

@@ -10,20 +10,10 @@ final class RawConnection {
     }
 
     init(path: String) throws {
-        descriptor = socket(AF_UNIX, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { throw Failure(description: "socket: errno \(errno)") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: path.utf8) }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard result == 0 else {
-            let code = errno
-            close(descriptor)
-            throw Failure(description: "connect: errno \(code)")
+        do {
+            descriptor = try unixSocket(at: path, connect)
+        } catch {
+            throw Failure(description: "connect: \(error)")
         }
     }
 
@@ -68,4 +58,25 @@ final class RawConnection {
         }
         return (received, false)
     }
+}
+
+/// A new Unix stream socket on which `operation` (`bind` or `connect`) was
+/// called with `path`'s address; closed again when that fails.
+func unixSocket(at path: String, _ operation: (CInt, UnsafePointer<sockaddr>, socklen_t) -> CInt) throws -> CInt {
+    let descriptor = socket(AF_UNIX, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0)
+    guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: path.utf8) }
+    let result = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            operation(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        }
+    }
+    guard result == 0 else {
+        let code = errno
+        close(descriptor)
+        throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
+    }
+    return descriptor
 }
