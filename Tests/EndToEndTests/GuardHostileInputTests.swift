@@ -175,21 +175,12 @@ struct GuardHostileInputTests {
         try await withGuard { guardd in
             // A raw client that starts a request as root (not an app) is refused;
             // the demo hanging up at the password prompt is the real case.
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments = ["--reuid=\(guardd.child.uid)", "--regid=\(guardd.child.gid)", "--clear-groups",
-                                 "/usr/bin/env", "-i", "FAMILYCONTROLS_SOCKET=\(guardd.socket)", guardd.appExecutable,
-                                 "request", "--member", "child", "--stdin"]
-            let input = Pipe()
-            process.standardInput = input
-            process.standardError = Pipe()
-            process.standardOutput = Pipe()
-            try process.run()
-            input.fileHandleForWriting.write(Data("y\n".utf8))
-            try await Task.sleep(for: .milliseconds(500))
-            process.terminate()  // hang up while the Guard waits for the guardian's name
-            process.waitUntilExit()
-            try await Task.sleep(for: .milliseconds(300))
+            let app = try guardd.startApp(executable: guardd.appExecutable)
+            defer { app.stop() }
+            app.write("y\n")
+            #expect(await app.waitForError(containing: "Parent or guardian's user name"), "\(app.standardError)")
+            app.process.terminate()  // hang up while the Guard waits for the guardian's name
+            app.process.waitUntilExit()
             try stillServes(guardd)
             // The next request is not blocked behind the abandoned one.
             let next = try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput)

@@ -123,12 +123,4 @@ struct GuardSheetTests {
 
 extension GuardFixture {
     var secondExecutable: String { "\(appsRoot)/\(child.name)/\(GuardSheetTests.second)/familycontrols-demo" }
-
-    /// Starts the app `executable` as the child, `request --member child --stdin`,
-    /// with its standard input left open for ``RunningApp/write(_:)``.
-    func startApp(executable: String) throws -> RunningApp {
-        try RunningApp(arguments: ["/usr/bin/setpriv", "--reuid=\(child.uid)", "--regid=\(child.gid)", "--clear-groups",
-                                   "/usr/bin/env", "-i", "FAMILYCONTROLS_SOCKET=\(socket)", executable,
-                                   "request", "--member", "child", "--stdin"])
-    }
 }

@@ -8,11 +8,11 @@ struct SettingsTests {
     @Test func statusJSONShowsTheApprovalAndRevokeReachesAWatchingApp() async throws {
         try await withGuard { guardd in
             // The watching app requests (and gets approval), then prints every change.
+            let command = guardd.commandLine(as: guardd.child, executable: guardd.appExecutable,
+                                             ["watch", "--member", "child", "--stdin"])
             let watcher = Process()
-            watcher.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            watcher.arguments = ["--reuid=\(guardd.child.uid)", "--regid=\(guardd.child.gid)", "--clear-groups",
-                                 "/usr/bin/env", "-i", "FAMILYCONTROLS_SOCKET=\(guardd.socket)", guardd.appExecutable,
-                                 "watch", "--member", "child", "--stdin"]
+            watcher.executableURL = URL(fileURLWithPath: command[0])
+            watcher.arguments = Array(command.dropFirst())
             let input = Pipe(), output = Pipe()
             watcher.standardInput = input
             watcher.standardOutput = output

@@ -125,11 +125,18 @@ final class GuardFixture: @unchecked Sendable {
     func app(_ arguments: [String], as user: ThrowawayUser? = nil, input: String = "",
              executable: String? = nil, environment: [String: String] = [:]) async throws -> ProcessResult {
         let who = user ?? child
+        let command = commandLine(as: who, executable: executable ?? appExecutable(for: who), arguments, environment: environment)
+        return try await run(command[0], Array(command.dropFirst()), input: input)
+    }
+
+    /// Runs `executable` as `user`, with nothing in its environment but the
+    /// Guard's socket and `environment`.
+    func commandLine(as user: ThrowawayUser, executable: String, _ arguments: [String],
+                     environment: [String: String] = [:]) -> [String] {
         var env = ["FAMILYCONTROLS_SOCKET=\(socket)"]
         for (key, value) in environment { env.append("\(key)=\(value)") }
-        return try await run("/usr/bin/setpriv", ["--reuid=\(who.uid)", "--regid=\(who.gid)", "--clear-groups",
-                                             "/usr/bin/env", "-i"] + env + [executable ?? appExecutable(for: who)] + arguments,
-                       input: input)
+        return ["/usr/bin/setpriv", "--reuid=\(user.uid)", "--regid=\(user.gid)", "--clear-groups", "/usr/bin/env", "-i"]
+            + env + [executable] + arguments
     }
 
     func appExecutable(for user: ThrowawayUser) -> String {

@@ -1,6 +1,14 @@
 import Foundation
 import TestSupport
 
+extension GuardFixture {
+    /// Starts the app `executable` as the child, `request --member child --stdin`,
+    /// with its standard input left open for ``RunningApp/write(_:)``.
+    func startApp(executable: String) throws -> RunningApp {
+        try RunningApp(arguments: commandLine(as: child, executable: executable, ["request", "--member", "child", "--stdin"]))
+    }
+}
+
 /// A process the test talks to while it runs: its standard input stays open
 /// until ``endInput()``, its standard error is collected as it comes.
 final class RunningApp: @unchecked Sendable {
