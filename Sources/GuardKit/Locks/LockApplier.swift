@@ -50,13 +50,7 @@ struct LockApplier: TreeVisitor {
     /// Handles the app directory itself.
     /// - Returns: whether its entries may be walked.
     mutating func begin(with root: WalkDirectory) throws -> Bool {
-        do {
-            _ = try root.descriptor.flags()
-        } catch where error.meansFlagsUnsupported {
-            noteFlagsUnsupported(error)
-        } catch {
-            throw LockError.system(path: "", error)
-        }
+        if let error = try root.missingFlagSupport() { noteFlagsUnsupported(error) }
         return try handleOpened(root.descriptor, status: root.status, path: "") != nil
     }
 

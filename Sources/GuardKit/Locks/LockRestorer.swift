@@ -31,13 +31,7 @@ struct LockRestorer: TreeVisitor {
     /// Handles the app directory itself; when this returns true, walk it: it
     /// is restored last, as the walk leaves it.
     mutating func begin(with root: WalkDirectory) throws -> Bool {
-        do {
-            _ = try root.descriptor.flags()
-        } catch where error.meansFlagsUnsupported {
-            flagsSupported = false
-        } catch {
-            throw LockError.system(path: "", error)
-        }
+        if try root.missingFlagSupport() != nil { flagsSupported = false }
         return try handleOpened(root.descriptor, status: root.status, path: "") != nil
     }
 

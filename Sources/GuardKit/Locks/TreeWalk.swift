@@ -68,6 +68,19 @@ enum TreeWalk {
 }
 
 extension WalkDirectory {
+    /// Why this directory's filesystem has no inode flags (the immutable
+    /// attribute), or nil when it has them.
+    func missingFlagSupport() throws(LockError) -> Errno? {
+        do {
+            _ = try descriptor.flags()
+            return nil
+        } catch where error.meansFlagsUnsupported {
+            return error
+        } catch {
+            throw .system(path: relativePath, error)
+        }
+    }
+
     /// The status of entry `name` (`fstatat` without following links), nil when
     /// it is gone; `path` names it in errors.
     func existingStatus(of name: FileName, path: String) throws -> FileStatus? {
