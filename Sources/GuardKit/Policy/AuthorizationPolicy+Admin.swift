@@ -22,7 +22,9 @@ extension AuthorizationPolicy {
     /// for the approval: the child can run the app's own program (or borrow its
     /// connection), so the app's word alone must never lift the lock.
     package func revoke(from caller: Caller, over channel: any RequestChannel) throws(GuardFailure) {
-        try sheets.withExclusiveAccess(to: caller.account.name) { () throws(GuardFailure) in
+        try sheets.withExclusiveAccess(to: caller.account.name, onWait: {
+            logger.info("revoke: \(caller.app.appID) for \(caller.account.name) waits for their open request to end")
+        }) { () throws(GuardFailure) in
             let user = caller.account.name
             var actor = user
             var guardianAuthenticated = false
