@@ -52,10 +52,6 @@ extension LockApplier {
 
     // MARK: - Reporting
 
-    func status(of name: FileName, in parent: WalkDirectory, path: String) throws -> FileStatus? {
-        try parent.existingStatus(of: name, path: path)
-    }
-
     func drift(_ path: String, _ status: FileStatus, _ entry: LockedEntry) -> String {
         let now = LockedEntry.describe(uid: status.uid, gid: status.gid, mode: status.permissions)
         let locked = LockedEntry.describe(uid: entry.lockedUID, gid: entry.gid, mode: entry.lockedMode)

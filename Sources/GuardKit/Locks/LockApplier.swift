@@ -68,16 +68,15 @@ struct LockApplier: TreeVisitor {
     }
 
     mutating func visit(_ entry: DirectoryEntry, path: String, in parent: WalkDirectory) throws -> WalkDirectory? {
-        var type = entry.type
-        var named: FileStatus?
-        if type == nil || type == .symbolicLink || type == .other {
-            guard let status = try status(of: entry.name, in: parent, path: path) else { return nil }
-            type = status.type
-            named = status
-        }
-        if let named, type == .symbolicLink || type == .other {
-            try handleNamed(entry.name, status: named, path: path, in: parent)
+        let type: FileStatus.FileType
+        switch try parent.access(to: entry, path: path) {
+        case nil:
             return nil
+        case .byName(let status)?:
+            try handleNamed(entry.name, status: status, path: path, in: parent)
+            return nil
+        case .open(let opened)?:
+            type = opened
         }
         if trustsRecordedStatus, type == .regular, let position = index[path],
            entries[position].kind == .regular, entries[position].inode == entry.inode {

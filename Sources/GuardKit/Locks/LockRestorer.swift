@@ -39,16 +39,15 @@ struct LockRestorer: TreeVisitor {
     var missingEntries: [String] { coverage.missing(in: entries) }
 
     mutating func visit(_ entry: DirectoryEntry, path: String, in parent: WalkDirectory) throws -> WalkDirectory? {
-        var type = entry.type
-        var named: FileStatus?
-        if type == nil || type == .symbolicLink || type == .other {
-            guard let status = try status(of: entry.name, in: parent, path: path) else { return nil }
-            type = status.type
-            named = status
-        }
-        if let named, type == .symbolicLink || type == .other {
-            try handleNamed(entry.name, status: named, path: path, in: parent)
+        let type: FileStatus.FileType
+        switch try parent.access(to: entry, path: path) {
+        case nil:
             return nil
+        case .byName(let status)?:
+            try handleNamed(entry.name, status: status, path: path, in: parent)
+            return nil
+        case .open(let opened)?:
+            type = opened
         }
         let descriptor: FileDescriptor
         let status: FileStatus
@@ -167,10 +166,6 @@ struct LockRestorer: TreeVisitor {
             findings.append("\(describe(path)): could not read its flags: \(error)")
         }
         return nil
-    }
-
-    private func status(of name: FileName, in parent: WalkDirectory, path: String) throws -> FileStatus? {
-        try parent.existingStatus(of: name, path: path)
     }
 
     private func changedByHand(_ entry: LockedEntry, _ status: FileStatus) -> String {

@@ -67,7 +67,27 @@ enum TreeWalk {
     }
 }
 
+/// How a walk reaches one entry of a directory.
+enum EntryAccess {
+    /// A regular file or directory: open it (`openat`) and work on the descriptor.
+    case open(FileStatus.FileType)
+    /// A link, FIFO, socket or device: work on it by name, with this status.
+    case byName(FileStatus)
+}
+
 extension WalkDirectory {
+    /// How to reach `entry` (named `path` in errors); nil when it is gone.
+    /// Only entries the listing cannot type, or types as links or special
+    /// files, cost an `fstatat`.
+    func access(to entry: DirectoryEntry, path: String) throws -> EntryAccess? {
+        if let type = entry.type, type == .regular || type == .directory { return .open(type) }
+        guard let status = try existingStatus(of: entry.name, path: path) else { return nil }
+        switch status.type {
+        case .regular, .directory: return .open(status.type)
+        default: return .byName(status)
+        }
+    }
+
     /// Why this directory's filesystem has no inode flags (the immutable
     /// attribute), or nil when it has them.
     func missingFlagSupport() throws(LockError) -> Errno? {
