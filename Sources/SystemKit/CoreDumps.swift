@@ -19,9 +19,12 @@ public enum CoreDumps {
         guard prctl(setDumpable, 0, 0, 0, 0) == 0 else { throw Errno.current("prctl PR_SET_DUMPABLE") }
     }
 
-    /// Whether this process may dump core (`PR_GET_DUMPABLE`).
-    public static var isDumpable: Bool {
+    /// Whether this process may dump core (`PR_GET_DUMPABLE`); nil when
+    /// `prctl` cannot be reached.
+    public static var isDumpable: Bool? {
         let getDumpable: CInt = 3  // PR_GET_DUMPABLE
-        return (GlibcExtras.prctl?(getDumpable, 0, 0, 0, 0) ?? 1) != 0
+        guard let prctl = GlibcExtras.prctl else { return nil }
+        let answer = prctl(getDumpable, 0, 0, 0, 0)
+        return answer < 0 ? nil : answer != 0
     }
 }
