@@ -6,9 +6,12 @@
 public struct FileName: Hashable, Sendable {
     /// The name's bytes, NUL-terminated, ready to pass to a `*at` system call.
     public let cString: [CChar]
-    /// The name as text: itself when it is valid UTF-8 without `%`; otherwise
-    /// every byte outside valid UTF-8, and every `%`, is written `%XX`, so two
-    /// different names never share a display form.
+    /// The name as text: itself when it is valid UTF-8 without `%` or
+    /// control characters; otherwise every byte outside valid UTF-8, every
+    /// `%` and every control character (C0, DEL, C1) is written `%XX`, so two
+    /// different names never share a display form, and a name can never move
+    /// a terminal's cursor or recolour what an administrator reads.
+    /// ``init(display:)`` turns it back into the bytes.
     public let display: String
 
     /// A name from its bytes (without the terminating NUL).
@@ -16,7 +19,8 @@ public struct FileName: Hashable, Sendable {
         var storage = [CChar](repeating: 0, count: bytes.count + 1)
         storage.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(bytes)) }
         cString = storage
-        if !bytes.contains(0x25), let text = String(validating: bytes, as: UTF8.self) {
+        if !bytes.contains(where: { $0 == 0x25 || $0 < 0x20 || $0 == 0x7f || $0 == 0xc2 }),
+           let text = String(validating: bytes, as: UTF8.self) {
             display = text
         } else {
             display = Self.escaped(Array(bytes))
@@ -33,6 +37,26 @@ public struct FileName: Hashable, Sendable {
         self.init(bytes: Array(string.utf8))
     }
 
+    /// The name whose ``display`` form is `display`; nil when it is not one
+    /// (a `%` not followed by two hex digits, or a decoded NUL or `/`).
+    public init?(display: some StringProtocol) {
+        var bytes: [UInt8] = []
+        var utf8 = Array(display.utf8)[...]
+        while let byte = utf8.popFirst() {
+            guard byte == 0x25 else {
+                bytes.append(byte)
+                continue
+            }
+            guard utf8.count >= 2, let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) else {
+                return nil
+            }
+            utf8 = utf8.dropFirst(2)
+            bytes.append(value)
+        }
+        guard !bytes.contains(0), !bytes.contains(0x2f) else { return nil }
+        self.init(bytes: bytes)
+    }
+
     /// The bytes, without the terminating NUL.
     public var bytes: [UInt8] {
         cString.dropLast().map { UInt8(bitPattern: $0) }
@@ -43,7 +67,7 @@ public struct FileName: Hashable, Sendable {
         var index = 0
         while index < raw.count {
             let length = validSequenceLength(raw, at: index)
-            if length > 0, raw[index] != 0x25 {
+            if length > 0, raw[index] != 0x25, !Self.isControl(raw, at: index, length: length) {
                 out += String(decoding: raw[index..<index + length], as: UTF8.self)
                 index += length
             } else {
@@ -53,6 +77,13 @@ public struct FileName: Hashable, Sendable {
             }
         }
         return out
+    }
+
+    /// C0 controls, DEL, and the C1 controls U+0080–U+009F (`C2 80`–`C2 9F`).
+    private static func isControl(_ raw: [UInt8], at index: Int, length: Int) -> Bool {
+        let lead = raw[index]
+        if length == 1 { return lead < 0x20 || lead == 0x7f }
+        return length == 2 && lead == 0xc2 && raw[index + 1] < 0xa0
     }
 
     /// The length of the valid UTF-8 sequence starting at `index`, or 0.

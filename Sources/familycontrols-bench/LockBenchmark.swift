@@ -235,6 +235,12 @@ private final class LockBenchmarkJournal: LockJournal, @unchecked Sendable {
         records[key(record.user, record.appID)] = record
         stored[key(record.user, record.appID)] = entries
     }
+    func appendEntries(_ entries: [LockedEntry], record: LockRecord) throws {
+        records[key(record.user, record.appID)] = record
+        let known = Set(entries.map(\.relativePath))
+        stored[key(record.user, record.appID), default: []].removeAll { known.contains($0.relativePath) }
+        stored[key(record.user, record.appID), default: []] += entries
+    }
     func entries(user: String, appID: String) throws -> [LockedEntry] { stored[key(user, appID)] ?? [] }
     func deleteLock(user: String, appID: String) throws {
         records[key(user, appID)] = nil

@@ -75,7 +75,13 @@ struct LockRaceTests {
                 }
                 LockCommand.stop(child)
 
-                #expect(report.state == .locked, "round \(round): \(report.state)")
+                // The child leaves links to root's files in its app, and files
+                // it was writing as the lock came: the lock holds for everything
+                // else, and says what it cannot vouch for.
+                if case .unenforced(let reason) = report.state {
+                    #expect(reason.contains("outside the app; what it points to is not protected")
+                            || reason.contains(": open for writing by "), "round \(round): \(reason)")
+                }
                 #expect(try LockOutsideState.take(secretFile) == fileBefore, "round \(round): outside file touched")
                 #expect(try LockOutsideState.take(secretDirectory) == directoryBefore, "round \(round): outside directory touched")
                 let locked = try TreeSnapshot.take(app)
@@ -93,7 +99,7 @@ struct LockRaceTests {
         }
     }
 
-    @Test("a hard link to a shared root file outside the app is left alone, and reported")
+    @Test("a hard link to a shared root file outside the app is left alone, and makes the lock unenforced")
     func foreignHardLinkIsLeftAlone() async throws {
         try await withLockScenario { scenario in
             // A file the child may write (and so, with protected_hardlinks, link).
@@ -104,9 +110,9 @@ struct LockRaceTests {
             let before = try LockOutsideState.take(shared)
 
             let report = try scenario.lock()
-            #expect(report.state == .locked)
-            #expect(report.findings.count == 1 && report.findings[0].hasPrefix("lib/shared: has 2 hard links"),
-                    "\(report.findings)")
+            #expect(report.state == .unenforced(reason: "lib/shared: has 2 hard links and belongs to root: "
+                + "it may be a file outside the app, so the lock does not change it"))
+            #expect(report.findings.count == 1, "\(report.findings)")
             #expect(try LockOutsideState.take(shared) == before)
             #expect(!(try scenario.child.run(["rm", "-f", linked]).succeeded), "its directory still holds it")
             try scenario.unlock()

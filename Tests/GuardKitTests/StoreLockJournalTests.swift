@@ -87,6 +87,19 @@ struct StoreLockJournalTests {
         }
     }
 
+    @Test("appending entries adds rows and replaces those at the same path, keeping the order of the rest")
+    func appendEntries() throws {
+        try withStore { store, _ throws in
+            try store.saveEntries([.sample("a"), .sample("b")], record: .sample(state: .locking))
+            var replaced = LockedEntry.sample("a")
+            replaced.inode = 99
+            try store.appendEntries([.sample("c"), replaced], record: .sample(state: .locking))
+            let entries = try store.entries(user: "alice", appID: "org.example.Paint")
+            #expect(entries.map(\.relativePath) == ["a", "b", "c"])
+            #expect(entries.first?.inode == 99)
+        }
+    }
+
     @Test("all records are listed sorted by user then app")
     func allRecords() throws {
         try withStore { store, _ throws in

@@ -43,16 +43,32 @@ public struct TreeSnapshot: Equatable, CustomStringConvertible, Sendable {
         return TreeSnapshot(items: items.sorted { $0.path < $1.path })
     }
 
-    /// Items not in the locked state: owned by root, no write bit, no setuid,
-    /// and immutable (files and directories) when `expectImmutable`.
-    public func unlockedItems(expectImmutable: Bool = true, exempt: Set<String> = []) -> [Item] {
+    /// Items not in the locked state: directories and regular files without
+    /// the immutable attribute (links and special files have none of their
+    /// own; their immutable directory keeps them).
+    public func unlockedItems(exempt: Set<String> = []) -> [Item] {
         items.filter { item in
             guard !exempt.contains(item.path) else { return false }
-            if item.uid != 0 { return true }
-            if item.isSymlink { return false }
-            if item.mode & 0o222 != 0 || item.mode & 0o4000 != 0 { return true }
-            return expectImmutable && (item.isDirectory || item.isRegular) && !item.isImmutable
+            return (item.isDirectory || item.isRegular) && !item.isImmutable
         }
+    }
+
+    /// Items whose owner, group, mode, contents or link target differ from
+    /// `other`'s (a lock must change none of them), and items only one has.
+    public func changes(from other: TreeSnapshot) -> [String] {
+        var changed: [String] = []
+        for item in items {
+            guard let before = other[item.path] else {
+                changed.append("\(item.path): new")
+                continue
+            }
+            if item.uid != before.uid || item.gid != before.gid || item.mode != before.mode
+                || item.contentHash != before.contentHash || item.linkTarget != before.linkTarget || item.kind != before.kind {
+                changed.append("\(item.path): \(before) -> \(item)")
+            }
+        }
+        for item in other.items where self[item.path] == nil { changed.append("\(item.path): gone") }
+        return changed
     }
 
     private static func collect(_ path: String, relative: String, into items: inout [Item]) throws {

@@ -8,15 +8,22 @@ package enum AppRootTemplate {
     package static func problem(with template: String) -> String? {
         guard template.hasPrefix("/") else { return "expects absolute paths" }
         var chars = template.makeIterator()
+        var perUser = false
         while let char = chars.next() {
             if char == "%" {
                 guard let next = chars.next(), "uh%".contains(next) else {
                     return "knows only %u (user name), %h (home) and %%"
                 }
+                if next != "%" { perUser = true }
             }
         }
         let components = template.split(separator: "/")
         if components.contains("..") || components.contains(".") { return "must not contain . or .. components" }
+        // A root shared by every user (/, /home, /tmp) would let a child make
+        // any folder there, another user's included, "its" app.
+        guard perUser else {
+            return "must be a folder of each user's own, with %u (user name) or %h (home) in it"
+        }
         if template.utf8.count > 1024 { return "path is too long" }
         return nil
     }

@@ -1,3 +1,5 @@
+import SystemKit
+
 /// A systemd-style INI file: `[Section]` or `[Section argument]` headers,
 /// `Key=Value` lines, `#` and `;` comment lines, and `#` comments after
 /// whitespace at the end of a value.
@@ -89,6 +91,6 @@ extension StringProtocol {
 
     /// At most 60 characters, for quoting hostile input in messages.
     var clipped: String {
-        count > 60 ? String(prefix(60)) + "…" : String(self)
+        DisplayText.sanitized(self, limit: 60)
     }
 }

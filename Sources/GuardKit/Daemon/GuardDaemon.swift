@@ -92,8 +92,6 @@ package enum GuardDaemon {
         } catch {
             return fail(.failure, "cannot start: \(error)")
         }
-        policy.reconcile()
-
         let server: VarlinkServer
         switch makeServer(socketPath: socketPath, service: service, logger: logger) {
         case .success(let made): server = made
@@ -102,6 +100,15 @@ package enum GuardDaemon {
         logger.notice("familycontrolsd \(FamilyControlsVersion.string) serving \(server.path ?? "a socket from systemd") "
             + "(store \(store.path), config \(configPath))")
         notifySystemd("READY=1")
+        // Beside serving, not before it: a child who filled an app with entries
+        // must not keep everyone else from being answered. Each app is checked
+        // under its own turn, so requests and reconcile never undo each other.
+        do throws(Errno) {
+            try SystemThread.spawn(name: "reconcile") { policy.reconcile() }.detach()
+        } catch {
+            logger.error("reconcile: cannot start its thread (\(error)); reconciling before serving more")
+            policy.reconcile()
+        }
 
         while true {
             var received: CInt = 0

@@ -5,12 +5,15 @@ import Glibc
 import SystemKit
 
 /// Establishes which app a connected process is: the executable it runs
-/// (`/proc/PID/exe`), which must sit in `ROOT/APPID/` under one of the user's
-/// app roots, with `APPID.desktop` declaring `X-FamilyControls=true`.
+/// (`/proc/PID/exe`), which must be the very file at its path inside
+/// `ROOT/APPID/` under one of the user's app roots, with `APPID.desktop`
+/// declaring `X-FamilyControls=true`.
 ///
 /// The process is pinned by its pidfd: every `/proc` read goes through one
 /// directory descriptor, and the pidfd is checked alive after the reads, so a
 /// pid recycled mid-request can never lend its identity to another process.
+/// The app directory is opened here and held: what a guardian approves and
+/// the Guard locks is that object, whatever the child does to its path later.
 package struct AppIdentifier: Sendable {
     /// Environment variables that make a process load code that is not the app's.
     static let injectionVariables = ["LD_PRELOAD=", "LD_LIBRARY_PATH=", "LD_AUDIT="]
@@ -19,15 +22,19 @@ package struct AppIdentifier: Sendable {
 
     /// Identifies process `pid` (pinned by `pidfd` when there is one), which
     /// connected as `uid`, against the app roots in `roots`.
-    package func identify(pid: Int32, pidfd: CInt?, uid: UInt32, roots: [String]) throws(IdentityError) -> AppIdentity {
+    /// - Returns: the app, and its directory held open.
+    package func identify(pid: Int32, pidfd: CInt?, uid: UInt32, roots: [String]) throws(IdentityError) -> (AppIdentity, OpenedDirectory) {
         guard let proc = try? FileDescriptor.open("/proc/\(pid)", O_DIRECTORY | O_RDONLY) else {
             throw .processGone(pid: pid)
         }
         try requireAlive(pid: pid, pidfd: pidfd)
 
-        guard let executable = readLink(at: proc, "exe") else { throw .processGone(pid: pid) }
-        let status = readFile(at: proc, "status", limit: 64 << 10) ?? Data()
-        let environment = readFile(at: proc, "environ", limit: 1 << 20) ?? Data()
+        guard let executable = readLink(at: proc, "exe"), let running = Self.status(at: proc, "exe") else {
+            throw .processGone(pid: pid)
+        }
+        let status = Self.readFile(at: proc, "status", limit: 64 << 10) ?? Data()
+        let environment = Self.readFile(at: proc, "environ", limit: 1 << 20) ?? Data()
+        let namespace = Self.status(at: proc, "ns/user")
         try requireAlive(pid: pid, pidfd: pidfd)
 
         // The process must still be the one that connected: same effective user.
@@ -38,11 +45,24 @@ package struct AppIdentifier: Sendable {
                 throw .injectedLibraries(variable: String(variable.dropLast()))
             }
         }
-        return try locate(executable: executable, roots: roots)
+        // In a user namespace of its own the child may mount anything over
+        // anything, so paths it sees say nothing; outside one only root can.
+        guard let namespace, let own = Self.ownUserNamespace, namespace.isSameFile(as: own) else {
+            throw .foreignNamespace(pid: pid)
+        }
+        let (identity, directory) = try locate(executable: executable, running: FileIdentity(running), uid: uid, roots: roots)
+        if let problem = MappedCode(proc: proc, pid: pid).problem(executable: FileIdentity(running), app: directory) {
+            throw .foreignCode(pid: pid, problem)
+        }
+        try requireAlive(pid: pid, pidfd: pidfd)
+        return (identity, directory)
     }
 
-    /// Finds the app directory holding `executable` and checks its desktop entry.
-    package func locate(executable: String, roots: [String]) throws(IdentityError) -> AppIdentity {
+    /// Finds the app directory holding `executable`, whose file must be the
+    /// one `running` (device and inode), and checks the directory and its
+    /// desktop entry.
+    package func locate(executable: String, running: FileIdentity, uid: UInt32,
+                        roots: [String]) throws(IdentityError) -> (AppIdentity, OpenedDirectory) {
         guard !executable.hasSuffix(" (deleted)") else {
             throw .notInAppDirectory(executable: executable, roots: roots)
         }
@@ -55,15 +75,30 @@ package struct AppIdentifier: Sendable {
             guard inside.count >= 2, let first = inside.first else { continue }
             let appID = String(first)
             guard AppIdentity.isValidAppID(appID) else { throw .invalidAppID(appID) }
-            let directory = prefix + appID
-            let entryPath = "\(directory)/\(appID).desktop"
-            guard let text = Self.readSmallFile(entryPath) else { throw .missingDesktopEntry(path: entryPath) }
+            let path = prefix + appID
+            let directory: OpenedDirectory
+            do {
+                directory = try OpenedDirectory.open(path)
+            } catch {
+                throw .directoryUnusable(path: path, "\(error)")
+            }
+            if let problem = directory.ownershipProblem(uid: uid) { throw .directoryUnusable(path: path, problem) }
+            let relative = inside.dropFirst().joined(separator: "/")
+            guard let file = directory.status(of: relative), FileIdentity(file) == running else {
+                throw .notInAppDirectory(executable: executable, roots: roots)
+            }
+            let entryPath = "\(path)/\(appID).desktop"
+            guard let text = Self.readDesktopEntry(directory, "\(appID).desktop") else {
+                throw .missingDesktopEntry(path: entryPath)
+            }
             let entry = DesktopEntry(parsing: text)
             guard entry.declaresFamilyControls else { throw .missingCapability(path: entryPath) }
-            guard let program = entry.program, Self.resolve(program, in: directory) == executable else {
+            guard let program = entry.program, Self.relativeProgram(program, in: path) == relative else {
                 throw .execMismatch(path: entryPath, executable: executable)
             }
-            return AppIdentity(appID: appID, displayName: entry.name ?? appID, directory: directory, executable: executable)
+            let identity = AppIdentity(appID: appID, displayName: entry.name ?? appID, directory: path,
+                                       executable: executable, directoryIdentity: directory.identity)
+            return (identity, directory)
         }
         throw .notInAppDirectory(executable: executable, roots: roots)
     }
@@ -72,6 +107,12 @@ package struct AppIdentifier: Sendable {
         guard let pidfd else { return }
         guard ProcessHandle.isAlive(pidfd: pidfd) else { throw .processGone(pid: pid) }
     }
+
+    /// The Guard's own user namespace.
+    private static let ownUserNamespace: FileStatus? = {
+        var raw = stat()
+        return stat("/proc/self/ns/user", &raw) == 0 ? FileStatus(raw) : nil
+    }()
 
     /// `TracerPid:` from `/proc/PID/status`.
     static func tracerPID(in status: Data) -> Int? {
@@ -92,17 +133,35 @@ package struct AppIdentifier: Sendable {
         return nil
     }
 
-    /// `Exec=`'s program as a path: absolute as given, relative to the app directory otherwise.
-    private static func resolve(_ program: String, in directory: String) -> String {
-        let path = program.hasPrefix("/") ? program : "\(directory)/\(program)"
-        return URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+    /// `Exec=`'s program as a path relative to the app directory, or nil when
+    /// it names something outside it. Never resolved through links: `Exec=`
+    /// must name the program file itself.
+    private static func relativeProgram(_ program: String, in directory: String) -> String? {
+        let relative: Substring
+        if program.hasPrefix("/") {
+            guard program.hasPrefix(directory + "/") else { return nil }
+            relative = program.dropFirst(directory.count + 1)
+        } else {
+            relative = program[...]
+        }
+        var parts: [Substring] = []
+        for part in relative.split(separator: "/") where part != "." {
+            if part == ".." {
+                guard parts.popLast() != nil else { return nil }
+            } else {
+                parts.append(part)
+            }
+        }
+        return parts.isEmpty ? nil : parts.joined(separator: "/")
     }
 
-    /// A desktop entry: a regular file, not through a final symlink, at most 64 KiB.
-    private static func readSmallFile(_ path: String) -> String? {
-        guard let fd = try? FileDescriptor.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK) else { return nil }
+    /// A desktop entry: a regular file in the app directory itself, not a
+    /// link, at most 64 KiB, valid UTF-8.
+    private static func readDesktopEntry(_ directory: OpenedDirectory, _ name: String) -> String? {
+        guard let status = directory.status(of: name), status.type == .regular,
+              let fd = directory.openFile(name) else { return nil }
         var info = stat()
-        guard fstat(fd.rawValue, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size <= 64 << 10 else { return nil }
+        guard fstat(fd.rawValue, &info) == 0, FileStatus(info).isSameFile(as: status), info.st_size <= 64 << 10 else { return nil }
         return readAll(fd, limit: 64 << 10).flatMap { String(validating: $0, as: UTF8.self) }
     }
 
@@ -113,10 +172,18 @@ package struct AppIdentifier: Sendable {
         return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    private func readFile(at directory: FileDescriptor, _ name: String, limit: Int) -> Data? {
+    /// The status of what `name` leads to (a `/proc` magic link is followed
+    /// to the very file or namespace it stands for).
+    static func status(at directory: FileDescriptor, _ name: String) -> FileStatus? {
+        var raw = stat()
+        guard fstatat(directory.rawValue, name, &raw, 0) == 0 else { return nil }
+        return FileStatus(raw)
+    }
+
+    static func readFile(at directory: FileDescriptor, _ name: String, limit: Int) -> Data? {
         let fd = openat(directory.rawValue, name, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
-        return Self.readAll(FileDescriptor(taking: fd), limit: limit)
+        return readAll(FileDescriptor(taking: fd), limit: limit)
     }
 
     private static func readAll(_ fd: FileDescriptor, limit: Int) -> Data? {

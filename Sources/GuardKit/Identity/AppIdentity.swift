@@ -1,14 +1,31 @@
+import SystemKit
+
 /// Which app a process is, as the Guard established it from the kernel and
 /// the filesystem, never from what the process said.
 package struct AppIdentity: Hashable, Sendable {
+    /// The longest display name shown; a longer `Name=` is cut.
+    package static let displayNameLimit = 100
+
     /// The app directory's name, e.g. `org.example.Demo`.
     package var appID: String
-    /// The name shown in the alert (`Name=` of the desktop entry, else the app ID).
+    /// The name shown in the alert (`Name=` of the desktop entry, else the
+    /// app ID), with control and formatting characters escaped.
     package var displayName: String
     /// The app directory, `ROOT/APPID`.
     package var directory: String
     /// The executable the process runs, inside ``directory``.
     package var executable: String
+    /// Which directory object it is: an approval answers this one only.
+    package var directoryIdentity: FileIdentity
+
+    package init(appID: String, displayName: String, directory: String, executable: String,
+                 directoryIdentity: FileIdentity) {
+        self.appID = appID
+        self.displayName = DisplayText.sanitized(displayName, limit: Self.displayNameLimit)
+        self.directory = directory
+        self.executable = executable
+        self.directoryIdentity = directoryIdentity
+    }
 
     /// Whether `text` is an acceptable app ID: a reverse-domain name made of
     /// letters, digits, `.`, `_` and `-`, with no empty part, at most 255 bytes.
@@ -38,25 +55,39 @@ package enum IdentityError: Error, Hashable, Sendable, CustomStringConvertible {
     case traced(pid: Int32)
     /// The process runs with a library preloaded or a library path overridden.
     case injectedLibraries(variable: String)
+    /// The process runs in a user namespace other than the Guard's, where
+    /// the paths it sees may be mounts of its own.
+    case foreignNamespace(pid: Int32)
+    /// The process runs code that is not the app's nor root's.
+    case foreignCode(pid: Int32, String)
+    /// The app directory cannot be used as one.
+    case directoryUnusable(path: String, String)
 
     package var description: String {
         switch self {
         case .processGone(let pid):
             "process \(pid) exited before it could be identified"
         case .notInAppDirectory(let executable, let roots):
-            "\(executable) is not in a managed app directory (expected ROOT/APPID/… under \(roots.joined(separator: " or ")))"
+            "\(DisplayText.sanitized(executable)) is not in a managed app directory, or is not the file there "
+                + "(expected ROOT/APPID/… under \(roots.joined(separator: " or ")))"
         case .missingDesktopEntry(let path):
             "the app has no desktop entry at \(path)"
         case .missingCapability(let path):
             "\(path) does not declare the Family Controls capability (add X-FamilyControls=true to [Desktop Entry])"
         case .execMismatch(let path, let executable):
-            "Exec= in \(path) does not name the running program \(executable)"
+            "Exec= in \(path) does not name the running program \(DisplayText.sanitized(executable)) (name the program file itself, not a link)"
         case .invalidAppID(let id):
             "\"\(id.clipped)\" is not a valid app ID (letters, digits, . _ -)"
         case .traced(let pid):
             "process \(pid) is being traced, so it is not trusted as the app"
         case .injectedLibraries(let variable):
             "the process runs with \(variable) set, so it is not trusted as the app"
+        case .foreignNamespace(let pid):
+            "process \(pid) runs in a user namespace of its own, where its files may be mounts it made; it is not trusted as the app"
+        case .foreignCode(let pid, let problem):
+            "process \(pid) is not trusted as the app: \(problem)"
+        case .directoryUnusable(let path, let problem):
+            "\(DisplayText.sanitized(path)) cannot be an app directory: \(problem)"
         }
     }
 }

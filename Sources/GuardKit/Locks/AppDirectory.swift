@@ -53,6 +53,12 @@ enum AppDirectory {
         }
     }
 
+    /// The folder holding `path` ("/" for a top-level one).
+    static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
+        return String(path[..<slash])
+    }
+
     /// Joins a relative path and a child's name.
     static func join(_ parent: String, _ name: String) -> String {
         parent.isEmpty ? name : parent + "/" + name

@@ -15,13 +15,17 @@ struct EntryRecorder: TreeVisitor {
     let policy: LockPolicy
     /// False when the filesystem has no inode flags: nothing can be immutable.
     let flagsSupported: Bool
+    /// How many entries one recording may hold; past it the lock fails.
+    let limit: Int
     private(set) var entries: [LockedEntry] = []
 
     /// Records `directory` itself and every entry below it.
+    /// - Throws: ``LockError/tooManyEntries(limit:)`` past `limit` entries.
     static func record(
-        _ directory: WalkDirectory, device: UInt64, policy: LockPolicy, flagsSupported: Bool
+        _ directory: WalkDirectory, device: UInt64, policy: LockPolicy, flagsSupported: Bool,
+        limit: Int = LockEngine.maximumEntries
     ) throws -> [LockedEntry] {
-        var recorder = EntryRecorder(device: device, policy: policy, flagsSupported: flagsSupported)
+        var recorder = EntryRecorder(device: device, policy: policy, flagsSupported: flagsSupported, limit: limit)
         let immutable = flagsSupported ? try isImmutable(directory.descriptor, path: directory.relativePath) : false
         recorder.entries.append(
             LockedEntry(relativePath: directory.relativePath, status: directory.status, wasImmutable: immutable))
@@ -53,6 +57,7 @@ struct EntryRecorder: TreeVisitor {
                 opened = WalkDirectory(descriptor: descriptor, relativePath: path, status: current)
             }
         }
+        guard entries.count < limit else { throw LockError.tooManyEntries(limit: limit) }
         entries.append(LockedEntry(relativePath: path, status: status, wasImmutable: immutable))
         return opened
     }
@@ -60,7 +65,8 @@ struct EntryRecorder: TreeVisitor {
     private func open(_ name: FileName, flags: CInt, in parent: WalkDirectory, path: String) throws -> FileDescriptor? {
         do {
             return try parent.descriptor.openChild(name, flags: flags)
-        } catch where Self.isRace(error) {
+        } catch where Self.isRace(error) || error.rawValue == EAGAIN {
+            // EAGAIN: a lease holds the file; the locking pass reports it.
             return nil
         } catch {
             throw LockError.system(path: path, error)

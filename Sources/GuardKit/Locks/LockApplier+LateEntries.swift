@@ -3,7 +3,29 @@ import Glibc
 #endif
 import SystemKit
 
-// Entries the journal does not have yet, and how the applier words what it finds.
+/// Entries that appeared after the recording pass, found in directories that
+/// are already frozen, so their names can no longer change.
+///
+/// Each must be journaled before it is changed; they are journaled in
+/// batches (one transaction each) rather than one by one, so a child who
+/// sprays files into the tree while it is being locked costs the lock a few
+/// transactions, not one per file. Past ``LockEngine/maximumLateEntries`` the
+/// rest are left as they are and the lock is unenforced.
+struct LateEntries {
+    struct Pending {
+        let entry: LockedEntry
+        /// The frozen directory holding it, and its name there.
+        let parent: WalkDirectory
+        let name: FileName
+    }
+
+    var pending: [Pending] = []
+    /// Late entries journaled so far.
+    var taken = 0
+    var overflowed = false
+    var flushing = false
+}
+
 extension LockApplier {
     /// The recorded entry for `path`, if it is this very file.
     func recorded(_ path: String, _ status: FileStatus) -> Int? {
@@ -11,13 +33,13 @@ extension LockApplier {
         return position
     }
 
-    /// Records an entry the journal does not have (and, for a directory,
-    /// everything below it), saves the journal, and returns its position.
-    /// Returns nil for an entry that must be left alone, and when inspecting.
-    mutating func adopt(_ status: FileStatus, path: String, opened: FileDescriptor?) throws -> Int? {
+    /// An entry the journal does not have: refused, reported (inspecting),
+    /// or queued to be journaled and locked.
+    mutating func noteLate(_ status: FileStatus, path: String, name: FileName, parent: WalkDirectory,
+                           opened: FileDescriptor?) throws {
         if let refusal = policy.refusal(for: status) {
-            findings.append("\(path): \(refusal)")
-            return nil
+            unenforced("\(path): \(refusal)")
+            return
         }
         guard mode == .lock else {
             if let replaced = index[path] {
@@ -26,56 +48,77 @@ extension LockApplier {
             } else {
                 findings.append("\(path): not recorded by the lock")
             }
-            return nil
+            return
         }
-        var late: [LockedEntry]
-        if let opened, status.type == .directory {
-            let directory = WalkDirectory(descriptor: opened, relativePath: path, status: status)
-            late = try EntryRecorder.record(directory, device: device, policy: policy, flagsSupported: flagsSupported)
-        } else {
-            let immutable = try opened.map { descriptor throws(LockError) in
-                flagsSupported ? try EntryRecorder.isImmutable(descriptor, path: path) : false
-            } ?? false
-            late = [LockedEntry(relativePath: path, status: status, wasImmutable: immutable)]
-        }
-        for entry in late {
-            if let position = index[entry.relativePath] {
-                entries[position] = entry
-            } else {
-                index[entry.relativePath] = entries.count
-                entries.append(entry)
+        guard late.taken + late.pending.count < LockEngine.maximumLateEntries else {
+            if !late.overflowed {
+                late.overflowed = true
+                unenforced("more than \(LockEngine.maximumLateEntries) entries appeared while the lock was being "
+                    + "applied; the ones after that were left as they are")
             }
+            return
         }
-        try persist(entries)
-        return index[path]
-    }
-
-    // MARK: - Reporting
-
-    func drift(_ path: String, _ status: FileStatus, _ entry: LockedEntry) -> String {
-        let now = LockedEntry.describe(uid: status.uid, gid: status.gid, mode: status.permissions)
-        let locked = LockedEntry.describe(uid: entry.lockedUID, gid: entry.gid, mode: entry.lockedMode)
-        return "\(path.isEmpty ? "app directory" : path): \(now), locked is \(locked)"
-    }
-
-    mutating func noteFlagsUnsupported(_ error: Errno) {
-        guard flagsSupported else { return }
-        flagsSupported = false
-        guard mode == .lock else { return }
-        unenforcedReasons.append("filesystem \(fileSystem) does not support the immutable attribute (\(error))")
-    }
-
-    mutating func fail(_ path: String, _ error: Errno, changingOwner: Bool = false) {
-        let reason: String
-        if path.isEmpty, changingOwner, error.rawValue == EPERM {
-            // Root-squashed NFS, or an append-only flag on the directory.
-            reason = "root may not change the owner of the app directory on filesystem \(fileSystem): \(error)"
-        } else if error.rawValue == EROFS {
-            reason = "filesystem \(fileSystem) is mounted read-only"
-        } else {
-            reason = "\(path.isEmpty ? "app directory" : path): could not be locked: \(error)"
+        var immutable = false
+        if let opened, flagsSupported {
+            immutable = try EntryRecorder.isImmutable(opened, path: path)
         }
-        findings.append(reason)
-        if mode == .lock { unenforcedReasons.append(reason) }
+        let entry = LockedEntry(relativePath: path, status: status, wasImmutable: immutable)
+        late.pending.append(LateEntries.Pending(entry: entry, parent: parent, name: name))
+        if late.pending.count >= LockEngine.lateBatchSize { try flushLate() }
+    }
+
+    /// Journals the waiting late entries in one transaction, then locks them
+    /// (walking into late directories, which may find more); repeats until
+    /// none wait. Not re-entered: entries found meanwhile wait for the next round.
+    mutating func flushLate() throws {
+        guard mode == .lock, !late.flushing else { return }
+        late.flushing = true
+        defer { late.flushing = false }
+        while !late.pending.isEmpty {
+            let batch = late.pending
+            late.pending = []
+            late.taken += batch.count
+            try journalLate(batch.map(\.entry))
+            for item in batch {
+                let path = item.entry.relativePath
+                if let position = index[path] {
+                    entries[position] = item.entry
+                } else {
+                    index[path] = entries.count
+                    entries.append(item.entry)
+                }
+                if let position = index[path] { coverage.markSeen(position) }
+            }
+            for item in batch { try settleLate(item) }
+        }
+    }
+
+    private mutating func settleLate(_ item: LateEntries.Pending) throws {
+        let entry = item.entry
+        switch entry.kind {
+        case .symlink:
+            links.append(entry.relativePath)
+        case .other:
+            break
+        case .directory, .regular:
+            let type: FileStatus.FileType = entry.kind == .directory ? .directory : .regular
+            guard let descriptor = try open(item.name, type: type, path: entry.relativePath, in: item.parent) else { return }
+            let status: FileStatus
+            do {
+                status = try descriptor.status()
+            } catch {
+                throw LockError.system(path: entry.relativePath, error)
+            }
+            // Its directory is frozen: the name still leads to what was journaled.
+            guard entry.isSameFile(status) else { return }
+            let frozen = try settle(descriptor, status: status, entry: entry)
+            guard entry.kind == .directory else { return }
+            guard frozen else {
+                coverage.skip(entry.relativePath)
+                return
+            }
+            try TreeWalk.walk(from: WalkDirectory(descriptor: descriptor, relativePath: entry.relativePath, status: status),
+                              visitor: &self)
+        }
     }
 }

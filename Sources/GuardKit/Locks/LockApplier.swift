@@ -3,15 +3,20 @@ import Glibc
 #endif
 import SystemKit
 
-/// Brings every recorded entry of an app directory to its locked state, or
-/// (inspecting) reports how each differs from it.
+/// Brings every recorded entry of an app directory to its locked state
+/// (immutable), or, inspecting, reports how each differs from it.
 ///
-/// Directories are handled before their entries: once a directory is owned by
-/// root without write bits (or immutable), nobody but root can add, remove or
-/// rename names in it, so the names read from it afterwards are the files the
-/// engine then opens. It walks into a directory only in that state.
-/// Entries found that were never recorded (created while the lock was being
-/// applied) are recorded, and saved, before they are changed.
+/// Directories are handled before their entries: once a directory is
+/// immutable, nobody can add, remove or rename names in it, so the names read
+/// from it afterwards are the files the engine then opens. It walks into a
+/// directory only in that state. Entries found that were never recorded
+/// (created while the lock was being applied) are journaled in batches before
+/// they are changed (see `LockApplier+LateEntries.swift`).
+///
+/// A lock is a fact only if nothing can still change the app: every entry
+/// that cannot be locked, every file a process opened for writing before the
+/// lock, every link out of the app and every filesystem mounted inside it is
+/// a reason the lock is `unenforced` instead.
 struct LockApplier: TreeVisitor {
     enum Mode { case lock, inspect }
 
@@ -20,8 +25,10 @@ struct LockApplier: TreeVisitor {
     let fileSystem: String
     let policy: LockPolicy
     let hooks: LockEngineHooks
-    /// Saves the whole entry list, after entries were recorded late.
-    let persist: ([LockedEntry]) throws -> Void
+    /// Adds late entries to the journal, in one transaction per call.
+    let journalLate: ([LockedEntry]) throws -> Void
+    /// Replaces the journal's whole entry list.
+    let journalAll: ([LockedEntry]) throws -> Void
     var entries: [LockedEntry]
     var index: [String: Int]
     var coverage: EntryCoverage
@@ -30,18 +37,24 @@ struct LockApplier: TreeVisitor {
     var unenforcedReasons: [String] = []
     var flagsSupported = true
     /// Set right after the entries were recorded: then a regular file whose
-    /// name still leads to the recorded inode is the file recorded, and its
-    /// recorded status stands in for an `fstat`.
+    /// name still leads to the recorded inode is the file recorded, and needs
+    /// no `fstat` of its own.
     var trustsRecordedStatus = false
+    /// Late entries waiting to be journaled, and how many were taken.
+    var late = LateEntries()
+    /// Recorded symbolic links, checked once the whole tree is frozen.
+    var links: [String] = []
 
     init(mode: Mode, entries: [LockedEntry], root: WalkDirectory, policy: LockPolicy, hooks: LockEngineHooks,
-         persist: @escaping ([LockedEntry]) throws -> Void) {
+         journalLate: @escaping ([LockedEntry]) throws -> Void = { _ in },
+         journalAll: @escaping ([LockedEntry]) throws -> Void = { _ in }) {
         self.mode = mode
         self.device = root.status.device
         self.fileSystem = (try? root.descriptor.fileSystemType().description) ?? "unknown"
         self.policy = policy
         self.hooks = hooks
-        self.persist = persist
+        self.journalLate = journalLate
+        self.journalAll = journalAll
         self.entries = entries
         self.coverage = EntryCoverage(count: entries.count)
         self.index = entries.positionsByPath()
@@ -50,8 +63,21 @@ struct LockApplier: TreeVisitor {
     /// Handles the app directory itself.
     /// - Returns: whether its entries may be walked.
     mutating func begin(with root: WalkDirectory) throws -> Bool {
-        if let error = try root.missingFlagSupport() { noteFlagsUnsupported(error) }
+        if let error = try root.missingFlagSupport() {
+            noteFlagsUnsupported(error)
+            return false
+        }
         return try handleOpened(root.descriptor, status: root.status, path: "") != nil
+    }
+
+    /// After the walk: journals and locks the late entries still waiting, then
+    /// checks that no link leads out of the app.
+    mutating func finish(root: WalkDirectory) throws {
+        try flushLate()
+        for path in links {
+            guard let escape = LinkEscape.check(path, in: root) else { continue }
+            unenforced("\(path): \(escape); what it points to is not protected")
+        }
     }
 
     /// Recorded entries that were not found where the walk looked.
@@ -64,7 +90,7 @@ struct LockApplier: TreeVisitor {
         let missing = Set(missingEntries)
         guard mode == .lock, !missing.isEmpty else { return }
         entries.removeAll { missing.contains($0.relativePath) }
-        try persist(entries)
+        try journalAll(entries)
     }
 
     mutating func visit(_ entry: DirectoryEntry, path: String, in parent: WalkDirectory) throws -> WalkDirectory? {
@@ -83,41 +109,53 @@ struct LockApplier: TreeVisitor {
             // The directory is frozen, so the name leads to the inode its
             // listing shows. A mount over the name would have been recorded
             // with the mounted file's inode (statx crosses mounts), not this one.
-            let descriptor: FileDescriptor
-            do {
-                descriptor = try parent.descriptor.openChild(entry.name, flags: AppDirectory.fileFlags)
-            } catch {
-                throw LockError.system(path: path, error)
-            }
+            guard let descriptor = try open(entry.name, type: type, path: path, in: parent) else { return nil }
             coverage.markSeen(position)
-            _ = try settle(descriptor, status: entries[position].recordedStatus, entry: entries[position])
+            _ = try settle(descriptor, status: nil, entry: entries[position])
             return nil
         }
-        let flags = type == .directory ? AppDirectory.directoryFlags : AppDirectory.fileFlags
-        let descriptor: FileDescriptor
+        guard let descriptor = try open(entry.name, type: type, path: path, in: parent) else { return nil }
         let status: FileStatus
         do {
-            descriptor = try parent.descriptor.openChild(entry.name, flags: flags)
             status = try descriptor.status()
+        } catch {
+            throw LockError.system(path: path, error)
+        }
+        return try handleOpened(descriptor, status: status, path: path, name: entry.name, parent: parent)
+    }
+
+    /// Opens a directory or regular file of `parent`; nil when it cannot be
+    /// (gone or swapped, or held by another process's lease: both reported).
+    mutating func open(_ name: FileName, type: FileStatus.FileType, path: String, in parent: WalkDirectory) throws -> FileDescriptor? {
+        do {
+            return try parent.descriptor.openChild(
+                name, flags: type == .directory ? AppDirectory.directoryFlags : AppDirectory.fileFlags)
         } catch where EntryRecorder.isRace(error) {
-            findings.append("\(path): changed while it was being locked; left as it is")
+            return nil
+        } catch where error.rawValue == EAGAIN {
+            // A lease another process holds (only a file's owner can take one).
+            unenforced("\(path): held by another process's lease, so it could not be opened")
             return nil
         } catch {
             throw LockError.system(path: path, error)
         }
-        return try handleOpened(descriptor, status: status, path: path)
     }
 
     // MARK: - Entries with a descriptor: directories and regular files
 
-    private mutating func handleOpened(_ descriptor: FileDescriptor, status: FileStatus, path: String) throws -> WalkDirectory? {
+    private mutating func handleOpened(
+        _ descriptor: FileDescriptor, status: FileStatus, path: String,
+        name: FileName? = nil, parent: WalkDirectory? = nil
+    ) throws -> WalkDirectory? {
         guard status.device == device else {
-            findings.append("\(path): on another filesystem (a mount point); left unlocked")
+            unenforced("\(path): another filesystem is mounted there, and the lock does not cross into it")
+            if status.type == .directory { coverage.skip(path) }
             return nil
         }
-        var position = recorded(path, status)
-        if position == nil { position = try adopt(status, path: path, opened: descriptor) }
-        guard let position else {
+        guard let position = recorded(path, status) else {
+            if let name, let parent {
+                try noteLate(status, path: path, name: name, parent: parent, opened: descriptor)
+            }
             if status.type == .directory { coverage.skip(path) }
             return nil
         }
@@ -131,87 +169,112 @@ struct LockApplier: TreeVisitor {
         return WalkDirectory(descriptor: descriptor, relativePath: path, status: status)
     }
 
-    /// Locks one open entry, or reports how it differs from locked.
-    /// - Returns: whether the entry is now frozen: nobody but root can change it.
-    private mutating func settle(_ descriptor: FileDescriptor, status: FileStatus, entry: LockedEntry) throws -> Bool {
-        let path = entry.relativePath
-        var flags: FileFlags?
-        if flagsSupported {
+    /// Makes one open entry immutable, or reports how it differs from that,
+    /// and checks a regular file for writers that opened it before.
+    /// - Returns: whether the entry is now frozen: immutable.
+    mutating func settle(_ descriptor: FileDescriptor, status: FileStatus?, entry: LockedEntry) throws -> Bool {
+        let path = describe(entry.relativePath)
+        guard flagsSupported else { return false }
+        var flags: FileFlags
+        do {
+            flags = try descriptor.flags()
+        } catch where error.meansFlagsUnsupported {
+            noteFlagsUnsupported(error)
+            return false
+        } catch {
+            unenforced("\(path): its attributes could not be read: \(error)")
+            return false
+        }
+        if let status, !entry.hasOriginalOwnership(status) {
+            findings.append("\(path): \(current(status)), \(LockedEntry.describe(uid: entry.uid, gid: entry.gid, mode: entry.mode)) when locked")
+            // Changed while someone had lifted the attribute: a repair puts
+            // back what was recorded before the attribute goes on again.
+            if mode == .lock, !flags.contains(.immutable) {
+                try hooks.beforeChange(entry.relativePath)
+                do {
+                    let chown = status.uid != entry.uid || status.gid != entry.gid
+                    if chown { try descriptor.changeOwner(uid: entry.uid, gid: entry.gid) }
+                    // After chown too: the kernel clears setuid and setgid on an owner change.
+                    if chown || status.permissions != entry.mode { try descriptor.changeMode(entry.mode) }
+                } catch {
+                    unenforced("\(path): its recorded owner and mode could not be put back: \(error)")
+                    return false
+                }
+            }
+        }
+        if !flags.contains(.immutable) {
+            guard mode == .lock else {
+                findings.append("\(path): not immutable")
+                return false
+            }
+            try hooks.beforeChange(entry.relativePath)
+            flags.insert(.immutable)
             do {
-                flags = try descriptor.flags()
+                try descriptor.setFlags(flags)
             } catch where error.meansFlagsUnsupported {
                 noteFlagsUnsupported(error)
+                return false
             } catch {
-                fail(path, error)
+                unenforced("\(path): could not be made immutable: \(error)")
                 return false
             }
         }
-        let immutable = flags?.contains(.immutable) ?? false
-        let ownershipLocked = entry.hasLockedOwnership(status)
-        if mode == .inspect {
-            if !ownershipLocked { findings.append(drift(path, status, entry)) }
-            if flags != nil, !immutable { findings.append("\(path): not immutable") }
-            return status.isFrozen(immutable: immutable)
-        }
-        if immutable, ownershipLocked || entry.wasImmutable { return true }
+        if entry.kind == .regular { checkWriters(descriptor, entry: entry) }
+        return true
+    }
 
-        try hooks.beforeChange(path)
-        do {
-            if var lifted = flags, immutable {
-                // Immutable, but not with the owner and mode the lock leaves
-                // (changed by hand): lift the flag to put them right.
-                lifted.remove(.immutable)
-                try descriptor.setFlags(lifted)
-            }
-            let chown = status.uid != entry.lockedUID || status.gid != entry.gid
-            if chown { try descriptor.changeOwner(uid: entry.lockedUID, gid: entry.gid) }
-            // After chown too: the kernel clears setuid and setgid on an owner change.
-            if chown || status.permissions != entry.lockedMode { try descriptor.changeMode(entry.lockedMode) }
-        } catch {
-            fail(path, error, changingOwner: true)
-            return false
+    /// An immutable file refuses new writers, but one opened before keeps
+    /// writing on filesystems that check only at open (XFS, btrfs, tmpfs),
+    /// and a shared writable mapping writes on any: either means the file
+    /// can still change.
+    private mutating func checkWriters(_ descriptor: FileDescriptor, entry: LockedEntry) {
+        let path = describe(entry.relativePath)
+        switch descriptor.writers() {
+        case .none:
+            break
+        case .present:
+            let holders = OpenWriters.describe(device: entry.device, inode: entry.inode)
+            unenforced("\(path): open for writing by \(holders) since before the lock, so it can still change "
+                + "(run `familyctl locks verify` once that process has closed it)")
+        case .unknown(let error):
+            unenforced("\(path): cannot tell whether a process still has it open for writing (\(error))")
         }
-        let frozenByOwnership = entry.lockedUID == 0 && entry.lockedMode & LockedEntry.writeBits == 0
-        guard var flags, flagsSupported else { return frozenByOwnership }
-        flags.insert(.immutable)
-        do {
-            try descriptor.setFlags(flags)
-            return true
-        } catch where error.meansFlagsUnsupported {
-            noteFlagsUnsupported(error)
-        } catch {
-            fail(path, error)
-        }
-        return frozenByOwnership
     }
 
     // MARK: - Entries without a descriptor: symbolic links, FIFOs, sockets
 
-    /// Locks a link or special file by name. Safe only because its directory
-    /// is frozen: the name cannot be swapped between the stat and the change.
+    /// Notes a link or special file. Nothing on it changes: its frozen
+    /// directory keeps it from being removed, renamed or replaced.
     private mutating func handleNamed(_ name: FileName, status: FileStatus, path: String, in parent: WalkDirectory) throws {
-        guard status.device == device else {
-            findings.append("\(path): on another filesystem (a mount point); left unlocked")
+        guard let position = recorded(path, status) else {
+            try noteLate(status, path: path, name: name, parent: parent, opened: nil)
             return
         }
-        var position = recorded(path, status)
-        if position == nil { position = try adopt(status, path: path, opened: nil) }
-        guard let position else { return }
         coverage.markSeen(position)
         let entry = entries[position]
-        guard !entry.hasLockedOwnership(status) else { return }
-        guard mode == .lock else {
-            findings.append(drift(path, status, entry))
-            return
+        if !entry.hasOriginalOwnership(status) {
+            findings.append("\(path): \(current(status)), \(LockedEntry.describe(uid: entry.uid, gid: entry.gid, mode: entry.mode)) when locked")
         }
-        try hooks.beforeChange(path)
-        do {
-            if status.uid != entry.lockedUID || status.gid != entry.gid {
-                try parent.descriptor.changeOwner(of: name, uid: entry.lockedUID, gid: entry.gid)
-            }
-            if entry.kind == .other { try parent.descriptor.changeMode(of: name, entry.lockedMode) }
-        } catch {
-            fail(path, error, changingOwner: true)
-        }
+        if entry.kind == .symlink { links.append(path) }
     }
+
+    // MARK: - Reporting
+
+    /// Records why the lock does not hold (a finding too, when inspecting).
+    mutating func unenforced(_ reason: String) {
+        findings.append(reason)
+        if mode == .lock { unenforcedReasons.append(reason) }
+    }
+
+    mutating func noteFlagsUnsupported(_ error: Errno) {
+        guard flagsSupported else { return }
+        flagsSupported = false
+        unenforced("filesystem \(fileSystem) does not support the immutable attribute (\(error)), so nothing can be locked on it")
+    }
+
+    func current(_ status: FileStatus) -> String {
+        "now " + LockedEntry.describe(uid: status.uid, gid: status.gid, mode: status.permissions)
+    }
+
+    func describe(_ path: String) -> String { path.isEmpty ? "app directory" : path }
 }

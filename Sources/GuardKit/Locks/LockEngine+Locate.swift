@@ -14,7 +14,7 @@ extension LockEngine {
     /// - Throws: ``LockError/notLocked(user:appID:)``,
     ///   ``LockError/directoryMissing(user:appID:lastPath:)``; journal errors.
     package func locate(user: String, appID: String, candidates: [String] = []) throws -> LockRecord {
-        try serialized {
+        try serialized(user: user, appID: appID) {
             guard var record = try journal.lockRecord(user: user, appID: appID) else {
                 throw LockError.notLocked(user: user, appID: appID)
             }
@@ -27,7 +27,7 @@ extension LockEngine {
     /// directory moved, or nil when there is none. A directory that cannot be
     /// found keeps its last known path.
     package func status(user: String, appID: String, candidates: [String] = []) throws -> LockRecord? {
-        try serialized {
+        try serialized(user: user, appID: appID) {
             guard var record = try journal.lockRecord(user: user, appID: appID) else { return nil }
             guard record.state != .unlocked else { return record }
             do {
@@ -62,23 +62,18 @@ extension LockEngine {
     private func searchRoots(_ record: LockRecord, candidates: [String]) -> [String] {
         var roots = candidates.compactMap { try? AppDirectory.normalized($0) }
         // Renaming a folder on the way leaves the levels above it in place.
-        var ancestor = Self.parent(of: record.path)
+        var ancestor = AppDirectory.parent(of: record.path)
         while ancestor != "/" {
             if (try? AppDirectory.open(ancestor)) != nil {
                 roots.append(ancestor)
                 break
             }
-            ancestor = Self.parent(of: ancestor)
+            ancestor = AppDirectory.parent(of: ancestor)
         }
         if let home = (try? UserDatabase.user(named: record.user))?.home, home.count > 1 {
             roots.append(home)
         }
         var seen = Set<String>()
         return roots.filter { seen.insert($0).inserted }
-    }
-
-    private static func parent(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
-        return String(path[..<slash])
     }
 }

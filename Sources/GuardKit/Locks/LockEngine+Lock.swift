@@ -15,15 +15,27 @@ extension LockEngine {
     ///   what was left alone.
     /// - Throws: ``LockError`` for a bad path or user; journal errors.
     package func lock(user: String, appID: String, directory: String) throws -> LockReport {
-        try serialized { try lockNow(user: user, appID: appID, directory: directory) }
+        try lock(user: user, appID: appID, directory: OpenedDirectory.open(directory))
     }
 
-    private func lockNow(user: String, appID: String, directory: String) throws -> LockReport {
-        let path = try AppDirectory.normalized(directory)
+    /// Locks the directory `directory`, opened when the app was identified:
+    /// the object identified, not whatever its path leads to now.
+    ///
+    /// A failure after anything changed undoes what the lock did before it
+    /// throws, so an error never leaves a half-locked app behind.
+    /// - Throws: ``LockError/lockedElsewhere(user:appID:path:)`` when the app
+    ///   is locked at another directory; ``LockError`` for a tree too deep or
+    ///   too big; journal errors.
+    package func lock(user: String, appID: String, directory: OpenedDirectory) throws -> LockReport {
+        try serialized(user: user, appID: appID) {
+            try lockNow(user: user, appID: appID, root: directory.walkRoot(), path: directory.path)
+        }
+    }
+
+    private func lockNow(user: String, appID: String, root: WalkDirectory, path: String) throws -> LockReport {
         if var record = try journal.lockRecord(user: user, appID: appID) {
             switch record.state {
             case .locked, .locking, .unenforced:
-                let root = try AppDirectory.open(path)
                 guard root.status.device == record.device, root.status.inode == record.inode else {
                     throw LockError.lockedElsewhere(user: user, appID: appID, path: record.path)
                 }
@@ -40,7 +52,6 @@ extension LockEngine {
             }
         }
         guard let account = try UserDatabase.user(named: user) else { throw LockError.unknownUser(user) }
-        let root = try AppDirectory.open(path)
         let policy = LockPolicy(childUID: account.uid)
         let entries = try EntryRecorder.record(
             root, device: root.status.device, policy: policy,
@@ -49,7 +60,28 @@ extension LockEngine {
             user: user, appID: appID, path: path,
             device: root.status.device, inode: root.status.inode, state: .locking)
         try journal.saveEntries(entries, record: record)
-        return try apply(&record, root: root, entries: entries, policy: policy, freshlyRecorded: true)
+        do {
+            return try apply(&record, root: root, entries: entries, policy: policy, freshlyRecorded: true)
+        } catch let error as LockError {
+            // The engine's own refusal (a tree too deep, say): undo. Anything
+            // else (the journal failing, a test's simulated crash) is left for
+            // ``resume()``, as a crash would be.
+            rollBack(&record, root: root, after: error)
+            throw error
+        }
+    }
+
+    /// Undoes a lock that failed part way: the journal says `unlocking`
+    /// first, so a crash here still ends with the app unlocked.
+    private func rollBack(_ record: inout LockRecord, root: WalkDirectory, after error: LockError) {
+        logger.error("could not lock \(Self.name(record)) at '\(record.path)': \(error); undoing what was done")
+        do {
+            record.state = .unlocking
+            try journal.saveLockRecord(record)
+            _ = try completeUnlock(&record, root: root, candidates: [])
+        } catch {
+            logger.error("could not undo the partial lock of \(Self.name(record)): \(error); the next start finishes it")
+        }
     }
 
     /// Brings a recorded lock to its locked state from the journal's entries:
@@ -62,7 +94,7 @@ extension LockEngine {
             try journal.saveLockRecord(record)
         }
         let entries = try journal.entries(user: record.user, appID: record.appID)
-        let policy = LockPolicy(childUID: (try? UserDatabase.user(named: record.user))?.uid)
+        let policy = LockPolicy(childUID: try UserDatabase.user(named: record.user)?.uid)
         return try apply(&record, root: root, entries: entries, policy: policy)
     }
 
@@ -74,12 +106,14 @@ extension LockEngine {
     ) throws -> LockReport {
         let locking = record
         let journal = self.journal
-        var applier = LockApplier(mode: .lock, entries: entries, root: root, policy: policy, hooks: hooks) { entries in
-            try journal.saveEntries(entries, record: locking)
-        }
+        var applier = LockApplier(
+            mode: .lock, entries: entries, root: root, policy: policy, hooks: hooks,
+            journalLate: { late in try journal.appendEntries(late, record: locking) },
+            journalAll: { all in try journal.saveEntries(all, record: locking) })
         applier.trustsRecordedStatus = freshlyRecorded
         if try applier.begin(with: root) {
             try TreeWalk.walk(from: root, visitor: &applier)
+            try applier.finish(root: root)
         }
         try applier.dropMissingEntries()
         let reasons = applier.unenforcedReasons

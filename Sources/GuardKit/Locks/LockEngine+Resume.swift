@@ -10,11 +10,13 @@ extension LockEngine {
     /// - Returns: one line per record handled, saying what was done.
     /// - Throws: journal errors reading the records.
     package func resume() throws -> [String] {
-        try serialized {
-            var done: [String] = []
-            for var record in try journal.allLockRecords() {
-                let name = Self.name(record)
-                do {
+        var done: [String] = []
+        for listed in try journal.allLockRecords() where listed.state == .locking || listed.state == .unlocking {
+            let name = Self.name(listed)
+            do {
+                try serialized(user: listed.user, appID: listed.appID) {
+                    // Read again under the app's turn: another operation may have finished it.
+                    guard var record = try journal.lockRecord(user: listed.user, appID: listed.appID) else { return }
                     switch record.state {
                     case .locking:
                         let report = try completeLock(&record)
@@ -23,14 +25,14 @@ extension LockEngine {
                         let report = try completeUnlock(&record, candidates: [])
                         done.append("finished unlocking \(name) at '\(report.path)'")
                     default:
-                        continue
+                        return
                     }
-                } catch {
-                    logger.error("could not finish \(record.state) \(name): \(error)")
-                    done.append("could not finish \(record.state) \(name): \(error)")
                 }
+            } catch {
+                logger.error("could not finish \(listed.state) \(name): \(error)")
+                done.append("could not finish \(listed.state) \(name): \(error)")
             }
-            return done
         }
+        return done
     }
 }

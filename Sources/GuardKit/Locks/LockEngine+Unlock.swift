@@ -1,9 +1,9 @@
 import SystemKit
 
 extension LockEngine {
-    /// Removes the lock on `user`'s app `appID`: every recorded entry gets its
-    /// recorded owner, group and mode back, and loses the immutable flag only
-    /// where the lock set it.
+    /// Removes the lock on `user`'s app `appID`: every recorded entry loses
+    /// the immutable flag where the lock set it, and keeps it where it was
+    /// set before.
     ///
     /// The journal says `unlocking` before anything changes, so ``resume()``
     /// finishes an interrupted unlock. The record is deleted at the end.
@@ -13,7 +13,7 @@ extension LockEngine {
     /// - Throws: ``LockError/notLocked(user:appID:)``,
     ///   ``LockError/directoryMissing(user:appID:lastPath:)``; journal errors.
     package func unlock(user: String, appID: String, candidates: [String] = []) throws -> UnlockReport {
-        try serialized {
+        try serialized(user: user, appID: appID) {
             guard var record = try journal.lockRecord(user: user, appID: appID), record.state != .unlocked else {
                 throw LockError.notLocked(user: user, appID: appID)
             }
@@ -26,8 +26,8 @@ extension LockEngine {
     }
 
     /// Restores a lock's entries from the journal; safe to repeat.
-    func completeUnlock(_ record: inout LockRecord, candidates: [String]) throws -> UnlockReport {
-        let root = try openRecorded(&record, candidates: candidates)
+    func completeUnlock(_ record: inout LockRecord, root: WalkDirectory? = nil, candidates: [String]) throws -> UnlockReport {
+        let root = try root ?? openRecorded(&record, candidates: candidates)
         let entries = try journal.entries(user: record.user, appID: record.appID)
         var restorer = LockRestorer(entries: entries, root: root, hooks: hooks)
         if try restorer.begin(with: root) {

@@ -2,8 +2,8 @@ import SystemKit
 
 extension LockEngine {
     /// Checks that every recorded entry of `user`'s app `appID` is still
-    /// root-owned, read-only and immutable, and looks for entries the lock
-    /// never recorded.
+    /// immutable and unchanged, that nothing can still write to it, and looks
+    /// for entries the lock never recorded.
     ///
     /// - Parameters:
     ///   - repair: put everything back into its locked state (recording new
@@ -13,7 +13,7 @@ extension LockEngine {
     /// - Throws: ``LockError/notLocked(user:appID:)``,
     ///   ``LockError/directoryMissing(user:appID:lastPath:)``; journal errors.
     package func verify(user: String, appID: String, repair: Bool, candidates: [String] = []) throws -> VerifyReport {
-        try serialized {
+        try serialized(user: user, appID: appID) {
             guard var record = try journal.lockRecord(user: user, appID: appID), record.state != .unlocked else {
                 throw LockError.notLocked(user: user, appID: appID)
             }
@@ -37,10 +37,11 @@ extension LockEngine {
     private func inspect(_ record: inout LockRecord, repair: Bool, candidates: [String]) throws -> VerifyReport {
         let root = try openRecorded(&record, candidates: candidates)
         var entries = try journal.entries(user: record.user, appID: record.appID)
-        let policy = LockPolicy(childUID: (try? UserDatabase.user(named: record.user))?.uid)
-        var inspector = LockApplier(mode: .inspect, entries: entries, root: root, policy: policy, hooks: hooks) { _ in }
+        let policy = LockPolicy(childUID: try UserDatabase.user(named: record.user)?.uid)
+        var inspector = LockApplier(mode: .inspect, entries: entries, root: root, policy: policy, hooks: hooks)
         if try inspector.begin(with: root) {
             try TreeWalk.walk(from: root, visitor: &inspector)
+            try inspector.finish(root: root)
         }
         let missing = inspector.missingEntries
         var findings = inspector.findings + missing.map { "\($0): missing" }

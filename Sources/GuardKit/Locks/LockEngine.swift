@@ -1,29 +1,35 @@
-import Synchronization
 import SystemKit
 
-/// Turns approved child authorizations into file-permission locks, so the
-/// child cannot delete, rename, truncate or replace anything in the app's
-/// directory, and gives the directory back exactly as it was on unlock.
+/// Turns approved child authorizations into locks on the app's directory, so
+/// the child cannot delete, rename, truncate or replace anything in it, and
+/// gives the directory back exactly as it was on unlock.
 ///
 /// A lock records every entry's owner, group, mode and immutable flag in the
-/// journal first (state `locking`), then makes each entry root-owned,
-/// read-only and `FS_IMMUTABLE_FL`, then saves state `locked`. Only the
-/// immutable flag on the app directory stops the child from renaming the
-/// directory out of its own (writable) parent, so a filesystem without the
-/// flag, or one where root cannot change owners, gives `unenforced(reason:)`,
-/// never `locked`.
+/// journal first (state `locking`), then sets `FS_IMMUTABLE_FL` on every
+/// directory and file (owner and mode stay, so the child still runs its app),
+/// then saves state `locked`. Anything that leaves the app changeable (a
+/// filesystem without the attribute, an entry of another user, a writer that
+/// opened a file before the lock, a link out, a mount inside) gives
+/// `unenforced(reason:)`, never `locked`.
 ///
 /// Every walk goes by file descriptor (`openat` with `O_NOFOLLOW`, `fstatat`,
 /// `fchownat` with `AT_SYMLINK_NOFOLLOW`) and stays on the app directory's
 /// filesystem, so nothing the child swaps in can make root touch a file
-/// outside the app. Operations are serialized and block on the filesystem
-/// and the journal: call them from a thread of their own, not the
-/// cooperative pool.
+/// outside the app. Operations on one app run one at a time (different apps
+/// in parallel) and block on the filesystem and the journal: call them from a
+/// thread of their own, not the cooperative pool.
 package final class LockEngine: Sendable {
+    /// Entries one lock takes at most; a bigger app directory is refused.
+    package static let maximumEntries = 500_000
+    /// Entries that may appear while a lock is applied; past it the lock is unenforced.
+    package static let maximumLateEntries = 100_000
+    /// Late entries journaled in one transaction.
+    static let lateBatchSize = 4096
+
     let journal: any LockJournal
     let logger: Logger
     let hooks: LockEngineHooks
-    private let serializer = Mutex(())
+    private let apps = KeyedSerializer<String>()
 
     /// - Parameters:
     ///   - journal: where records and entries live; the truth after a crash.
@@ -35,9 +41,9 @@ package final class LockEngine: Sendable {
         self.hooks = hooks
     }
 
-    /// Runs `body` while no other operation of this engine runs.
-    func serialized<Result: Sendable>(_ body: () throws -> Result) throws -> Result {
-        try serializer.withLock { _ in try body() }
+    /// Runs `body` while no other operation on (user, app) runs.
+    func serialized<Result>(user: String, appID: String, _ body: () throws -> Result) throws -> Result {
+        try apps.withExclusiveAccess(to: user + "\u{0}" + appID) { () throws -> Result in try body() }
     }
 
     /// "appID of user", for messages.

@@ -10,48 +10,53 @@ package struct LockEngineLocker: AppLocker {
         engine = LockEngine(journal: journal, logger: Logger(label: "lock", minimumLevel: logger.minimumLevel))
     }
 
-    package func lock(user: String, appID: String, directory: String) throws -> LockState {
+    package func lock(user: String, appID: String, directory: OpenedDirectory) throws -> LockReport {
         let report = try engine.lock(user: user, appID: appID, directory: directory)
         for finding in report.findings { engine.logger.notice("\(appID) for \(user): \(finding)") }
-        return report.state
+        return report
     }
 
     package func unlock(user: String, appID: String, roots: [String]) throws -> [String] {
         try engine.unlock(user: user, appID: appID, candidates: roots).findings
     }
 
-    package func state(user: String, appID: String, roots: [String]) -> (state: LockState, path: String)? {
-        guard let record = try? engine.status(user: user, appID: appID, candidates: roots) else { return nil }
+    package func state(user: String, appID: String, roots: [String]) throws -> (state: LockState, path: String)? {
+        guard let record = try engine.status(user: user, appID: appID, candidates: roots) else { return nil }
         return (record.state, record.path)
     }
 
-    package func verify(approved: [ApprovedApp], repair: Bool) throws -> [String] {
-        var findings = repair ? try engine.resume() : []
-        let wanted = Set(approved.map { "\($0.user)\u{0}\($0.appID)" })
-        for app in approved {
-            let label = "\(app.appID) for \(app.user)"
-            guard let record = try journal.lockRecord(user: app.user, appID: app.appID), record.state != .unlocked else {
-                guard repair else {
-                    findings.append("\(label) is approved but not locked")
-                    continue
-                }
-                let state = try lock(user: app.user, appID: app.appID, directory: app.directory)
-                findings.append("\(label) was approved but not locked; now \(state)")
-                continue
-            }
-            if case .unenforced = record.state { continue }
-            let report = try engine.verify(user: app.user, appID: app.appID, repair: repair, candidates: app.roots)
-            findings += report.findings.map { "\(label): \($0)\(report.repaired ? " (repaired)" : "")" }
+    package func resume() throws -> [String] {
+        try engine.resume()
+    }
+
+    package func lockedApps() throws -> [(user: String, appID: String)] {
+        try journal.allLockRecords().map { ($0.user, $0.appID) }
+    }
+
+    /// One approved app: locked as recorded, or locked now when repairing.
+    package func check(_ app: ApprovedApp, repair: Bool) throws -> [String] {
+        let label = "\(app.appID) for \(app.user)"
+        guard let record = try journal.lockRecord(user: app.user, appID: app.appID), record.state != .unlocked else {
+            guard repair else { return ["\(label) is approved but not locked"] }
+            let directory = try approvedDirectory(app)
+            let report = try lock(user: app.user, appID: app.appID, directory: directory)
+            return ["\(label) was approved but not locked; now \(report.state)"]
         }
-        for record in try journal.allLockRecords() where !wanted.contains("\(record.user)\u{0}\(record.appID)") {
-            let label = "\(record.appID) for \(record.user)"
-            guard repair else {
-                findings.append("\(label) is locked without an approval")
-                continue
-            }
-            let report = try engine.unlock(user: record.user, appID: record.appID)
-            findings.append("\(label) was locked without an approval; released at '\(report.path)'")
+        let report = try engine.verify(user: app.user, appID: app.appID, repair: repair, candidates: app.roots)
+        return report.findings.map { "\(label): \($0)\(report.repaired ? " (repaired)" : "")" }
+    }
+
+    /// The directory that was approved: at its recorded path if it is still
+    /// the same object there, else found again by device and inode.
+    private func approvedDirectory(_ app: ApprovedApp) throws -> OpenedDirectory {
+        let missing = LockError.directoryMissing(user: app.user, appID: app.appID, lastPath: app.directory)
+        guard let identity = app.identity else { return try OpenedDirectory.open(app.directory) }
+        if let directory = try? OpenedDirectory.open(app.directory), directory.identity == identity { return directory }
+        for root in app.roots + [AppDirectory.parent(of: app.directory)] {
+            guard let path = DirectorySearch.find(device: identity.device, inode: identity.inode, under: root),
+                  let directory = try? OpenedDirectory.open(path), directory.identity == identity else { continue }
+            return directory
         }
-        return findings
+        throw missing
     }
 }

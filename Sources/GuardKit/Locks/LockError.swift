@@ -23,6 +23,8 @@ package enum LockError: Error, Hashable, Sendable, CustomStringConvertible {
     case lockedElsewhere(user: String, appID: String, path: String)
     /// The directory tree nests deeper than the engine walks.
     case treeTooDeep(path: String, limit: Int)
+    /// The app directory holds more entries than one lock takes.
+    case tooManyEntries(limit: Int)
     /// A system call failed on `path` (relative to the app directory, or absolute).
     case system(path: String, Errno)
 
@@ -46,6 +48,8 @@ package enum LockError: Error, Hashable, Sendable, CustomStringConvertible {
             "\(appID) of \(user) is already locked at '\(path)', a different directory"
         case .treeTooDeep(let path, let limit):
             "'\(path)' nests more than \(limit) directories deep"
+        case .tooManyEntries(let limit):
+            "the app directory holds more than \(limit) entries, more than one lock takes"
         case .system(let path, let errno):
             "\(path.isEmpty ? "app directory" : "'\(path)'"): \(errno)"
         }

@@ -89,6 +89,10 @@ package protocol LockJournal: Sendable {
     /// Replaces every recorded entry of (user, app) with `entries`, and saves
     /// `record` in the same transaction.
     func saveEntries(_ entries: [LockedEntry], record: LockRecord) throws
+    /// Adds `entries` (replacing any recorded at the same paths) and saves
+    /// `record`, in one transaction: entries that appeared late cost a write
+    /// of their own rows, not of the whole list.
+    func appendEntries(_ entries: [LockedEntry], record: LockRecord) throws
     func entries(user: String, appID: String) throws -> [LockedEntry]
     /// Removes the record and its entries (after a complete unlock).
     func deleteLock(user: String, appID: String) throws

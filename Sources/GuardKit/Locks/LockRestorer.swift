@@ -3,13 +3,14 @@ import Glibc
 #endif
 import SystemKit
 
-/// Gives every recorded entry of a locked app directory back its recorded
-/// owner, group and mode, and clears the immutable flag where the lock set it.
+/// Clears the immutable attribute wherever the lock set it, giving every
+/// recorded entry back the flags it had; owner, group and mode were never
+/// changed.
 ///
 /// Directories are restored after their entries, so each directory stays
-/// frozen (root-owned, read-only, immutable) while the engine works inside it.
-/// Entries an administrator changed since the lock, replaced entries and
-/// unrecorded ones are reported and left as they are.
+/// frozen while the engine works inside it. An entry that was already
+/// immutable before the lock keeps its flag; replaced and unrecorded entries
+/// are reported and left as they are.
 struct LockRestorer: TreeVisitor {
     let device: UInt64
     let hooks: LockEngineHooks
@@ -44,7 +45,7 @@ struct LockRestorer: TreeVisitor {
         case nil:
             return nil
         case .byName(let status)?:
-            try handleNamed(entry.name, status: status, path: path, in: parent)
+            if let position = match(path, status) { coverage.markSeen(position) }
             return nil
         case .open(let opened)?:
             type = opened
@@ -57,6 +58,10 @@ struct LockRestorer: TreeVisitor {
             status = try descriptor.status()
         } catch where EntryRecorder.isRace(error) {
             return nil
+        } catch where error.rawValue == EAGAIN {
+            findings.append("\(path): held by another process's lease; it stays immutable (unlock again later)")
+            if let position = index[path] { coverage.markSeen(position) }
+            return nil
         } catch {
             throw LockError.system(path: path, error)
         }
@@ -64,7 +69,7 @@ struct LockRestorer: TreeVisitor {
     }
 
     mutating func leave(_ directory: WalkDirectory) throws {
-        guard let position = index[directory.relativePath] else { return }
+        guard let position = index[directory.relativePath], entries[position].isSameFile(directory.status) else { return }
         try restore(directory.descriptor, status: directory.status, entry: entries[position])
     }
 
@@ -79,66 +84,28 @@ struct LockRestorer: TreeVisitor {
             try restore(descriptor, status: status, entry: entry)
             return nil
         }
-        let immutable = readFlags(descriptor, path: path)?.contains(.immutable) ?? false
-        if status.isFrozen(immutable: immutable) {
-            return WalkDirectory(descriptor: descriptor, relativePath: path, status: status)
-        }
-        // Restored directories come after their entries, so one already back
-        // to its original state has nothing locked below it.
-        coverage.skip(path)
-        if !entry.hasOriginalOwnership(status) {
-            findings.append("\(describe(path)): changed since the lock (\(current(status))); "
-                + "it and its entries were left as they are")
-        }
-        return nil
+        // Walked whether or not it is still frozen: only entries whose inode
+        // was recorded are touched, so a change made meanwhile cannot mislead it.
+        return WalkDirectory(descriptor: descriptor, relativePath: path, status: status)
     }
 
     private mutating func restore(_ descriptor: FileDescriptor, status: FileStatus, entry: LockedEntry) throws {
-        let flags = readFlags(descriptor, path: entry.relativePath)
-        let immutable = flags?.contains(.immutable) ?? false
-        let setByLock = immutable && !entry.wasImmutable
-        let original = entry.hasOriginalOwnership(status)
-        guard setByLock || !original else { return }
-        // The lock changed nothing on an entry that was immutable already.
-        guard !(immutable && entry.wasImmutable) else { return }
+        if !entry.hasOriginalOwnership(status) {
+            let now = LockedEntry.describe(uid: status.uid, gid: status.gid, mode: status.permissions)
+            let then = LockedEntry.describe(uid: entry.uid, gid: entry.gid, mode: entry.mode)
+            findings.append("\(describe(entry.relativePath)): changed since the lock (now \(now), \(then) when locked); "
+                + "owner and mode left as they are")
+        }
+        // The lock set nothing on an entry that was immutable already.
+        guard flagsSupported, entry.takesFlag, !entry.wasImmutable else { return }
+        guard var flags = readFlags(descriptor, path: entry.relativePath), flags.contains(.immutable) else { return }
         try hooks.beforeChange(entry.relativePath)
+        flags.remove(.immutable)
         do {
-            if setByLock, var flags {
-                flags.remove(.immutable)
-                try descriptor.setFlags(flags)
-            }
-            if !original {
-                guard entry.hasLockedOwnership(status) || entry.isHalfRestored(status) else {
-                    findings.append(changedByHand(entry, status))
-                    return
-                }
-                let chown = status.uid != entry.uid || status.gid != entry.gid
-                if chown { try descriptor.changeOwner(uid: entry.uid, gid: entry.gid) }
-                if chown || status.permissions != entry.mode { try descriptor.changeMode(entry.mode) }
-            }
+            try descriptor.setFlags(flags)
             restored += 1
         } catch {
             findings.append("\(describe(entry.relativePath)): could not be restored: \(error)")
-        }
-    }
-
-    /// Restores a link or special file by name; its directory is still frozen.
-    private mutating func handleNamed(_ name: FileName, status: FileStatus, path: String, in parent: WalkDirectory) throws {
-        guard let position = match(path, status) else { return }
-        coverage.markSeen(position)
-        let entry = entries[position]
-        guard !entry.hasOriginalOwnership(status) else { return }
-        guard entry.hasLockedOwnership(status) || entry.isHalfRestored(status) else {
-            findings.append(changedByHand(entry, status))
-            return
-        }
-        try hooks.beforeChange(path)
-        do {
-            try parent.descriptor.changeOwner(of: name, uid: entry.uid, gid: entry.gid)
-            if entry.kind == .other { try parent.descriptor.changeMode(of: name, entry.mode) }
-            restored += 1
-        } catch {
-            findings.append("\(path): could not be restored: \(error)")
         }
     }
 
@@ -166,16 +133,6 @@ struct LockRestorer: TreeVisitor {
             findings.append("\(describe(path)): could not read its flags: \(error)")
         }
         return nil
-    }
-
-    private func changedByHand(_ entry: LockedEntry, _ status: FileStatus) -> String {
-        "\(describe(entry.relativePath)): changed since the lock (\(current(status)), "
-            + "locked was \(LockedEntry.describe(uid: entry.lockedUID, gid: entry.gid, mode: entry.lockedMode))); "
-            + "owner and mode left as they are"
-    }
-
-    private func current(_ status: FileStatus) -> String {
-        "now " + LockedEntry.describe(uid: status.uid, gid: status.gid, mode: status.permissions)
     }
 
     private func describe(_ path: String) -> String { path.isEmpty ? "app directory" : path }

@@ -1,33 +1,46 @@
-/// An approved child app whose directory must be locked, with the folders its
-/// directory may be found under if the child moved things around.
+/// An approved child app whose directory must be locked: the directory that
+/// was approved (its path when last seen, and which object it is), and the
+/// folders it may be found under if the child moved things around.
 package struct ApprovedApp: Hashable, Sendable {
     package var user: String
     package var appID: String
     package var directory: String
+    /// Device and inode of the approved directory; nil for an approval
+    /// recorded before they were kept.
+    package var identity: FileIdentity?
     package var roots: [String]
 
-    package init(user: String, appID: String, directory: String, roots: [String]) {
+    package init(user: String, appID: String, directory: String, identity: FileIdentity?, roots: [String]) {
         self.user = user
         self.appID = appID
         self.directory = directory
+        self.identity = identity
         self.roots = roots
     }
 }
 
-/// The seam between an approval and the file-permission lock on the app's
-/// directory. The Guard calls it after an approval is durable, and to release
-/// the lock after a revoke; reconcile asks it to check and repair.
+/// The seam between an approval and the lock on the app's directory. The
+/// Guard locks before it records an approval, releases after a revoke, and
+/// asks it to check and repair at start and on `familyctl locks verify`.
 package protocol AppLocker: Sendable {
-    /// Locks `directory` for (user, app); returns the resulting state
-    /// (`locked`, or `unenforced` with the reason the filesystem cannot hold it).
-    func lock(user: String, appID: String, directory: String) throws -> LockState
+    /// Locks `directory`, the app directory as identified, for (user, app).
+    /// - Returns: the report: `locked`, or `unenforced` with the reason the
+    ///   app can still change, and what was left alone.
+    /// - Throws: when nothing could be locked (the app is left as it was).
+    func lock(user: String, appID: String, directory: OpenedDirectory) throws -> LockReport
     /// Releases the lock and restores what was recorded; returns findings
-    /// worth logging (entries changed by an administrator meanwhile).
+    /// worth logging.
     func unlock(user: String, appID: String, roots: [String]) throws -> [String]
     /// The lock's current state and path, nil when nothing is recorded.
-    func state(user: String, appID: String, roots: [String]) -> (state: LockState, path: String)?
-    /// Finishes interrupted work, checks that every app in `approved` is locked
-    /// and nothing else is; with `repair`, fixes drift. Returns human-readable
-    /// findings, empty when everything was whole.
-    func verify(approved: [ApprovedApp], repair: Bool) throws -> [String]
+    /// - Throws: when the journal cannot be read: never "nothing recorded".
+    func state(user: String, appID: String, roots: [String]) throws -> (state: LockState, path: String)?
+    /// Finishes every lock and unlock a crash interrupted.
+    /// - Returns: one line per record handled.
+    func resume() throws -> [String]
+    /// Checks that `app` is locked as recorded; with `repair`, fixes drift
+    /// and locks it if it is not locked at all.
+    /// - Returns: human-readable findings, empty when the lock was whole.
+    func check(_ app: ApprovedApp, repair: Bool) throws -> [String]
+    /// Every (user, app) with a lock recorded.
+    func lockedApps() throws -> [(user: String, appID: String)]
 }

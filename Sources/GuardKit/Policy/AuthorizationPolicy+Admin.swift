@@ -28,7 +28,7 @@ extension AuthorizationPolicy {
             let user = caller.account.name
             var actor = user
             var guardianAuthenticated = false
-            if let current = try? store.authorization(user: user, appID: caller.app.appID),
+            if let current = try authorization(user: user, appID: caller.app.appID),
                current.status == .approved, current.member == .child {
                 let question = "Allow “\(caller.app.displayName)” to stop providing parental controls for \(user)? "
                     + "Its folder will no longer be protected from deletion."
@@ -41,7 +41,7 @@ extension AuthorizationPolicy {
             }
             try requests.withExclusiveAccess(to: caller.key) { () throws(GuardFailure) in
                 // Approved for the child while no guardian was asked: not the app's to lift.
-                if !guardianAuthenticated, let now = try? store.authorization(user: user, appID: caller.app.appID),
+                if !guardianAuthenticated, let now = try authorization(user: user, appID: caller.app.appID),
                    now.status == .approved, now.member == .child {
                     audit(event(.revoke, actor: user, user: user, appID: caller.app.appID, member: .child,
                                 outcome: "refused", detail: "approved meanwhile; lifting it takes a parent or guardian"))
@@ -53,7 +53,7 @@ extension AuthorizationPolicy {
     }
 
     private func revoke(user: String, appID: String, actor: String, action: AuditAction = .revoke) throws(GuardFailure) {
-        guard let current = try? store.authorization(user: user, appID: appID), current.status == .approved else {
+        guard let current = try authorization(user: user, appID: appID), current.status == .approved else {
             audit(event(action, actor: actor, user: user, appID: appID, member: nil, outcome: "no effect",
                         detail: "not approved"))
             return
@@ -66,20 +66,24 @@ extension AuthorizationPolicy {
 
     /// Every authorization the requester may see: all for root, their children's for a guardian.
     package func list(user: String?, requester: UserAccount) throws(GuardFailure) -> [AuthorizationView] {
-        let records: [AuthorizationRecord]
-        do throws(StoreError) {
-            records = try store.authorizations(user: user)
-        } catch {
-            logger.error("store: cannot list authorizations: \(error)")
-            throw .internalError("the Guard could not read its store; see its log")
+        var views: [AuthorizationView] = []
+        for record in try authorizations(user: user) where may(requester, administer: record.user) {
+            views.append(try view(record))
         }
-        return records.filter { may(requester, administer: $0.user) }.map(view)
+        return views
     }
 
-    private func view(_ record: AuthorizationRecord) -> AuthorizationView {
-        let lock = locker.state(user: record.user, appID: record.appID, roots: appRoots(of: record.user))
-        return AuthorizationView(record: record, lock: lock?.state.description ?? LockState.unlocked.description,
-                                 path: lock?.path ?? record.appPath)
+    private func view(_ record: AuthorizationRecord) throws(GuardFailure) -> AuthorizationView {
+        let lock: (state: LockState, path: String)?
+        do {
+            lock = try locker.state(user: record.user, appID: record.appID, roots: appRoots(of: record.user))
+        } catch {
+            logger.error("store: cannot read the lock of \(record.appID) for \(record.user): \(error)")
+            throw .internalError("the Guard could not read its lock journal; see its log")
+        }
+        var shown = lock?.state.description ?? LockState.unlocked.description
+        if record.member == .child, record.status == .approved, lock == nil { shown = "missing: approved but not locked" }
+        return AuthorizationView(record: record, lock: shown, path: lock?.path ?? record.appPath)
     }
 
     /// `familyctl set`: an administrator (or the child's guardian) approves or denies.
@@ -99,30 +103,31 @@ extension AuthorizationPolicy {
         }
         let key = StatusHub.Key(user: user, appID: appID)
         return try requests.withExclusiveAccess(to: key) { () throws(GuardFailure) -> AuthorizationView in
-            let current = try? store.authorization(user: user, appID: appID)
+            let current = try authorization(user: user, appID: appID)
             let isChild: Bool
             do throws(Errno) {
                 isChild = try family.isChild(account)
             } catch {
                 throw GuardFailure(.networkError, "the user directory could not be reached to check the family: \(error)")
             }
-            guard let directory = current?.appPath ?? appDirectory(appID, for: account) else {
-                throw GuardFailure(.notFound, "no app directory \(appID) under \(family.appRoots(for: account).joined(separator: " or "))")
-            }
             let member: FamilyControlsMember = isChild ? .child : .individual
+            if let current, current.status == status, current.member == member { return try view(current) }
+            let directory = try appDirectory(appID, for: account)
             let record = AuthorizationRecord(
                 user: user, uid: account.uid, appID: appID, member: member, status: status,
-                approvedBy: status == .approved ? requester.name : nil, updatedAt: Date(), appPath: directory)
-            if current?.status == status && current?.member == member { return view(current ?? record) }
-            try commit(record, audit: event(.set, actor: requester.name, user: user, appID: appID, member: member,
-                                            outcome: status.description))
+                approvedBy: status == .approved ? requester.name : nil, updatedAt: Date(), appPath: directory.path,
+                appIdentity: directory.identity)
+            let audited = event(.set, actor: requester.name, user: user, appID: appID, member: member, outcome: status.description)
+            if status == .approved {
+                try approve(record, directory: directory, audit: audited)
+            } else {
+                try commit(record, audit: audited)
+            }
             logger.notice("set: \(appID) for \(user) is now \(status) (by \(requester.name))")
-            if status == .approved && member == .child {
-                applyLock(record)
-            } else if current?.status == .approved && current?.member == .child {
+            if status != .approved, current?.status == .approved, current?.member == .child {
                 releaseLock(user: user, appID: appID, actor: requester.name)
             }
-            return view(record)
+            return try view(record)
         }
     }
 
@@ -131,7 +136,7 @@ extension AuthorizationPolicy {
         guard may(requester, administer: user) else {
             throw GuardFailure(.permissionDenied, "only root or a guardian of \(user.clipped) may revoke \(user.clipped)'s authorizations")
         }
-        guard (try? store.authorization(user: user, appID: appID)) != nil else {
+        guard try authorization(user: user, appID: appID) != nil else {
             throw GuardFailure(.notFound, "\(user.clipped) has no authorization for \(appID.clipped)")
         }
         try requests.withExclusiveAccess(to: StatusHub.Key(user: user, appID: appID)) { () throws(GuardFailure) in
@@ -145,7 +150,7 @@ extension AuthorizationPolicy {
         guard requester.uid == 0 else {
             throw GuardFailure(.permissionDenied, "only root may graduate a child")
         }
-        let records = ((try? store.authorizations(user: user)) ?? []).filter { $0.member == .child && $0.status == .approved }
+        let records = try authorizations(user: user).filter { $0.member == .child && $0.status == .approved }
         var revoked: [String] = []
         for record in records {
             try requests.withExclusiveAccess(to: StatusHub.Key(user: user, appID: record.appID)) { () throws(GuardFailure) in
@@ -157,42 +162,6 @@ extension AuthorizationPolicy {
                     outcome: revoked.isEmpty ? "no approvals" : "graduated", detail: revoked.joined(separator: " ")))
         logger.notice("graduate: \(user) by \(requester.name); revoked \(revoked.isEmpty ? "nothing" : revoked.joined(separator: ", "))")
         return revoked
-    }
-
-    /// Checks every lock against the store; with `repair`, fixes drift. Root only
-    /// when asked by a client; the Guard runs it at start.
-    package func verifyLocks(repair: Bool, actor: String = AuditEvent.guardActor) throws(GuardFailure) -> [String] {
-        let approved = ((try? store.authorizations()) ?? [])
-            .filter { $0.member == .child && $0.status == .approved }
-            .map { ApprovedApp(user: $0.user, appID: $0.appID, directory: $0.appPath, roots: appRoots(of: $0.user)) }
-        do {
-            let findings = try locker.verify(approved: approved, repair: repair)
-            for finding in findings { logger.warning("locks: \(finding)") }
-            if !findings.isEmpty {
-                audit(event(.repair, actor: actor, user: "*", appID: nil, member: nil,
-                            outcome: repair ? "repaired" : "drift found", detail: findings.joined(separator: "; ")))
-            }
-            return findings
-        } catch {
-            logger.error("locks: verification failed: \(error)")
-            throw .internalError("lock verification failed: \(error)")
-        }
-    }
-
-    /// Start-up reconcile: the store is the truth; every approved child app is locked,
-    /// every other lock released. Logs what it repaired.
-    package func reconcile() {
-        do throws(GuardFailure) {
-            let findings = try verifyLocks(repair: true)
-            logger.info(findings.isEmpty ? "reconcile: every lock matches the store"
-                                         : "reconcile: repaired \(findings.count) problem(s)")
-        } catch {
-            logger.error("reconcile: \(error.message)")
-        }
-        for user in childrenWhoLeft() {
-            logger.warning("\(user) is no longer a child in the family but still has approved child apps; "
-                + "run `familyctl graduate \(user)` to release them")
-        }
     }
 
     /// Root may administer everyone; a guardian their own children.
@@ -207,13 +176,20 @@ extension AuthorizationPolicy {
         return family.appRoots(for: account)
     }
 
-    /// The first `ROOT/APPID` directory that exists for `account`.
-    private func appDirectory(_ appID: String, for account: UserAccount) -> String? {
+    /// The first `ROOT/APPID` directory of `account`, opened (never through
+    /// a link), which must be theirs and not open to everyone.
+    private func appDirectory(_ appID: String, for account: UserAccount) throws(GuardFailure) -> OpenedDirectory {
+        var problems: [String] = []
         for root in family.appRoots(for: account) {
-            var info = stat()
             let path = "\(root)/\(appID)"
-            if lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR { return path }
+            guard let directory = try? OpenedDirectory.open(path) else { continue }
+            if let problem = directory.ownershipProblem(uid: account.uid) {
+                problems.append("\(path) cannot be an app directory: \(problem)")
+                continue
+            }
+            return directory
         }
-        return nil
+        let searched = family.appRoots(for: account).joined(separator: " or ")
+        throw GuardFailure(.notFound, problems.first ?? "no app directory \(appID) under \(searched)")
     }
 }

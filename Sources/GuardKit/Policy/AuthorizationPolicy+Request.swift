@@ -31,7 +31,7 @@ extension AuthorizationPolicy {
                 logger.error("cannot resolve family membership of \(user): \(error)")
                 throw GuardFailure(.networkError, "the user directory could not be reached to check the family")
             }
-            let current = try? store.authorization(user: user, appID: caller.app.appID)
+            let current = try authorization(user: user, appID: caller.app.appID)
 
             switch member {
             case .child:
@@ -41,7 +41,13 @@ extension AuthorizationPolicy {
                     throw GuardFailure(.invalidAccountType,
                         "\(user) is not a child in the family configuration; ask an administrator to add them to Children=")
                 }
-                if current?.status == .approved && current?.member == .child { return .approved }
+                if let current, current.status == .approved, current.member == .child {
+                    // Approved for this very directory: at once, with no prompt.
+                    if current.appIdentity == caller.app.directoryIdentity { return .approved }
+                    throw GuardFailure(.authorizationConflict,
+                        "\(caller.app.appID) is already approved for \(user) in another folder (\(current.appPath)); "
+                        + "a parent or guardian must revoke that approval first")
+                }
             case .individual:
                 guard !isChild else {
                     audit(event(.request, actor: user, user: user, appID: caller.app.appID, member: member,
@@ -55,6 +61,7 @@ extension AuthorizationPolicy {
                         "\(caller.app.appID) is already approved for \(user) as a child; revoke it first")
                 }
             }
+            try checkQuota(member, caller: caller)
 
             audit(event(.request, actor: user, user: user, appID: caller.app.appID, member: member, outcome: "started"))
             logger.info("request: \(caller.app.appID) for \(user) as \(member) (pid executable \(caller.app.executable))")
@@ -67,7 +74,7 @@ extension AuthorizationPolicy {
                     // "Don't Allow" takes no authentication: it never undoes an
                     // approval an administrator or guardian made while the sheet was open.
                     let resulting = try requests.withExclusiveAccess(to: caller.key) { () throws(GuardFailure) -> AuthorizationStatus in
-                        if let now = try? store.authorization(user: user, appID: caller.app.appID), now.status == .approved {
+                        if let now = try authorization(user: user, appID: caller.app.appID), now.status == .approved {
                             audit(event(.deny, actor: user, user: user, appID: caller.app.appID, member: member,
                                         outcome: "no effect", detail: "Don't Allow after it was approved by \(now.approvedBy ?? "an administrator")"))
                             return .approved
@@ -211,59 +218,38 @@ extension AuthorizationPolicy {
         return (try? family.isGuardian(account, of: child)) == true
     }
 
-    /// Stores the approval durably, then locks (child only), audits, notifies.
+    /// Locks (child only), then stores the approval durably, audits, notifies.
     private func approve(_ caller: Caller, member: FamilyControlsMember, by approver: String) throws(GuardFailure) {
         let record = AuthorizationRecord(
             user: caller.account.name, uid: caller.account.uid, appID: caller.app.appID, member: member,
-            status: .approved, approvedBy: approver, updatedAt: Date(), appPath: caller.app.directory)
-        try commit(record, audit: event(.approve, actor: approver, user: record.user, appID: record.appID,
-                                        member: member, outcome: "approved"))
+            status: .approved, approvedBy: approver, updatedAt: Date(), appPath: caller.app.directory,
+            appIdentity: caller.app.directoryIdentity)
+        try approve(record, directory: caller.directory, audit: event(
+            .approve, actor: approver, user: record.user, appID: record.appID, member: member, outcome: "approved"))
         logger.notice("approved: \(record.appID) for \(record.user) as \(member) by \(approver)")
-        if member == .child { applyLock(record) }
+    }
+
+    /// Refuses a request while `user` has started too many lately.
+    private func checkQuota(_ member: FamilyControlsMember, caller: Caller) throws(GuardFailure) {
+        let user = caller.account.name
+        guard let (wait, first) = quota.take(for: user) else { return }
+        if first {
+            audit(event(.request, actor: user, user: user, appID: caller.app.appID, member: member, outcome: "refused",
+                        detail: "more than \(quota.burst) requests in a short time; further ones refused for \(wait.spokenSeconds)"))
+            logger.notice("request: \(user) started more than \(quota.burst) requests in a short time; refusing for \(wait.spokenSeconds)")
+        }
+        throw .canceled("Too many requests. Try again in \(wait.spokenSeconds).")
     }
 
     /// "Don't Allow": the status becomes denied.
     func deny(_ caller: Caller, member: FamilyControlsMember, actor: String) throws(GuardFailure) {
         let record = AuthorizationRecord(
             user: caller.account.name, uid: caller.account.uid, appID: caller.app.appID, member: member,
-            status: .denied, approvedBy: nil, updatedAt: Date(), appPath: caller.app.directory)
+            status: .denied, approvedBy: nil, updatedAt: Date(), appPath: caller.app.directory,
+            appIdentity: caller.app.directoryIdentity)
         try commit(record, audit: event(.deny, actor: actor, user: record.user, appID: record.appID,
                                         member: member, outcome: "denied", detail: "Don't Allow at the alert"))
         logger.notice("denied: \(record.appID) for \(record.user) (Don't Allow)")
-    }
-
-    /// Locks an approved child app; the approval stands whatever the lock's fate.
-    func applyLock(_ record: AuthorizationRecord) {
-        do {
-            let state = try locker.lock(user: record.user, appID: record.appID, directory: record.appPath)
-            audit(event(.lock, actor: AuditEvent.guardActor, user: record.user, appID: record.appID,
-                        member: record.member, outcome: state.description))
-            if case .unenforced(let reason) = state {
-                logger.warning("lock: \(record.appID) for \(record.user) is approved but NOT locked: \(reason)")
-            } else {
-                logger.info("lock: \(record.appPath) is \(state)")
-            }
-        } catch {
-            audit(event(.lock, actor: AuditEvent.guardActor, user: record.user, appID: record.appID,
-                        member: record.member, outcome: "failed", detail: "\(error)"))
-            logger.error("lock: cannot lock \(record.appPath) for \(record.user): \(error)")
-        }
-    }
-
-    /// Releases a lock after a revoke; the revoke stands whatever the unlock's fate.
-    func releaseLock(user: String, appID: String, actor: String) {
-        let roots = appRoots(of: user)
-        guard locker.state(user: user, appID: appID, roots: roots) != nil else { return }
-        do {
-            let findings = try locker.unlock(user: user, appID: appID, roots: roots)
-            audit(event(.unlock, actor: actor, user: user, appID: appID, member: .child, outcome: "unlocked",
-                        detail: findings.isEmpty ? nil : findings.joined(separator: "; ")))
-            for finding in findings { logger.warning("unlock: \(appID) for \(user): \(finding)") }
-            logger.info("unlock: \(appID) for \(user) restored")
-        } catch {
-            audit(event(.unlock, actor: actor, user: user, appID: appID, member: .child, outcome: "failed", detail: "\(error)"))
-            logger.error("unlock: cannot unlock \(appID) for \(user): \(error)")
-        }
     }
 }
 

@@ -16,7 +16,20 @@ package final class AuthorizationPolicy: Sendable {
     package struct Settings: Sendable {
         /// A pam.d folder to read instead of `/etc/pam.d` (tests, staging).
         package var pamDirectory: String?
-        package init(pamDirectory: String? = nil) { self.pamDirectory = pamDirectory }
+        /// Denials kept per user; older ones are forgotten.
+        package var maximumDenialsPerUser: Int
+        package init(pamDirectory: String? = nil, maximumDenialsPerUser: Int = 32) {
+            self.pamDirectory = pamDirectory
+            self.maximumDenialsPerUser = maximumDenialsPerUser
+        }
+    }
+
+    /// What the status cache keeps per (user, app).
+    struct Cached: Hashable, Sendable {
+        var status: AuthorizationStatus
+        var member: FamilyControlsMember
+        /// The approved directory, for a child's approval.
+        var directory: FileIdentity?
     }
 
     let store: Store
@@ -32,8 +45,9 @@ package final class AuthorizationPolicy: Sendable {
     /// from several apps, and a second request never prompts beside the first.
     let sheets = KeyedSerializer<String>()
     let backoff = AuthenticationBackoff()
+    let quota = RequestQuota()
     private let familyState: Mutex<Family>
-    private let statuses: Mutex<[StatusHub.Key: AuthorizationStatus]>
+    private let statuses: Mutex<[StatusHub.Key: Cached]>
 
     package init(store: Store, configuration: GuardConfiguration, locker: any AppLocker,
                  settings: Settings = Settings(), logger: Logger = Logger(label: "guard")) throws(StoreError) {
@@ -42,9 +56,9 @@ package final class AuthorizationPolicy: Sendable {
         self.settings = settings
         self.logger = logger
         familyState = Mutex(Family(configuration: configuration))
-        var cache: [StatusHub.Key: AuthorizationStatus] = [:]
+        var cache: [StatusHub.Key: Cached] = [:]
         for record in try store.authorizations() {
-            cache[StatusHub.Key(user: record.user, appID: record.appID)] = record.status
+            cache[StatusHub.Key(user: record.user, appID: record.appID)] = Cached(record)
         }
         statuses = Mutex(cache)
     }
@@ -52,9 +66,14 @@ package final class AuthorizationPolicy: Sendable {
     /// The family as last loaded.
     package var family: Family { familyState.withLock { $0 } }
 
-    /// The status of `appID` for `user`, from memory.
-    package func status(user: String, appID: String) -> AuthorizationStatus {
-        statuses.withLock { $0[StatusHub.Key(user: user, appID: appID)] } ?? .notDetermined
+    /// The status of `appID` for `user` as the program of `directory` sees it,
+    /// from memory. A child's approval answers only the directory that was
+    /// approved: a copy elsewhere, or another folder put at the same path,
+    /// has never been decided.
+    package func status(user: String, appID: String, directory: FileIdentity) -> AuthorizationStatus {
+        guard let cached = statuses.withLock({ $0[StatusHub.Key(user: user, appID: appID)] }) else { return .notDetermined }
+        if cached.status == .approved, cached.member == .child, cached.directory != directory { return .notDetermined }
+        return cached.status
     }
 
     /// Watches the status of (user, app); `listener` runs on the thread that made the change.
@@ -64,16 +83,54 @@ package final class AuthorizationPolicy: Sendable {
 
     package func unsubscribe(_ token: (StatusHub.Key, Int)) { hub.remove(token) }
 
+    // MARK: Reading the store: failures are errors, never "nothing recorded"
+
+    /// The authorization of (user, app), or nil when none is recorded.
+    /// - Throws: `unavailable` when the store cannot be read.
+    func authorization(user: String, appID: String) throws(GuardFailure) -> AuthorizationRecord? {
+        do throws(StoreError) {
+            return try store.authorization(user: user, appID: appID)
+        } catch {
+            throw storeFailure(error, reading: "the authorization of \(appID) for \(user)")
+        }
+    }
+
+    /// Every authorization, or `user`'s.
+    /// - Throws: `unavailable` when the store cannot be read.
+    func authorizations(user: String? = nil) throws(GuardFailure) -> [AuthorizationRecord] {
+        do throws(StoreError) {
+            return try store.authorizations(user: user)
+        } catch {
+            throw storeFailure(error, reading: "the authorizations")
+        }
+    }
+
+    private func storeFailure(_ error: StoreError, reading what: String) -> GuardFailure {
+        logger.error("store: cannot read \(what): \(error)")
+        return .internalError("the Guard could not read its store; see its log")
+    }
+
+    // MARK: Writing the store
+
     /// Records `record` with its audit row in one transaction, updates the
     /// in-memory status, and tells subscribers when the status changed.
     func commit(_ record: AuthorizationRecord, audit: AuditEvent) throws(GuardFailure) {
         do throws(StoreError) {
-            _ = try store.save(record, audit: audit)
+            if record.status == .denied {
+                let forgotten = try store.saveDenial(record, audit: audit, keeping: settings.maximumDenialsPerUser)
+                for appID in forgotten {
+                    logger.info("\(record.user) has more than \(settings.maximumDenialsPerUser) denied apps; "
+                        + "forgot the oldest denial, of \(appID)")
+                    changeStatus(StatusHub.Key(user: record.user, appID: appID), to: nil)
+                }
+            } else {
+                _ = try store.save(record, audit: audit)
+            }
         } catch {
             logger.error("store: cannot record \(audit.action) of \(record.appID) for \(record.user): \(error)")
             throw .internalError("the Guard could not record the decision; see its log")
         }
-        changeStatus(StatusHub.Key(user: record.user, appID: record.appID), to: record.status)
+        changeStatus(StatusHub.Key(user: record.user, appID: record.appID), to: Cached(record))
     }
 
     /// Removes the authorization (back to not determined) with its audit row.
@@ -84,16 +141,16 @@ package final class AuthorizationPolicy: Sendable {
             logger.error("store: cannot record \(audit.action) of \(appID) for \(user): \(error)")
             throw .internalError("the Guard could not record the decision; see its log")
         }
-        changeStatus(StatusHub.Key(user: user, appID: appID), to: .notDetermined)
+        changeStatus(StatusHub.Key(user: user, appID: appID), to: nil)
     }
 
-    private func changeStatus(_ key: StatusHub.Key, to status: AuthorizationStatus) {
+    private func changeStatus(_ key: StatusHub.Key, to cached: Cached?) {
         let previous = statuses.withLock { cache in
-            let old = cache[key] ?? .notDetermined
-            cache[key] = status == .notDetermined ? nil : status
+            let old = cache[key]
+            cache[key] = cached
             return old
         }
-        if previous != status { hub.publish(key, status) }
+        if previous != cached { hub.publish(key, cached?.status ?? .notDetermined) }
     }
 
     /// Appends an audit row; a failure is logged, never fatal to the request.
@@ -115,20 +172,36 @@ package final class AuthorizationPolicy: Sendable {
     /// their approvals and locks until `familyctl graduate` says otherwise.
     package func reload(_ configuration: GuardConfiguration) {
         familyState.withLock { $0 = Family(configuration: configuration) }
-        for user in childrenWhoLeft() {
-            logger.warning("\(user) is no longer a child in the family but still has approved child apps; "
-                + "their locks stay until an administrator runs `familyctl graduate \(user)` (or `familyctl revoke`)")
+        warnAboutChildrenWhoLeft()
+    }
+
+    /// Logs every user with approved child authorizations who is no longer a
+    /// child in the family.
+    func warnAboutChildrenWhoLeft() {
+        do throws(GuardFailure) {
+            for user in try childrenWhoLeft() {
+                logger.warning("\(user) is no longer a child in the family but still has approved child apps; "
+                    + "their locks stay until an administrator runs `familyctl graduate \(user)` (or `familyctl revoke`)")
+            }
+        } catch {
+            logger.error("cannot check for children who left the family: \(error.message)")
         }
     }
 
     /// Users with approved child authorizations who are no longer children in the family.
-    package func childrenWhoLeft() -> [String] {
-        let records = (try? store.authorizations()) ?? []
+    package func childrenWhoLeft() throws(GuardFailure) -> [String] {
+        let records = try authorizations()
         let users = Set(records.filter { $0.member == .child && $0.status == .approved }.map(\.user))
         let family = self.family
         return users.sorted().filter { user in
             guard let account = try? UserDatabase.user(named: user) else { return true }
             return (try? family.isChild(account)) == false
         }
+    }
+}
+
+extension AuthorizationPolicy.Cached {
+    init(_ record: AuthorizationRecord) {
+        self.init(status: record.status, member: record.member, directory: record.appIdentity)
     }
 }

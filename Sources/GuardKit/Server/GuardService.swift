@@ -68,7 +68,8 @@ package final class GuardService: VarlinkService {
         connection.reply([
             "app": .string(caller.app.appID),
             "user": .string(caller.account.name),
-            "status": .string(policy.status(user: caller.account.name, appID: caller.app.appID).description),
+            "status": .string(policy.status(user: caller.account.name, appID: caller.app.appID,
+                                            directory: caller.app.directoryIdentity).description),
         ])
     }
 
@@ -78,7 +79,8 @@ package final class GuardService: VarlinkService {
         let sending = Mutex(())
         let send: @Sendable () -> Void = { [policy] in
             sending.withLock { _ in
-                let status = policy.status(user: caller.account.name, appID: caller.app.appID)
+                let status = policy.status(user: caller.account.name, appID: caller.app.appID,
+                                           directory: caller.app.directoryIdentity)
                 connection.reply(["status": .string(status.description)], continues: true)
             }
         }
@@ -181,9 +183,9 @@ package final class GuardService: VarlinkService {
             // Kernels before 6.5 give no SO_PEERPIDFD: pin the process now, and the
             // uid check inside catches a pid recycled in between.
             let opened = peer.pidfd == nil ? ProcessHandle.open(pid: peer.pid) : nil
-            let app = try identifier.identify(pid: peer.pid, pidfd: peer.pidfd?.rawValue ?? opened?.rawValue,
-                                              uid: peer.uid, roots: policy.family.appRoots(for: account))
-            return .success(Caller(account: account, app: app))
+            let (app, directory) = try identifier.identify(pid: peer.pid, pidfd: peer.pidfd?.rawValue ?? opened?.rawValue,
+                                                           uid: peer.uid, roots: policy.family.appRoots(for: account))
+            return .success(Caller(account: account, app: app, directory: directory))
         } catch {
             if case .processGone = error { return .failure(GuardFailure(.unavailable, error.description)) }
             return .failure(GuardFailure(.invalidArgument, error.description))

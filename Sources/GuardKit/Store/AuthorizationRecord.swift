@@ -21,6 +21,10 @@ package struct AuthorizationRecord: Hashable, Sendable {
     package var approvedBy: String?
     /// The app directory the authorization covers.
     package var appPath: String
+    /// Which directory that is (device and inode, as identified); an
+    /// approval answers that directory's program only. Nil in records made
+    /// before the Guard kept it.
+    package var appIdentity: FileIdentity?
     /// When the record last changed, in Unix seconds: the exact value stored,
     /// so a record read back equals the one saved (a `Date` converted to Unix
     /// seconds and back can differ in the last bit).
@@ -34,7 +38,8 @@ package struct AuthorizationRecord: Hashable, Sendable {
 
     package init(
         user: String, uid: UInt32, appID: String, member: FamilyControlsMember,
-        status: AuthorizationStatus, approvedBy: String? = nil, updatedAt: Date, appPath: String
+        status: AuthorizationStatus, approvedBy: String? = nil, updatedAt: Date, appPath: String,
+        appIdentity: FileIdentity? = nil
     ) {
         self.user = user
         self.uid = uid
@@ -43,6 +48,7 @@ package struct AuthorizationRecord: Hashable, Sendable {
         self.status = status
         self.approvedBy = approvedBy
         self.appPath = appPath
+        self.appIdentity = appIdentity
         self.updatedAtSeconds = updatedAt.timeIntervalSince1970
     }
 }

@@ -1,4 +1,5 @@
 import FamilyControlsModel
+import SystemKit
 
 extension Store {
     /// The authorization of `appID` for `user`, or nil when none is recorded.
@@ -47,6 +48,32 @@ extension Store {
         }
     }
 
+    /// Saves a denial and appends `event` in one transaction, then forgets
+    /// the user's oldest denials beyond `keeping`: a child with many app
+    /// folders cannot grow the store without end by refusing each.
+    /// - Returns: the app IDs whose denial was forgotten (back to not determined).
+    @discardableResult
+    package func saveDenial(_ record: AuthorizationRecord, audit event: AuditEvent, keeping: Int) throws(StoreError) -> [String] {
+        try withConnection { (connection) throws(StoreError) in
+            try connection.transaction { () throws(StoreError) in
+                try connection.upsert(record)
+                _ = try connection.insert(event)
+                let forgotten = try connection.query(
+                    """
+                    SELECT app_id FROM authorizations WHERE user = ?1 AND status = 'denied'
+                    ORDER BY updated_at DESC, app_id LIMIT -1 OFFSET ?2
+                    """,
+                    [.text(record.user), .integer(Int64(keeping))]) { row in row.string(at: 0) ?? "" }
+                for appID in forgotten {
+                    try connection.execute(
+                        "DELETE FROM authorizations WHERE user = ?1 AND app_id = ?2 AND status = 'denied'",
+                        [.text(record.user), .text(appID)])
+                }
+                return forgotten
+            }
+        }
+    }
+
     /// Removes the authorization of `appID` for `user`.
     /// - Returns: whether there was one to remove.
     @discardableResult
@@ -75,7 +102,7 @@ extension Store {
     }
 }
 
-private let authorizationColumns = "user, uid, app_id, member, status, approved_by, updated_at, app_path"
+private let authorizationColumns = "user, uid, app_id, member, status, approved_by, updated_at, app_path, app_device, app_inode"
 
 extension StoreConnection {
     fileprivate func upsert(_ record: AuthorizationRecord) throws(StoreError) {
@@ -84,16 +111,18 @@ extension StoreConnection {
         try execute(
             """
             INSERT INTO authorizations (\(authorizationColumns))
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
             ON CONFLICT (user, app_id) DO UPDATE SET
                 uid = excluded.uid, member = excluded.member, status = excluded.status,
                 approved_by = excluded.approved_by, updated_at = excluded.updated_at,
-                app_path = excluded.app_path
+                app_path = excluded.app_path, app_device = excluded.app_device, app_inode = excluded.app_inode
             """,
             [
                 .text(record.user), .integer(Int64(record.uid)), .text(record.appID),
                 .text(record.member.description), .text(record.status.description),
                 .text(orNull: record.approvedBy), .real(record.updatedAtSeconds), .text(record.appPath),
+                record.appIdentity.map { .integer(Int64(bitPattern: $0.device)) } ?? .null,
+                record.appIdentity.map { .integer(Int64(bitPattern: $0.inode)) } ?? .null,
             ]
         )
     }
@@ -112,6 +141,10 @@ extension StoreConnection {
             appPath: try text(row, 7, table: table, name: "app_path")
         )
         record.updatedAtSeconds = row.double(at: 6)
+        if !row.isNull(at: 8), !row.isNull(at: 9) {
+            record.appIdentity = FileIdentity(device: UInt64(bitPattern: row.int64(at: 8)),
+                                              inode: UInt64(bitPattern: row.int64(at: 9)))
+        }
         return record
     }
 }

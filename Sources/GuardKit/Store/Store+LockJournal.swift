@@ -38,6 +38,17 @@ extension Store: LockJournal {
         }
     }
 
+    /// Saves `record` and adds `entries`, replacing rows at the same paths, in
+    /// one transaction. Durable when it returns.
+    package func appendEntries(_ entries: [LockedEntry], record: LockRecord) throws(StoreError) {
+        try withConnection { (connection) throws(StoreError) in
+            try connection.transaction { () throws(StoreError) in
+                try connection.upsert(record)
+                try connection.insert(entries, user: record.user, appID: record.appID, replacing: true)
+            }
+        }
+    }
+
     /// The entries recorded for (user, app), in the order they were saved.
     package func entries(user: String, appID: String) throws(StoreError) -> [LockedEntry] {
         try withConnection { (connection) throws(StoreError) in
@@ -80,14 +91,22 @@ extension StoreConnection {
         )
     }
 
-    /// Inserts `entries` with one prepared statement: an app can have thousands of files.
-    fileprivate func insert(_ entries: [LockedEntry], user: String, appID: String) throws(StoreError) {
+    /// Inserts `entries` with one prepared statement: an app can have thousands
+    /// of files. With `replacing`, a row already at the same path is updated;
+    /// without, it is a constraint error.
+    fileprivate func insert(_ entries: [LockedEntry], user: String, appID: String, replacing: Bool = false) throws(StoreError) {
+        let conflict = replacing ? """
+            ON CONFLICT (user, app_id, relative_path) DO UPDATE SET
+                kind = excluded.kind, device = excluded.device, inode = excluded.inode, uid = excluded.uid,
+                gid = excluded.gid, mode = excluded.mode, was_immutable = excluded.was_immutable
+            """ : ""
         try sqlite { () throws(SQLiteError) in
             let statement = try database.prepare(
                 """
                 INSERT INTO lock_entries
                     (user, app_id, relative_path, kind, device, inode, uid, gid, mode, was_immutable)
                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                \(conflict)
                 """
             )
             for entry in entries {

@@ -9,7 +9,7 @@ package enum StoreSchema {
     package static let applicationID: Int32 = 0x4661_6D43
 
     /// Every migration, oldest first; the last one's version is the current schema.
-    package static let migrations: [StoreMigration] = [version1]
+    package static let migrations: [StoreMigration] = [version1, version2]
 
     /// The schema version this code writes and reads.
     package static var currentVersion: Int { migrations.last?.version ?? 0 }
@@ -74,6 +74,23 @@ package enum StoreSchema {
                 PRIMARY KEY (user, app_id, relative_path),
                 FOREIGN KEY (user, app_id) REFERENCES locks (user, app_id) ON DELETE CASCADE
             ) STRICT;
+            """
+    )
+
+    // An approval binds the directory that was identified, not its path:
+    // existing approvals take the device and inode of their lock.
+    private static let version2 = StoreMigration(
+        version: 2,
+        summary: "approvals remember which directory (device and inode) was approved",
+        sql: """
+            ALTER TABLE authorizations ADD COLUMN app_device INTEGER;
+            ALTER TABLE authorizations ADD COLUMN app_inode INTEGER;
+            UPDATE authorizations SET
+                app_device = (SELECT device FROM locks
+                              WHERE locks.user = authorizations.user AND locks.app_id = authorizations.app_id),
+                app_inode = (SELECT inode FROM locks
+                             WHERE locks.user = authorizations.user AND locks.app_id = authorizations.app_id);
+            CREATE INDEX authorizations_by_status ON authorizations (user, status, updated_at);
             """
     )
 

@@ -19,6 +19,8 @@ final class GuardFixture: @unchecked Sendable {
     let adult: ThrowawayUser
     private(set) var process: Process?
     private var logHandle: FileHandle?
+    /// How many times this fixture started the Guard.
+    private(set) var starts = 0
 
     var logPath: String { "\(directory)/guard.log" }
     var appsRoot: String { "\(directory)/apps" }
@@ -102,6 +104,7 @@ final class GuardFixture: @unchecked Sendable {
         try process.run()
         self.process = process
         logHandle = log
+        starts += 1
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline {
             if (try? VarlinkClient(path: socket, connectTimeout: .milliseconds(200))) != nil { return }
@@ -109,6 +112,16 @@ final class GuardFixture: @unchecked Sendable {
             Thread.sleep(forTimeInterval: 0.05)
         }
         throw FixtureError("familycontrolsd did not answer on \(socket) within 20 s")
+    }
+
+    /// Waits until the Guard's start-up reconcile, which runs beside serving, has finished.
+    func waitUntilReconciled() async throws {
+        let wanted = starts
+        for _ in 0..<600 {
+            if log.components(separatedBy: " reconcile: ").count - 1 >= wanted { return }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        throw FixtureError("the Guard did not finish reconciling within 15 s")
     }
 
     /// Stops the Guard with `signal` and waits for it.

@@ -9,6 +9,7 @@ final class LockMemoryJournal: LockJournal {
         var records: [String: LockRecord] = [:]
         var entries: [String: [LockedEntry]] = [:]
         var entryWrites = 0
+        var appendWrites = 0
         var recordWrites = 0
     }
 
@@ -42,6 +43,17 @@ final class LockMemoryJournal: LockJournal {
         }
     }
 
+    func appendEntries(_ entries: [LockedEntry], record: LockRecord) throws {
+        state.withLock {
+            let key = Self.key(record.user, record.appID)
+            $0.records[key] = record
+            let paths = Set(entries.map(\.relativePath))
+            $0.entries[key, default: []].removeAll { paths.contains($0.relativePath) }
+            $0.entries[key, default: []] += entries
+            $0.appendWrites += 1
+        }
+    }
+
     func entries(user: String, appID: String) throws -> [LockedEntry] {
         state.withLock { $0.entries[Self.key(user, appID)] ?? [] }
     }
@@ -56,4 +68,6 @@ final class LockMemoryJournal: LockJournal {
 
     /// How many times `saveEntries` ran.
     var entryWrites: Int { state.withLock { $0.entryWrites } }
+    /// How many times `appendEntries` ran.
+    var appendWrites: Int { state.withLock { $0.appendWrites } }
 }

@@ -27,6 +27,17 @@ struct LockSandbox: Sendable {
         try LockCommand.mustRun(["mount", "-t", type, "-o", "mode=0755", "none", path])
         try LockFiles.chown(path, child)
     }
+
+    /// Makes a `type` filesystem (`xfs`, `btrfs`, `ext4`) in a sparse image
+    /// file in the sandbox, loop-mounts it at `path`, owned by the child.
+    func mountImage(_ type: String, at path: String) throws {
+        let image = root + "/\(type).img"
+        try LockCommand.mustRun(["truncate", "-s", "320M", image])
+        try LockCommand.mustRun(["mkfs.\(type)", "-q", image])
+        try LockCommand.mustRun(["mount", "-o", "loop", image, path])
+        chmod(path, 0o755)
+        try LockFiles.chown(path, child)
+    }
 }
 
 /// Makes a sandbox with its home tree, owned by `child`, and removes it afterwards.
