@@ -31,7 +31,9 @@ func runLockBenchmark(_ arguments: [String]) -> Int32 {
 private struct LockBenchmarkOptions {
     var files = 10_000
     var directories = 1_000
-    var rounds = 3
+    var rounds = 5
+    /// Entries sprayed into the tree while it is being locked, for the late-entry figure.
+    var lateFiles = 10_000
     /// The real SQLite store (synchronous commits, as in production), or memory.
     var useStore = true
 
@@ -50,6 +52,7 @@ private struct LockBenchmarkOptions {
             case "--files": files = try number(flag)
             case "--dirs": directories = try number(flag)
             case "--rounds": rounds = try number(flag)
+            case "--late": lateFiles = try number(flag)
             case "--journal":
                 switch rest.popFirst() {
                 case "store": useStore = true
@@ -82,8 +85,8 @@ private struct LockBenchmark {
             _ = try? command(["chattr", "-R", "-f", "-i", base])
             _ = try? command(["rm", "-rf", base])
         }
-        let engineTree = base + "/engine", baselineTree = base + "/baseline"
-        for tree in [engineTree, baselineTree] {
+        let engineTree = base + "/engine", baselineTree = base + "/baseline", lateTree = base + "/late"
+        for tree in [engineTree, baselineTree, lateTree] {
             try buildTree(at: tree, owner: account)
         }
         let journal: any LockJournal
@@ -93,6 +96,9 @@ private struct LockBenchmark {
             journal = LockBenchmarkJournal()
         }
         let engine = LockEngine(journal: journal, logger: Logger(label: "lock", minimumLevel: .warning))
+        let spray = Spray(tree: lateTree, files: options.lateFiles, directories: options.directories, owner: account)
+        let sprayedEngine = LockEngine(journal: journal, logger: Logger(label: "lock", minimumLevel: .warning),
+                                       hooks: spray.hooks)
         print("lock benchmark: \(options.files) files in \(options.directories) directories, "
             + "\(options.rounds) rounds, journal: \(options.useStore ? "SQLite store (synchronous=FULL)" : "in memory")")
 
@@ -120,26 +126,39 @@ private struct LockBenchmark {
                 try command(["chattr", "-R", "-i", baselineTree])
                 try command(["chown", "-R", user, baselineTree])
             }
+            let lockSprayed = {
+                spray.arm()
+                let report = try sprayedEngine.lock(user: user, appID: appID + ".Late", directory: lateTree)
+                guard report.state == .locked, spray.created == options.lateFiles else {
+                    throw LockBenchmarkError(description: "late lock ended \(report.state) with \(spray.created) late files")
+                }
+            }
             for (name, body) in engineFirst
-                ? [("lock engine", lockEngine), ("lock baseline", lockBaseline),
+                ? [("lock engine", lockEngine), ("lock baseline", lockBaseline), ("lock late", lockSprayed),
                    ("unlock engine", unlockEngine), ("unlock baseline", unlockBaseline)]
-                : [("lock baseline", lockBaseline), ("lock engine", lockEngine),
+                : [("lock baseline", lockBaseline), ("lock late", lockSprayed), ("lock engine", lockEngine),
                    ("unlock baseline", unlockBaseline), ("unlock engine", unlockEngine)] {
                 sync()
                 times[name, default: []].append(try measure(body))
             }
+            _ = try sprayedEngine.unlock(user: user, appID: appID + ".Late")
+            try spray.removeSprayed()
         }
         report("lock", engine: times["lock engine"] ?? [], baseline: times["lock baseline"] ?? [],
                baselineName: "chown -R root && chattr -R +i")
         report("unlock", engine: times["unlock engine"] ?? [], baseline: times["unlock baseline"] ?? [],
                baselineName: "chattr -R -i && chown -R child")
+        report("lock with \(options.lateFiles) entries added while it runs", engine: times["lock late"] ?? [],
+               baseline: times["lock engine"] ?? [], baselineName: "LockEngine.lock of the same tree, nothing added",
+               engineName: "LockEngine.lock, sprayed")
     }
 
-    private func report(_ name: String, engine: [Double], baseline: [Double], baselineName: String) {
+    private func report(_ name: String, engine: [Double], baseline: [Double], baselineName: String,
+                        engineName: String? = nil) {
         let engineMedian = median(engine), baselineMedian = median(baseline)
         func milliseconds(_ seconds: Double) -> String { format(seconds * 1000, digits: 1) + " ms" }
         print("\(name):")
-        print("  LockEngine.\(name)   median \(milliseconds(engineMedian))   runs \(engine.map(milliseconds))")
+        print("  \(engineName ?? "LockEngine.\(name)")   median \(milliseconds(engineMedian))   runs \(engine.map(milliseconds))")
         print("  \(baselineName)   median \(milliseconds(baselineMedian))   runs \(baseline.map(milliseconds))")
         print("  ratio \(format(engineMedian / baselineMedian, digits: 2))x")
     }
@@ -218,6 +237,65 @@ private struct LockBenchmark {
         let scaled = Int((value * scale).rounded())
         let whole = scaled / Int(scale), fraction = String(scaled % Int(scale))
         return "\(whole)." + String(repeating: "0", count: digits - fraction.count) + fraction
+    }
+}
+
+/// Files a child adds to a tree while the engine locks it: created the first
+/// time the engine is about to change something, after the recording pass,
+/// so every one is a late entry.
+private final class Spray: @unchecked Sendable {
+    // Only the benchmark's one thread uses it.
+    let tree: String
+    let files: Int
+    let directories: Int
+    let owner: UserAccount
+    private var armed = false
+    private(set) var created = 0
+
+    init(tree: String, files: Int, directories: Int, owner: UserAccount) {
+        self.tree = tree
+        self.files = files
+        self.directories = directories
+        self.owner = owner
+    }
+
+    func arm() {
+        armed = true
+        created = 0
+    }
+
+    var hooks: LockEngineHooks {
+        LockEngineHooks { [self] _ in
+            guard armed else { return }
+            armed = false
+            for index in 0..<files {
+                let path = directory(index) + "/late\(index)"
+                let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+                guard fd >= 0 else { continue }
+                fchown(fd, owner.uid, owner.gid)
+                close(fd)
+                created += 1
+            }
+        }
+    }
+
+    func removeSprayed() throws {
+        for index in 0..<files where unlink(directory(index) + "/late\(index)") != 0 {
+            throw Errno.current("unlink late\(index)")
+        }
+    }
+
+    /// The tree's directories as `buildTree` made them: d1… under a ten-way tree.
+    private func directory(_ index: Int) -> String {
+        var path = ""
+        var number = index % max(directories, 1)
+        var parts: [Int] = []
+        while number > 0 {
+            parts.append(number)
+            number = (number - 1) / 10
+        }
+        for part in parts.reversed() { path += "/d\(part)" }
+        return tree + path
     }
 }
 

@@ -137,7 +137,7 @@ struct AppLockTests {
             let drift = try await guardd.familyctl(["locks", "verify"])
             #expect(drift.status == 1)
             #expect(drift.standardOutput.contains("lib/data.txt"))
-            #expect(drift.standardError.contains("problem(s) found and repaired"))
+            #expect(drift.standardError.contains("problem(s) found; each was repaired where it could be"))
             #expect(try TreeSnapshot.take(app).unlockedItems().isEmpty)
             #expect(try await guardd.familyctl(["locks", "verify"]).status == 0)
         }

@@ -121,7 +121,7 @@ extension FamilyCtl {
             return
         }
         for finding in findings { print(finding) }
-        throw CommandFailure(.failure, "\(findings.count) problem(s) found\(arguments.has("--no-repair") ? "" : " and repaired")")
+        throw CommandFailure(.failure, "\(findings.count) problem(s) found\(arguments.has("--no-repair") ? "" : "; each was repaired where it could be")")
     }
 
     static func parse(_ tokens: [String], valued: Set<String> = [], flags: Set<String> = []) throws(CommandFailure) -> Arguments {

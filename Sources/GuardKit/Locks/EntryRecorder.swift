@@ -23,7 +23,7 @@ struct EntryRecorder: TreeVisitor {
     /// - Throws: ``LockError/tooManyEntries(limit:)`` past `limit` entries.
     static func record(
         _ directory: WalkDirectory, device: UInt64, policy: LockPolicy, flagsSupported: Bool,
-        limit: Int = LockEngine.maximumEntries
+        limit: Int
     ) throws -> [LockedEntry] {
         var recorder = EntryRecorder(device: device, policy: policy, flagsSupported: flagsSupported, limit: limit)
         let immutable = flagsSupported ? try isImmutable(directory.descriptor, path: directory.relativePath) : false

@@ -9,7 +9,7 @@ import SystemKit
 /// Each must be journaled before it is changed; they are journaled in
 /// batches (one transaction each) rather than one by one, so a child who
 /// sprays files into the tree while it is being locked costs the lock a few
-/// transactions, not one per file. Past ``LockEngine/maximumLateEntries`` the
+/// transactions, not one per file. Past ``LockEngine/Limits/lateEntries`` the
 /// rest are left as they are and the lock is unenforced.
 struct LateEntries {
     struct Pending {
@@ -50,10 +50,15 @@ extension LockApplier {
             }
             return
         }
-        guard late.taken + late.pending.count < LockEngine.maximumLateEntries else {
+        // Every walk (unlock, verify) must reach what the lock takes.
+        if status.type == .directory, path.utf8.count(where: { $0 == UInt8(ascii: "/") }) + 2 >= TreeWalk.depthLimit {
+            unenforced("\(path): nests more than \(TreeWalk.depthLimit) directories deep; what is inside was left as it is")
+            return
+        }
+        guard late.taken + late.pending.count < limits.lateEntries else {
             if !late.overflowed {
                 late.overflowed = true
-                unenforced("more than \(LockEngine.maximumLateEntries) entries appeared while the lock was being "
+                unenforced("more than \(limits.lateEntries) entries appeared while the lock was being "
                     + "applied; the ones after that were left as they are")
             }
             return
@@ -64,7 +69,7 @@ extension LockApplier {
         }
         let entry = LockedEntry(relativePath: path, status: status, wasImmutable: immutable)
         late.pending.append(LateEntries.Pending(entry: entry, parent: parent, name: name))
-        if late.pending.count >= LockEngine.lateBatchSize { try flushLate() }
+        if late.pending.count >= limits.lateBatch { try flushLate() }
     }
 
     /// Journals the waiting late entries in one transaction, then locks them

@@ -25,6 +25,7 @@ struct LockApplier: TreeVisitor {
     let fileSystem: String
     let policy: LockPolicy
     let hooks: LockEngineHooks
+    let limits: LockEngine.Limits
     /// Adds late entries to the journal, in one transaction per call.
     let journalLate: ([LockedEntry]) throws -> Void
     /// Replaces the journal's whole entry list.
@@ -46,6 +47,7 @@ struct LockApplier: TreeVisitor {
     var links: [String] = []
 
     init(mode: Mode, entries: [LockedEntry], root: WalkDirectory, policy: LockPolicy, hooks: LockEngineHooks,
+         limits: LockEngine.Limits,
          journalLate: @escaping ([LockedEntry]) throws -> Void = { _ in },
          journalAll: @escaping ([LockedEntry]) throws -> Void = { _ in }) {
         self.mode = mode
@@ -53,6 +55,7 @@ struct LockApplier: TreeVisitor {
         self.fileSystem = (try? root.descriptor.fileSystemType().description) ?? "unknown"
         self.policy = policy
         self.hooks = hooks
+        self.limits = limits
         self.journalLate = journalLate
         self.journalAll = journalAll
         self.entries = entries

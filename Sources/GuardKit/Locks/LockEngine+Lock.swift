@@ -55,7 +55,7 @@ extension LockEngine {
         let policy = LockPolicy(childUID: account.uid)
         let entries = try EntryRecorder.record(
             root, device: root.status.device, policy: policy,
-            flagsSupported: try Self.supportsFlags(root))
+            flagsSupported: try Self.supportsFlags(root), limit: limits.entries)
         var record = LockRecord(
             user: user, appID: appID, path: path,
             device: root.status.device, inode: root.status.inode, state: .locking)
@@ -107,7 +107,7 @@ extension LockEngine {
         let locking = record
         let journal = self.journal
         var applier = LockApplier(
-            mode: .lock, entries: entries, root: root, policy: policy, hooks: hooks,
+            mode: .lock, entries: entries, root: root, policy: policy, hooks: hooks, limits: limits,
             journalLate: { late in try journal.appendEntries(late, record: locking) },
             journalAll: { all in try journal.saveEntries(all, record: locking) })
         applier.trustsRecordedStatus = freshlyRecorded

@@ -38,7 +38,7 @@ extension LockEngine {
         let root = try openRecorded(&record, candidates: candidates)
         var entries = try journal.entries(user: record.user, appID: record.appID)
         let policy = LockPolicy(childUID: try UserDatabase.user(named: record.user)?.uid)
-        var inspector = LockApplier(mode: .inspect, entries: entries, root: root, policy: policy, hooks: hooks)
+        var inspector = LockApplier(mode: .inspect, entries: entries, root: root, policy: policy, hooks: hooks, limits: limits)
         if try inspector.begin(with: root) {
             try TreeWalk.walk(from: root, visitor: &inspector)
             try inspector.finish(root: root)

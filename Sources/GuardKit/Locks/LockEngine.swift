@@ -19,26 +19,35 @@ import SystemKit
 /// in parallel) and block on the filesystem and the journal: call them from a
 /// thread of their own, not the cooperative pool.
 package final class LockEngine: Sendable {
-    /// Entries one lock takes at most; a bigger app directory is refused.
-    package static let maximumEntries = 500_000
-    /// Entries that may appear while a lock is applied; past it the lock is unenforced.
-    package static let maximumLateEntries = 100_000
-    /// Late entries journaled in one transaction.
-    static let lateBatchSize = 4096
+    /// How much one lock takes on.
+    package struct Limits: Sendable {
+        /// Entries one lock records at most; a bigger app directory is refused.
+        package var entries = 500_000
+        /// Entries that may appear while a lock is applied; past it the lock is unenforced.
+        package var lateEntries = 100_000
+        /// Late entries journaled in one transaction.
+        package var lateBatch = 4096
+
+        package init() {}
+    }
 
     let journal: any LockJournal
     let logger: Logger
     let hooks: LockEngineHooks
+    let limits: Limits
     private let apps = KeyedSerializer<String>()
 
     /// - Parameters:
     ///   - journal: where records and entries live; the truth after a crash.
     ///   - logger: one line per lock, unlock, move and repair.
     ///   - hooks: interruption points for tests; `.none` in the Guard.
-    package init(journal: any LockJournal, logger: Logger = Logger(label: "lock"), hooks: LockEngineHooks = .none) {
+    ///   - limits: how much one lock takes on.
+    package init(journal: any LockJournal, logger: Logger = Logger(label: "lock"), hooks: LockEngineHooks = .none,
+                 limits: Limits = Limits()) {
         self.journal = journal
         self.logger = logger
         self.hooks = hooks
+        self.limits = limits
     }
 
     /// Runs `body` while no other operation on (user, app) runs.

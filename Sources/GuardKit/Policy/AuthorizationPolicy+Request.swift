@@ -64,7 +64,7 @@ extension AuthorizationPolicy {
             try checkQuota(member, caller: caller)
 
             audit(event(.request, actor: user, user: user, appID: caller.app.appID, member: member, outcome: "started"))
-            logger.info("request: \(caller.app.appID) for \(user) as \(member) (pid executable \(caller.app.executable))")
+            logger.info("request: \(caller.app.appID) for \(user) as \(member) (pid executable \(DisplayText.sanitized(caller.app.executable)))")
             let question = member == .child
                 ? "Allow “\(caller.app.displayName)” to provide parental controls for \(user)?"
                 : "Allow “\(caller.app.displayName)” to provide parental controls for you (\(user))?"

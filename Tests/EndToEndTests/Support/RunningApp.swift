@@ -15,21 +15,23 @@ final class RunningApp: @unchecked Sendable {
     let process = Process()
     private let input = Pipe()
     private let errors = LockedBox(Data())
+    private let output = LockedBox(Data())
 
     init(arguments: [String]) throws {
         process.executableURL = URL(fileURLWithPath: arguments[0])
         process.arguments = Array(arguments.dropFirst())
-        let errorPipe = Pipe()
+        let errorPipe = Pipe(), outputPipe = Pipe()
         process.standardInput = input
         process.standardError = errorPipe
-        process.standardOutput = FileHandle.nullDevice
-        let errors = self.errors
-        errorPipe.fileHandleForReading.readabilityHandler = { handle in
-            let chunk = handle.availableData
-            if chunk.isEmpty {
-                handle.readabilityHandler = nil
-            } else {
-                errors.update { $0.append(chunk) }
+        process.standardOutput = outputPipe
+        for (pipe, box) in [(errorPipe, errors), (outputPipe, output)] {
+            pipe.fileHandleForReading.readabilityHandler = { handle in
+                let chunk = handle.availableData
+                if chunk.isEmpty {
+                    handle.readabilityHandler = nil
+                } else {
+                    box.update { $0.append(chunk) }
+                }
             }
         }
         ignoreBrokenPipes()
@@ -37,6 +39,7 @@ final class RunningApp: @unchecked Sendable {
     }
 
     var standardError: String { String(decoding: errors.get(), as: UTF8.self) }
+    var standardOutput: String { String(decoding: output.get(), as: UTF8.self) }
 
     /// Writes to the process's standard input; lost if it has exited.
     func write(_ text: String) { try? input.fileHandleForWriting.write(contentsOf: Data(text.utf8)) }
