@@ -22,6 +22,7 @@ import Varlink
         var sent = Set(FamilyControlsError.allCases.map(\.varlinkName))
         sent.insert(GuardFailure(.permissionDenied, "").varlinkName)
         sent.insert(GuardFailure(.notFound, "").varlinkName)
+        sent.insert(GuardFailure(.limitReached, "").varlinkName)
         #expect(sent == declared)
     }
 }

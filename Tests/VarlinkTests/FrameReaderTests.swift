@@ -61,15 +61,22 @@ struct FrameReaderTests {
         #expect(reader.bufferedByteCount <= FrameReader.defaultMaximumFrameSize)
     }
 
-    @Test func stoppingEarlyDropsTheRest() throws {
+    @Test func stoppingEarlyKeepsTheRestForLaterInOrder() throws {
         var reader = FrameReader()
-        var seen: [[UInt8]] = []
-        try Array("a\0b\0c\0".utf8).withUnsafeBytes { bytes in
-            try reader.consume(bytes) { frame in
-                seen.append(Array(frame))
-                return false
-            }
+        var seen: [String] = []
+        func take(_ frame: UnsafeRawBufferPointer) -> Bool {
+            seen.append(String(decoding: frame, as: UTF8.self))
+            return seen.count != 1 && seen.count != 3
         }
-        #expect(seen == [Array("a".utf8)])
+        try Array("a\0b\0c\0d".utf8).withUnsafeBytes { try reader.consume($0, take) }
+        #expect(seen == ["a"])
+        #expect(reader.hasBacklog)
+        try reader.consumeBacklog(take)
+        #expect(seen == ["a", "b", "c"])
+        // New bytes queue behind the held ones, and the unfinished "d" joins its end.
+        try Array("e\0f\0".utf8).withUnsafeBytes { try reader.consume($0, take) }
+        #expect(seen == ["a", "b", "c", "de", "f"])
+        #expect(!reader.hasBacklog)
+        #expect(reader.bufferedByteCount == 0)
     }
 }

@@ -38,7 +38,7 @@ struct VarlinkNameTests {
         let description = try VarlinkInterfaceDescription(TestService.interfaceText)
         #expect(description.name == "org.example.test")
         #expect(description.methods == [
-            "Echo", "Add", "Count", "Converse", "Answer", "WhoAmI", "Flood", "Hang", "Unimplemented",
+            "Echo", "Add", "Count", "Converse", "Answer", "WhoAmI", "Flood", "Hang", "Park", "Unimplemented",
         ])
         #expect(description.text == TestService.interfaceText)
     }

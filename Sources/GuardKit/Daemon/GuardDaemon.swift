@@ -147,11 +147,14 @@ package enum GuardDaemon {
 
     private enum Made { case success(VarlinkServer), failure(String) }
 
-    /// Adopts systemd's socket when there is one; otherwise creates the socket,
-    /// replacing a stale file only when no one answers on it.
     /// Connections one user other than root may hold on the Guard at once.
     package static let maximumConnectionsPerUser = 64
+    /// Calls one connection may have waiting for the Guard's work (identification,
+    /// admin calls); past it the Guard reads no more of that connection's calls.
+    package static let maximumPendingCallsPerConnection = 64
 
+    /// Adopts systemd's socket when there is one; otherwise creates the socket,
+    /// replacing a stale file only when no one answers on it.
     private static func makeServer(socketPath: String, service: GuardService, logger: Logger) -> Made {
         var configuration = VarlinkServerConfiguration(
             vendor: "FamilyControls for Linux", product: "familycontrolsd",
@@ -163,6 +166,9 @@ package enum GuardDaemon {
         // An app holds one or two connections; a child opening thousands must
         // not crowd out other users or the administrator (root is exempt).
         configuration.maximumConnectionsPerUser = maximumConnectionsPerUser
+        // An app has a call or two in flight; a client that pipelines thousands
+        // waits with them in its own socket buffer, not in the Guard's memory.
+        configuration.maximumPendingCallsPerConnection = maximumPendingCallsPerConnection
         do throws(VarlinkServerError) {
             if socketActivated {
                 return .success(try VarlinkServer(adoptingListener: 3, configuration: configuration, service: service))

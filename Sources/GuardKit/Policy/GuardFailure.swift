@@ -10,6 +10,8 @@ package struct GuardFailure: Error, Hashable, Sendable, CustomStringConvertible 
         case permissionDenied
         /// No such authorization, user or app.
         case notFound
+        /// A bound on one connection was reached (its subscriptions); the call did nothing.
+        case limitReached
     }
 
     package var kind: Kind
@@ -34,6 +36,7 @@ package struct GuardFailure: Error, Hashable, Sendable, CustomStringConvertible 
         case .familyControls(let error): error.varlinkName
         case .permissionDenied: "org.familycontrols.guard.PermissionDenied"
         case .notFound: "org.familycontrols.guard.NotFound"
+        case .limitReached: "org.familycontrols.guard.LimitReached"
         }
     }
 

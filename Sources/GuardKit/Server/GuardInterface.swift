@@ -78,6 +78,9 @@ enum GuardInterface {
     error AuthenticationMethodUnavailable (message: string)
     error PermissionDenied (message: string)
     error NotFound (message: string)
+    # A bound on one connection was reached, such as how many subscriptions it
+    # holds; the call did nothing.
+    error LimitReached (message: string)
 
     """
 }

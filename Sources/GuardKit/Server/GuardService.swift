@@ -30,7 +30,7 @@ package final class GuardService: VarlinkService {
             if session.isIdle, case .success(let caller)? = session.cachedCaller {
                 replyStatus(caller, to: call, on: connection)
             } else {
-                session.enqueue { [self] in
+                session.enqueue(on: connection) { [self] in
                     guard let caller = identify(connection, session) else { return }
                     replyStatus(caller, to: call, on: connection)
                 }
@@ -39,9 +39,9 @@ package final class GuardService: VarlinkService {
             answer(call, session: session, on: connection)
         case "Subscribe":
             guard call.more else { return connection.fail(.expectedMore) }
-            session.enqueue { [self] in
+            session.enqueue(on: connection) { [self] in
                 guard let caller = identify(connection, session) else { return }
-                subscribe(caller, on: connection)
+                subscribe(caller, session: session, on: connection)
             }
         case "RequestAuthorization":
             guard let name = call.parameters["member"]?.stringValue, let member = FamilyControlsMember(name: name) else {
@@ -57,7 +57,7 @@ package final class GuardService: VarlinkService {
                 return [:]
             }
         default:
-            session.enqueue { [self] in handleAdmin(call, on: connection) }
+            session.enqueue(on: connection) { [self] in handleAdmin(call, on: connection) }
         }
     }
 
@@ -73,7 +73,15 @@ package final class GuardService: VarlinkService {
         ])
     }
 
-    private func subscribe(_ caller: Caller, on connection: VarlinkConnection) {
+    /// Follows the caller's status on this connection, within its bound of
+    /// subscriptions. Runs on the session's queue, so the count checked is the
+    /// count kept.
+    private func subscribe(_ caller: Caller, session: ConnectionSession, on connection: VarlinkConnection) {
+        let limit = ConnectionSession.maximumSubscriptions
+        guard session.subscriptionCount < limit else {
+            return fail(connection, GuardFailure(.limitReached,
+                "this connection already follows the status \(limit) times, its limit; one Subscribe per app is enough"))
+        }
         // Every reply reads the status as it is sent, under one lock, so the last
         // reply the app gets is never older than the last change.
         let sending = Mutex(())
@@ -85,7 +93,7 @@ package final class GuardService: VarlinkService {
             }
         }
         let token = policy.subscribe(user: caller.account.name, appID: caller.app.appID) { _ in send() }
-        connection.onClose { [policy] in policy.unsubscribe(token) }
+        guard session.keepSubscription({ [policy] in policy.unsubscribe(token) }) else { return }
         send()
     }
 
@@ -98,14 +106,19 @@ package final class GuardService: VarlinkService {
     ) {
         guard call.more else { return connection.fail(.expectedMore) }
         let channel = VarlinkRequestChannel(connection: connection)
+        // The session closes the channel if the connection closes.
         guard session.beginRequest(channel) else {
             return fail(connection, GuardFailure(.authorizationConflict, "a request is already in progress on this connection"))
         }
-        connection.onClose { channel.close() }
-        session.enqueue { [self] in
-            guard let caller = identify(connection, session, fresh: true) else {
+        session.enqueue(on: connection) { [self] in
+            let caller: Caller
+            switch self.caller(of: connection, session, fresh: true) {
+            case .success(let identified):
+                caller = identified
+            case .failure(let failure):
+                // Free the connection for the next call before the client hears the refusal.
                 session.endRequest()
-                return
+                return fail(connection, failure)
             }
             let run: @Sendable () -> Void = { [self] in
                 let outcome: Result<JSONObject, GuardFailure>
@@ -153,20 +166,24 @@ package final class GuardService: VarlinkService {
     /// pidfd) and the executable it runs. Replies with the error and returns nil
     /// when the process is not a managed app.
     func identify(_ connection: VarlinkConnection, _ session: ConnectionSession, fresh: Bool = false) -> Caller? {
-        if !fresh, let known = session.cachedCaller {
-            if case .failure(let failure) = known { fail(connection, failure) }
-            return try? known.get()
-        }
-        let result = resolveCaller(connection.peer)
-        session.remember(result)
-        switch result {
+        switch caller(of: connection, session, fresh: fresh) {
         case .success(let caller):
             return caller
         case .failure(let failure):
-            logger.notice("refused \(connection.peer): \(failure.message)")
             fail(connection, failure)
             return nil
         }
+    }
+
+    /// The caller, worked out once per connection (again when `fresh`); a
+    /// refusal is logged when it is worked out.
+    private func caller(of connection: VarlinkConnection, _ session: ConnectionSession,
+                        fresh: Bool) -> Result<Caller, GuardFailure> {
+        if !fresh, let known = session.cachedCaller { return known }
+        let result = resolveCaller(connection.peer)
+        session.remember(result)
+        if case .failure(let failure) = result { logger.notice("refused \(connection.peer): \(failure.message)") }
+        return result
     }
 
     private func resolveCaller(_ peer: VarlinkPeer) -> Result<Caller, GuardFailure> {

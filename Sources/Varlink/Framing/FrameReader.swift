@@ -7,6 +7,8 @@ import Glibc
 /// Bytes of an unfinished frame are kept between calls, up to
 /// ``maximumFrameSize``: a peer that sends more than that without a NUL is
 /// rejected as soon as the limit is passed, not after it has been buffered.
+/// A caller that stops mid-read (its connection is busy) finds the rest held
+/// back for later, so stopping never loses a call.
 ///
 /// Not thread-safe: one reader per connection, used by one thread.
 package struct FrameReader: Sendable {
@@ -16,6 +18,8 @@ package struct FrameReader: Sendable {
     /// The largest frame accepted, in bytes, not counting its NUL.
     package let maximumFrameSize: Int
     private var partial: [UInt8] = []
+    /// Bytes not yet split, left when `body` asked to stop.
+    private var backlog: [UInt8] = []
 
     /// A reader accepting frames of up to `maximumFrameSize` bytes.
     package init(maximumFrameSize: Int = FrameReader.defaultMaximumFrameSize) {
@@ -26,12 +30,44 @@ package struct FrameReader: Sendable {
     /// Bytes of an unfinished frame held from earlier calls.
     package var bufferedByteCount: Int { partial.count }
 
+    /// Whether bytes are held back because `body` asked to stop: the next
+    /// ``consume(_:_:)`` or ``consumeBacklog(_:)`` serves them first.
+    package var hasBacklog: Bool { !backlog.isEmpty }
+
     /// Feeds `bytes` and calls `body` with each completed frame, without its NUL,
     /// in order. A frame lying wholly inside `bytes` is passed without copying.
-    /// - Parameter body: returns false to stop; the rest of `bytes` is dropped.
+    /// - Parameter body: returns false to stop; the rest of `bytes` is kept, in
+    ///   order, ahead of whatever the next call brings.
     /// - Throws: ``FrameReaderError/frameTooLarge(limit:)`` once a frame grows
     ///   past the limit; the reader should then be discarded.
     package mutating func consume(
+        _ bytes: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Bool
+    ) throws(FrameReaderError) {
+        guard !backlog.isEmpty else { return try split(bytes, body) }
+        holdBack(bytes)
+        try consumeBacklog(body)
+    }
+
+    /// Holds `bytes` back unsplit, behind any held already, for
+    /// ``consumeBacklog(_:)``.
+    package mutating func holdBack(_ bytes: UnsafeRawBufferPointer) {
+        backlog.append(contentsOf: bytes)
+    }
+
+    /// Calls `body` with the completed frames held back when it last asked to
+    /// stop, as ``consume(_:_:)`` does with new bytes.
+    package mutating func consumeBacklog(_ body: (UnsafeRawBufferPointer) -> Bool) throws(FrameReaderError) {
+        guard !backlog.isEmpty else { return }
+        // Taken out first: `split` keeps what it does not serve in `backlog`.
+        let held = backlog
+        backlog = []
+        let result = held.withUnsafeBytes { bytes in
+            Result { () throws(FrameReaderError) in try split(bytes, body) }
+        }
+        try result.get()
+    }
+
+    private mutating func split(
         _ bytes: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Bool
     ) throws(FrameReaderError) {
         guard let base = bytes.baseAddress else { return }
@@ -57,7 +93,10 @@ package struct FrameReader: Sendable {
                 partial.removeAll(keepingCapacity: partial.capacity <= 16 * 1024)
             }
             offset += length + 1
-            if !keepGoing { return }
+            if !keepGoing {
+                backlog.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+                return
+            }
         }
     }
 

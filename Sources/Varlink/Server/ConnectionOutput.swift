@@ -1,7 +1,8 @@
 import SystemKit
 
 /// A connection's outgoing side, guarded by the connection's mutex: the bytes
-/// not yet written, and the flags that say who may write and when.
+/// not yet written, the flags that say who may write and when, and what epoll
+/// watches for (room to write, and input unless the connection is busy).
 struct ConnectionOutput {
     /// The socket, or -1 once the loop has closed it: a thread holding the
     /// mutex and seeing a descriptor knows it is still this connection's.
@@ -18,6 +19,13 @@ struct ConnectionOutput {
     /// The loop has closed the socket.
     var closed = false
     var closeCallbacks: [@Sendable () -> Void] = []
+    /// Calls the service goes on with after its handler returned (see
+    /// ``VarlinkConnection/beginPendingCall()``).
+    var pendingCalls = 0
+    /// The loop stopped watching for input: ``pendingCalls`` reached the limit.
+    var readingPaused = false
+    /// The loop has been asked to read again and has not done so yet.
+    var resumeRequested = false
 
     var pendingCount: Int { buffer.count - sentOffset }
 
@@ -70,9 +78,22 @@ struct ConnectionOutput {
 
     private mutating func watchWritable(_ watch: Bool, _ epoll: Epoll, token: UInt64) -> FlushOutcome {
         guard watch != watchingWritable else { return .ok }
-        let events: EpollEvents = watch ? [.readable, .readHangUp, .writable] : [.readable, .readHangUp]
-        do { try epoll.modify(descriptor, events: events, data: token) } catch { return .failed(error) }
         watchingWritable = watch
+        do { try updateInterest(epoll, token: token) } catch { return .failed(error) }
         return .ok
+    }
+
+    /// What epoll reports for the connection: input unless reading is paused
+    /// (hang-ups and errors come regardless), and room to write while output waits.
+    var interest: EpollEvents {
+        var events: EpollEvents = readingPaused ? [] : [.readable, .readHangUp]
+        if watchingWritable { events.insert(.writable) }
+        return events
+    }
+
+    /// Tells epoll the current ``interest``.
+    func updateInterest(_ epoll: Epoll, token: UInt64) throws(Errno) {
+        guard descriptor >= 0 else { return }
+        try epoll.modify(descriptor, events: interest, data: token)
     }
 }

@@ -12,7 +12,7 @@ extension EventLoop {
     }
 
     /// Reads once (the registration is level-triggered: more data reports
-    /// again), then dispatches every complete call in arrival order.
+    /// again), then dispatches the complete calls in arrival order.
     func read(_ channel: Channel) {
         let count = recv(channel.socket.rawValue, readBuffer.baseAddress, readBuffer.count, 0)
         if count < 0 {
@@ -24,14 +24,42 @@ extension EventLoop {
         // End of file: the client hung up. A half-close counts too: it looks
         // the same from here, and a streamed call to it would never end.
         if count == 0 { return close(channel) }
+        serve(UnsafeRawBufferPointer(rebasing: readBuffer[..<count]), on: channel)
+    }
 
+    /// Goes on with a connection whose pending calls fell below the limit:
+    /// first the calls held back, then reading.
+    func resumeReading(_ channel: Channel) {
+        channel.connection.takeResumeRequest()
+        serve(UnsafeRawBufferPointer(start: nil, count: 0), on: channel)
+    }
+
+    /// Dispatches the complete calls in `bytes`, after those held back, until
+    /// the connection has as many pending calls as it may; the rest stays in
+    /// the reader and the loop stops reading the connection until calls finish.
+    private func serve(_ bytes: UnsafeRawBufferPointer, on channel: Channel) {
         let connection = channel.connection
         connection.cork()
         var verdict = Verdict.keepOpen
+        func next(_ frame: UnsafeRawBufferPointer) -> Bool {
+            verdict = dispatch(frame, on: connection)
+            return verdict == .keepOpen && connection.admitsCall
+        }
         do {
-            try channel.reader.consume(UnsafeRawBufferPointer(rebasing: readBuffer[..<count])) { frame in
-                verdict = dispatch(frame, on: connection)
-                return verdict == .keepOpen
+            if connection.admitsCall {
+                try channel.reader.consume(bytes, next)
+            } else {
+                channel.reader.holdBack(bytes)
+            }
+            // Calls finishing on other threads meanwhile make room: serve what
+            // is held back before deciding to pause.
+            while verdict == .keepOpen {
+                if try connection.pauseReadingWhileBusy() {
+                    notePause(channel)
+                    break
+                }
+                guard channel.reader.hasBacklog else { break }
+                try channel.reader.consumeBacklog(next)
             }
         } catch {
             verdict = .close(reason: "\(error)")
@@ -42,6 +70,14 @@ extension EventLoop {
             return close(channel)
         }
         if !written { close(channel) }
+    }
+
+    /// Logs a connection's first pause: well-behaved clients never reach it.
+    private func notePause(_ channel: Channel) {
+        guard !channel.hasPaused else { return }
+        channel.hasPaused = true
+        let limit = core.configuration.maximumPendingCallsPerConnection
+        logger.notice("\(channel.connection): \(limit) calls pending, its limit; reading no more until they finish")
     }
 
     private func dispatch(_ frame: UnsafeRawBufferPointer, on connection: VarlinkConnection) -> Verdict {

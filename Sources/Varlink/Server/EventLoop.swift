@@ -14,6 +14,8 @@ final class EventLoop {
         let socket: FileDescriptor
         var reader: FrameReader
         let connection: VarlinkConnection
+        /// Whether reading ever paused for pending calls (logged once).
+        var hasPaused = false
 
         init(socket: FileDescriptor, reader: FrameReader, connection: VarlinkConnection) {
             self.socket = socket
@@ -91,6 +93,9 @@ final class EventLoop {
         for connection in requests.closing {
             if let channel = channels[connection.id] { close(channel) }
         }
+        for connection in requests.resuming {
+            if let channel = channels[connection.id] { resumeReading(channel) }
+        }
         return requests.stop
     }
 
@@ -98,9 +103,15 @@ final class EventLoop {
         if ready.contains(.writable), !channel.connection.writeQueued() {
             return close(channel)
         }
-        if !ready.isDisjoint(with: [.readable, .readHangUp, .hangUp, .error]) {
-            read(channel)
+        guard !ready.isDisjoint(with: [.readable, .readHangUp, .hangUp, .error]) else { return }
+        if channel.connection.isReadingPaused {
+            // Only a hang-up or an error is reported while paused (or input
+            // from before the pause): the calls held back can no longer be
+            // answered when the peer is gone.
+            if !ready.isDisjoint(with: [.hangUp, .error]) { close(channel) }
+            return
         }
+        read(channel)
     }
 
     private func closeEverything() {

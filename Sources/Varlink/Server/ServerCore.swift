@@ -17,6 +17,8 @@ final class ServerCore: Sendable {
     struct Requests {
         var stop = false
         var closing: [VarlinkConnection] = []
+        /// Connections whose pending calls fell below the limit while paused.
+        var resuming: [VarlinkConnection] = []
     }
 
     private let requests = Mutex(Requests())
@@ -38,10 +40,19 @@ final class ServerCore: Sendable {
 
     /// Asks the loop to close `connection`. Safe from any thread.
     func requestClose(_ connection: VarlinkConnection) {
+        ask { $0.closing.append(connection) }
+    }
+
+    /// Asks the loop to read `connection` again. Safe from any thread.
+    func requestResume(_ connection: VarlinkConnection) {
+        ask { $0.resuming.append(connection) }
+    }
+
+    private func ask(_ change: (inout Requests) -> Void) {
         let queued = requests.withLock { requests in
             // After stop the loop has closed everything already.
             guard !requests.stop else { return false }
-            requests.closing.append(connection)
+            change(&requests)
             return true
         }
         if queued { wakeup.signal() }
@@ -58,6 +69,7 @@ final class ServerCore: Sendable {
         requests.withLock { requests in
             let taken = requests
             requests.closing.removeAll()
+            requests.resuming.removeAll()
             return taken
         }
     }

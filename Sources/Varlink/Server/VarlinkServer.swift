@@ -9,8 +9,9 @@ import SystemKit
 ///
 /// The loop reads calls, answers `org.varlink.service` itself and hands every
 /// other call to the ``VarlinkService`` as it arrives, even while earlier
-/// calls on the same connection are still being answered. Replies may come
-/// from any thread (see ``VarlinkConnection``).
+/// calls on the same connection are still being answered, up to
+/// ``VarlinkServerConfiguration/maximumPendingCallsPerConnection`` handed-on
+/// calls per connection. Replies may come from any thread (see ``VarlinkConnection``).
 ///
 /// Keep a reference for as long as it should serve: releasing it shuts it down.
 package final class VarlinkServer: Sendable {

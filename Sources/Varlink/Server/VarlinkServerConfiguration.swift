@@ -23,6 +23,11 @@ package struct VarlinkServerConfiguration: Sendable {
     package var maximumFrameSize = FrameReader.defaultMaximumFrameSize
     /// Reply bytes queued for a client that does not read; past it the client is dropped.
     package var maximumPendingOutput = 4 << 20
+    /// Calls one connection may have pending: handed on by the service and not
+    /// yet finished (see ``VarlinkConnection/beginPendingCall()``). At the limit
+    /// the server reads no more from that connection until one finishes; its
+    /// further calls wait, unread, in the socket.
+    package var maximumPendingCallsPerConnection = 64
     /// Where notable events go (not every call).
     package var logger = Logger(label: "varlink")
 

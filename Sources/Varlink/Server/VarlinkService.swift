@@ -10,10 +10,12 @@ package protocol VarlinkService: Sendable {
     /// loop thread, in arrival order per connection.
     ///
     /// Must not block: hand long work (PAM, disk) to another thread and reply
-    /// later through `connection`, from any thread. Reply exactly once, or
-    /// several times with `continues: true` on all but the last when
-    /// `call.more` is set; send nothing for a `call.oneway` (the client would
-    /// take it for the reply to its next call). A oneway call may still cause
-    /// a reply to an earlier call, such as the next reply of a stream.
+    /// later through `connection`, from any thread, holding a
+    /// ``VarlinkConnection/beginPendingCall()`` token until then, so the server
+    /// stops reading a connection that sends work faster than it is done.
+    /// Reply exactly once, or several times with `continues: true` on all but
+    /// the last when `call.more` is set; send nothing for a `call.oneway` (the
+    /// client would take it for the reply to its next call). A oneway call may
+    /// still cause a reply to an earlier call, such as the next reply of a stream.
     func handle(_ call: VarlinkCall, on connection: VarlinkConnection)
 }

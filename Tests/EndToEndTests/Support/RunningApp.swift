@@ -46,13 +46,9 @@ final class RunningApp: @unchecked Sendable {
 
     func endInput() { try? input.fileHandleForWriting.close() }
 
-    /// Waits up to 10 s for `text` on the app's standard error.
-    func waitForError(containing text: String) async -> Bool {
-        for _ in 0..<200 {
-            if standardError.contains(text) { return true }
-            try? await Task.sleep(for: .milliseconds(50))
-        }
-        return standardError.contains(text)
+    /// Waits up to `timeout` for `text` on the app's standard error.
+    func waitForError(containing text: String, timeout: Duration = .seconds(10)) async -> Bool {
+        await eventually(timeout: timeout) { standardError.contains(text) }
     }
 
     /// The exit status, once the app has exited (killed after 30 s).

@@ -4,6 +4,8 @@ import Foundation
 /// client would send.
 final class RawConnection {
     let descriptor: CInt
+    /// Bytes read past the last whole frame ``readFrames(_:timeout:)`` returned.
+    private var unread: [UInt8] = []
 
     struct Failure: Error, CustomStringConvertible {
         let description: String
@@ -57,6 +59,36 @@ final class RawConnection {
             received += buffer[..<count]
         }
         return (received, false)
+    }
+}
+
+extension RawConnection {
+    /// Reads until `count` NUL-terminated frames have come, the server closes
+    /// the connection, or `timeout` passes.
+    /// - Returns: the frames, without their NULs, as text.
+    func readFrames(_ count: Int, timeout: Duration = .seconds(30)) -> [String] {
+        var frames: [String] = []
+        let deadline = ContinuousClock.now + timeout
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            var start = unread.startIndex
+            while frames.count < count, let end = unread[start...].firstIndex(of: 0) {
+                frames.append(String(decoding: unread[start..<end], as: UTF8.self))
+                start = end + 1
+            }
+            unread.removeSubrange(..<start)
+            guard frames.count < count, ContinuousClock.now < deadline else { break }
+            var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&entry, 1, 50) > 0 else { continue }
+            let received = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if received == 0 { break }
+            if received < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                break
+            }
+            unread += buffer[..<received]
+        }
+        return frames
     }
 }
 

@@ -37,6 +37,10 @@ final class TestService: VarlinkService {
         # Never replies.
         method Hang() -> ()
 
+        # Stays pending, held by the service, until the test releases it;
+        # then replies (unless oneway).
+        method Park(index: int) -> (index: int)
+
         # Declared but not implemented.
         method Unimplemented() -> ()
 
@@ -51,6 +55,14 @@ final class TestService: VarlinkService {
     let answers = Mutex<[String]>([])
     /// The connection of the latest Converse call.
     let conversing = Mutex<VarlinkConnection?>(nil)
+    /// Park calls held, oldest first, and the most ever held at once.
+    let parking = Mutex(Parking())
+
+    struct Parking {
+        var held: [(connection: VarlinkConnection, call: VarlinkCall, pending: VarlinkPendingCall)] = []
+        var most = 0
+        var total = 0
+    }
 
     init() throws {
         interfaces = [try VarlinkInterfaceDescription(Self.interfaceText)]
@@ -58,9 +70,27 @@ final class TestService: VarlinkService {
 
     func closedCount() -> Int { closedConnections.withLock { $0.count } }
 
+    /// Park calls held now.
+    func parkedCount() -> Int { parking.withLock { $0.held.count } }
+
+    /// Answers and finishes every Park call held now, oldest first.
+    /// - Returns: how many were released.
+    @discardableResult
+    func releaseParked() -> Int {
+        let released = parking.withLock { parking in
+            defer { parking.held.removeAll() }
+            return parking.held
+        }
+        for (connection, call, pending) in released {
+            if call.expectsReply { connection.reply(["index": call.parameters["index"] ?? .null]) }
+            pending.finish()
+        }
+        return released.count
+    }
+
     func handle(_ call: VarlinkCall, on connection: VarlinkConnection) {
-        // Answer is the one oneway-capable method: it replies to the Converse stream.
-        if call.oneway && call.memberName != "Answer" { return }
+        // Answer replies to the Converse stream; Park holds its call either way.
+        if call.oneway && call.memberName != "Answer" && call.memberName != "Park" { return }
         switch call.memberName {
         case "Echo":
             guard let value = call.parameters["value"]?.stringValue else {
@@ -112,6 +142,13 @@ final class TestService: VarlinkService {
             }
         case "Hang":
             break
+        case "Park":
+            let pending = connection.beginPendingCall()
+            parking.withLock { parking in
+                parking.held.append((connection, call, pending))
+                parking.most = max(parking.most, parking.held.count)
+                parking.total += 1
+            }
         default:
             connection.fail(.methodNotImplemented(call.method))
         }
@@ -121,13 +158,14 @@ final class TestService: VarlinkService {
 extension VarlinkServerConfiguration {
     /// The configuration the tests' servers use.
     static func testing(
-        maximumConnections: Int = 4096, maximumPendingOutput: Int = 4 << 20
+        maximumConnections: Int = 4096, maximumPendingOutput: Int = 4 << 20, maximumPendingCalls: Int = 64
     ) -> VarlinkServerConfiguration {
         var configuration = VarlinkServerConfiguration(
             vendor: "Example", product: "Varlink tests", version: "1.0", url: "https://example.invalid/varlink"
         )
         configuration.maximumConnections = maximumConnections
         configuration.maximumPendingOutput = maximumPendingOutput
+        configuration.maximumPendingCallsPerConnection = maximumPendingCalls
         configuration.logger = Logger(label: "varlink-test", minimumLevel: .warning)
         return configuration
     }

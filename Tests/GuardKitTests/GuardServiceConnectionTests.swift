@@ -1,0 +1,83 @@
+import Foundation
+@testable import GuardKit
+import Synchronization
+import SystemKit
+import Testing
+import Varlink
+
+/// What the Guard's service keeps per connection stays the same size however
+/// many calls the connection makes.
+@Suite struct GuardServiceConnectionTests {
+    /// The Guard's service, remembering the connections it was called on.
+    final class Watched: VarlinkService {
+        let service: GuardService
+        let connections = Mutex<[UInt64: VarlinkConnection]>([:])
+        var interfaces: [VarlinkInterfaceDescription] { service.interfaces }
+
+        init(_ service: GuardService) { self.service = service }
+
+        func handle(_ call: VarlinkCall, on connection: VarlinkConnection) {
+            connections.withLock { $0[connection.id] = connection }
+            service.handle(call, on: connection)
+        }
+    }
+
+    /// Serves a Guard with an empty family on a temporary socket; the test
+    /// process, not being an app, is refused every app call.
+    private func withGuardService(_ body: (Watched, VarlinkClient) throws -> Void) throws {
+        try withStore { store, directory in
+            let policy = try AuthorizationPolicy(store: store, configuration: GuardConfiguration(),
+                                                 locker: LockEngineLocker(journal: store, logger: .quiet), logger: .quiet)
+            let watched = Watched(try GuardService(policy: policy, logger: .quiet))
+            var configuration = VarlinkServerConfiguration(vendor: "test", product: "guard", version: "0", url: "")
+            configuration.logger = .quiet
+            let server = try VarlinkServer(listeningOn: directory + "/guard.socket", configuration: configuration, service: watched)
+            defer { server.shutdown() }
+            let client = try VarlinkClient(path: directory + "/guard.socket", replyTimeout: .seconds(30))
+            defer { client.close() }
+            try body(watched, client)
+        }
+    }
+
+    /// The name of the error that ends `method`'s call, or "reply".
+    private func outcome(_ client: VarlinkClient, _ method: String, _ parameters: JSONObject = [:], more: Bool) throws -> String {
+        do {
+            if more {
+                try client.startStreaming("org.familycontrols.guard.\(method)", parameters: parameters)
+                _ = try client.receiveReply()
+            } else {
+                _ = try client.call("org.familycontrols.guard.\(method)", parameters: parameters)
+            }
+            return "reply"
+        } catch .remote(let error) {
+            return error.name
+        }
+    }
+
+    @Test func refusedCallsLeaveNoCloseCallbacksBehindOnTheirConnection() throws {
+        try withGuardService { watched, client in
+            var outcomes: [String: Int] = [:]
+            for _ in 0..<20_000 { outcomes[try outcome(client, "GetStatus", more: false), default: 0] += 1 }
+            for _ in 0..<1_000 { outcomes[try outcome(client, "Subscribe", more: true), default: 0] += 1 }
+            for _ in 0..<2_000 {
+                outcomes[try outcome(client, "RequestAuthorization", ["member": "child"], more: true), default: 0] += 1
+                outcomes[try outcome(client, "RevokeAuthorization", more: true), default: 0] += 1
+            }
+            #expect(outcomes == ["org.familycontrols.guard.InvalidArgument": 25_000])
+            let connection = try #require(watched.connections.withLock { $0.values.first })
+            // The session's one close handler, and nothing per call.
+            #expect(connection.closeCallbackCount == 1)
+            #expect(eventuallyTrue { connection.pendingCallCount == 0 })
+        }
+    }
+}
+
+/// Polls `condition` for up to 5 s.
+private func eventuallyTrue(_ condition: () -> Bool) -> Bool {
+    let deadline = ContinuousClock.now + .seconds(5)
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        usleep(2_000)
+    }
+    return condition()
+}
