@@ -51,6 +51,47 @@ import Testing
         #expect(ContinuousClock.now - started < .seconds(5))
     }
 
+    @Test func theStatusReadsFromAnyThreadOrTask() async {
+        // Apple's class belongs to no actor: plain code, detached tasks and
+        // other threads read the status without awaiting the main actor.
+        let center = AuthorizationCenter.shared
+        #expect(center.authorizationStatus == .notDetermined)
+        let fromTask = await Task.detached { center.authorizationStatus }.value
+        #expect(fromTask == .notDetermined)
+        let fromThread = await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: center.authorizationStatus) }.start()
+        }
+        #expect(fromThread == .notDetermined)
+    }
+
+    @MainActor @Test func aCompletionHandlerGivenOnTheMainActorRunsThere() async {
+        setenv("FAMILYCONTROLS_SOCKET", "/tmp/fc-no-guard-\(UUID().uuidString).socket", 1)
+        defer { unsetenv("FAMILYCONTROLS_SOCKET") }
+        // Not Sendable, and isolated to the main actor like a view model's closure.
+        var results: [Bool] = []
+        await withCheckedContinuation { continuation in
+            AuthorizationCenter.shared.revokeAuthorization { result in
+                #expect(DispatchQueue.getSpecific(key: mainKey) == true, "the handler was given on the main actor")
+                results.append((try? result.get()) != nil)
+                continuation.resume()
+            }
+        }
+        #expect(results == [false])
+    }
+
+    @Test func aCompletionHandlerGivenElsewhereRunsOnTheLibrarysTask() async {
+        setenv("FAMILYCONTROLS_SOCKET", "/tmp/fc-no-guard-\(UUID().uuidString).socket", 1)
+        defer { unsetenv("FAMILYCONTROLS_SOCKET") }
+        let onMain = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                AuthorizationCenter.shared.revokeAuthorization { _ in
+                    continuation.resume(returning: Thread.isMainThread || DispatchQueue.getSpecific(key: mainKey) == true)
+                }
+            }
+        }
+        #expect(!onMain)
+    }
+
     @MainActor @Test func observationSeesTheStatusProperty() {
         // withObservationTracking registers the read; the property is tracked.
         var tracked = false
@@ -80,6 +121,12 @@ import Testing
         #expect(AskpassPrompter(program: "/nonexistent/askpass").respond(to: AuthorizationPrompt(kind: .text, message: "x")) == nil)
     }
 }
+
+private let mainKey: DispatchSpecificKey<Bool> = {
+    let key = DispatchSpecificKey<Bool>()
+    DispatchQueue.main.setSpecific(key: key, value: true)
+    return key
+}()
 
 extension Result {
     var failureValue: Failure? {
