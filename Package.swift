@@ -5,6 +5,8 @@ let package = Package(
     name: "FamilyControls",
     products: [
         .library(name: "FamilyControls", targets: ["FamilyControls"]),
+        // For an app's own tests: an in-memory Guard that drives AuthorizationCenter.
+        .library(name: "FamilyControlsTesting", targets: ["FamilyControlsTesting"]),
         .executable(name: "familycontrolsd", targets: ["familycontrolsd"]),
         .executable(name: "familyctl", targets: ["familyctl"]),
         .executable(name: "familycontrols-demo", targets: ["familycontrols-demo"]),
@@ -32,6 +34,7 @@ let package = Package(
         // without loading Foundation; FamilyControls re-exports them.
         .target(name: "FamilyControlsModel"),
         .target(name: "FamilyControls", dependencies: ["FamilyControlsModel", "SystemKit", "Varlink"]),
+        .target(name: "FamilyControlsTesting", dependencies: ["FamilyControls"]),
         .target(
             name: "GuardKit",
             dependencies: ["CPAM", "CSQLite", "SystemKit", "Varlink", "FamilyControlsModel"]
@@ -51,7 +54,7 @@ let package = Package(
         .testTarget(name: "CPAMTests", dependencies: ["CPAM"]),
         .testTarget(name: "SystemKitTests", dependencies: ["SystemKit"]),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink"]),
-        .testTarget(name: "FamilyControlsTests", dependencies: ["FamilyControls"]),
+        .testTarget(name: "FamilyControlsTests", dependencies: ["FamilyControls", "FamilyControlsTesting", "TestSupport"]),
         .testTarget(name: "GuardKitTests", dependencies: ["GuardKit", "CPAM", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["SystemKit", "Varlink", "TestSupport"]),
     ],

@@ -55,13 +55,15 @@ private func seedSnippets() -> AnyCancellable {
     return cancellable
 }
 
-@Suite struct SeedSnippetTests {
-    /// The snippets compile (above); the test checks the sink runs at once with the
-    /// initial status, as a Combine subscription to `@Published` does.
-    @MainActor @Test func sinkDeliversTheInitialStatusAtOnce() {
-        var seen: [AuthorizationStatus] = []
-        let cancellable = AuthorizationCenter.shared.$authorizationStatus.sink { seen.append($0) }
-        #expect(seen == [.notDetermined])
-        cancellable.cancel()
+extension SharedCenterTests {
+    @Suite struct SeedSnippetTests {
+        /// The snippets compile (above); the test checks the sink runs at once with the
+        /// initial status, as a Combine subscription to `@Published` does.
+        @MainActor @Test func sinkDeliversTheInitialStatusAtOnce() {
+            var seen: [AuthorizationStatus] = []
+            let cancellable = AuthorizationCenter.shared.$authorizationStatus.sink { seen.append($0) }
+            #expect(seen == [.notDetermined])
+            cancellable.cancel()
+        }
     }
 }
