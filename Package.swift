@@ -57,6 +57,17 @@ let package = Package(
         .testTarget(name: "FamilyControlsTests", dependencies: ["FamilyControls", "FamilyControlsTesting", "TestSupport"]),
         .testTarget(name: "GuardKitTests", dependencies: ["GuardKit", "CPAM", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["SystemKit", "Varlink", "TestSupport"]),
+
+        // An app's code in the idioms real apps use, beside the library: a
+        // sample view model and its tests with the in-memory Guard. The
+        // idioms in Tests/AppIdioms/Idioms are typechecked in Swift 5 and 6
+        // modes by FamilyControlsTests (AppIdiomTests).
+        .target(name: "SampleApp", dependencies: ["FamilyControls"], path: "Tests/AppIdioms/SampleApp"),
+        .testTarget(
+            name: "SampleAppTests",
+            dependencies: ["SampleApp", "FamilyControls", "FamilyControlsTesting"],
+            path: "Tests/AppIdioms/SampleAppTests"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
