@@ -53,10 +53,13 @@ struct AppIdiomTests {
 /// build made.
 enum Swiftc {
     /// `swiftc` from PATH (where `swift test` puts the toolchain).
-    static let path: String? = {
+    static let path = tool("swiftc")
+
+    /// A program of the toolchain, from PATH.
+    static func tool(_ name: String) -> String? {
         let directories = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
-        return directories.map { "\($0)/swiftc" }.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }()
+        return directories.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
 
     /// The build's `Modules` folder: beside the running test bundle, where
     /// `swift build` puts FamilyControls.swiftmodule and the rest.
