@@ -5,6 +5,8 @@ let package = Package(
     name: "FamilyControls",
     products: [
         .library(name: "FamilyControls", targets: ["FamilyControls"]),
+        // For an app's own tests: an in-memory Guard that drives AuthorizationCenter.
+        .library(name: "FamilyControlsTesting", targets: ["FamilyControlsTesting"]),
         .executable(name: "familycontrolsd", targets: ["familycontrolsd"]),
         .executable(name: "familyctl", targets: ["familyctl"]),
         .executable(name: "familycontrols-demo", targets: ["familycontrols-demo"]),
@@ -32,6 +34,7 @@ let package = Package(
         // without loading Foundation; FamilyControls re-exports them.
         .target(name: "FamilyControlsModel"),
         .target(name: "FamilyControls", dependencies: ["FamilyControlsModel", "SystemKit", "Varlink"]),
+        .target(name: "FamilyControlsTesting", dependencies: ["FamilyControls"]),
         .target(
             name: "GuardKit",
             dependencies: ["CPAM", "CSQLite", "SystemKit", "Varlink", "FamilyControlsModel"]
@@ -51,9 +54,20 @@ let package = Package(
         .testTarget(name: "CPAMTests", dependencies: ["CPAM"]),
         .testTarget(name: "SystemKitTests", dependencies: ["SystemKit"]),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink"]),
-        .testTarget(name: "FamilyControlsTests", dependencies: ["FamilyControls"]),
+        .testTarget(name: "FamilyControlsTests", dependencies: ["FamilyControls", "FamilyControlsTesting", "TestSupport"]),
         .testTarget(name: "GuardKitTests", dependencies: ["GuardKit", "CPAM", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["SystemKit", "Varlink", "TestSupport"]),
+
+        // An app's code in the idioms real apps use, beside the library: a
+        // sample view model and its tests with the in-memory Guard. The
+        // idioms in Tests/AppIdioms/Idioms are typechecked in Swift 5 and 6
+        // modes by FamilyControlsTests (AppIdiomTests).
+        .target(name: "SampleApp", dependencies: ["FamilyControls"], path: "Tests/AppIdioms/SampleApp"),
+        .testTarget(
+            name: "SampleAppTests",
+            dependencies: ["SampleApp", "FamilyControls", "FamilyControlsTesting"],
+            path: "Tests/AppIdioms/SampleAppTests"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -12,13 +12,25 @@ import Synchronization
 /// On Linux the request goes to the Guard (`familycontrolsd`) over its socket
 /// (`FAMILYCONTROLS_SOCKET`, default `/run/familycontrols/guard.socket`); the
 /// alert and the guardian's authentication are shown by ``prompter``.
-/// ``authorizationStatus`` is main-actor isolated, as Apple asks for the main queue.
-@MainActor
-public final class AuthorizationCenter: PublishingObservable {
-    /// The shared center for requesting and revoking authorization.
-    public nonisolated static let shared = AuthorizationCenter()
+///
+/// As Apple declares it, the class belongs to no actor. ``authorizationStatus``
+/// may be read from any thread or task (the value sits behind a lock); it
+/// changes only on the main actor, so `$authorizationStatus` subscribers,
+/// `objectWillChange` and Observation hear of changes on the main thread,
+/// where Apple asks apps to read it.
+public final class AuthorizationCenter: ObservableObject, PublishingObservable, @unchecked Sendable {
+    // Unchecked: the one stored `var` is the `@Published` wrapper, set once by
+    // init; its value and subscribers live behind a lock in the box it shares
+    // with `$authorizationStatus`. Every other stored property is a Sendable `let`.
 
-    public nonisolated let observationRegistrar = ObservationRegistrar()
+    /// The shared center for requesting and revoking authorization.
+    public static let shared = AuthorizationCenter(backend: GuardBackend())
+
+    /// Fires on the main actor before ``authorizationStatus`` changes, for
+    /// `@ObservedObject var center = AuthorizationCenter.shared`.
+    public let objectWillChange = ObservableObjectPublisher()
+
+    public let observationRegistrar = ObservationRegistrar()
 
     /// The status of your app's authorization to provide parental controls.
     ///
@@ -27,30 +39,35 @@ public final class AuthorizationCenter: PublishingObservable {
     /// until a revoke succeeds or the app exits.
     @Published public private(set) var authorizationStatus: AuthorizationStatus = .notDetermined
 
-    private struct Settings {
+    private struct State {
+        var backend: any AuthorizationBackend
+        /// Bumped when the backend is replaced: results of older calls are dropped.
+        var generation = 0
         var prompter: (any Prompter)?
-        var follower: StatusFollower?
+        var follower: (any StatusFollowing)?
         var lastErrorMessage: String?
     }
-    private nonisolated let settings = Mutex(Settings())
+    private let state: Mutex<State>
 
-    nonisolated init() {}
+    package init(backend: any AuthorizationBackend) {
+        state = Mutex(State(backend: backend))
+    }
 
     /// What shows the alert and the authentication sheet. Defaults to the
     /// terminal when there is one, else the `FAMILYCONTROLS_ASKPASS` program,
     /// else standard input.
-    public nonisolated var prompter: any Prompter {
+    public var prompter: any Prompter {
         get {
-            if let chosen = settings.withLock({ $0.prompter }) { return chosen }
+            if let chosen = state.withLock({ $0.prompter }) { return chosen }
             if let terminal = TerminalPrompter() { return terminal }
             if let askpass = AskpassPrompter.fromEnvironment() { return askpass }
             return StandardInputPrompter()
         }
-        set { settings.withLock { $0.prompter = newValue } }
+        set { state.withLock { $0.prompter = newValue } }
     }
 
     /// The Guard's explanation of the last failure (what to fix), if any.
-    public nonisolated var lastErrorMessage: String? { settings.withLock { $0.lastErrorMessage } }
+    public var lastErrorMessage: String? { state.withLock { $0.lastErrorMessage } }
 
     /// The status now and after every change, as an asynchronous sequence.
     public var authorizationStatusUpdates: AsyncStream<AuthorizationStatus> { $authorizationStatus.values }
@@ -59,37 +76,35 @@ public final class AuthorizationCenter: PublishingObservable {
     ///
     /// A child's parent or guardian authenticates; an individual authenticates
     /// themself. Once approved, later calls return at once without prompting.
+    /// When the call returns, ``authorizationStatus`` holds the outcome.
     /// - Throws: ``FamilyControlsError``.
-    public nonisolated func requestAuthorization(for member: FamilyControlsMember) async throws {
-        let prompter = self.prompter
-        let outcome: Result<AuthorizationStatus, GuardClientFailure> = await Self.onOwnThread {
-            do throws(GuardClientFailure) {
-                return .success(try GuardClient.request(member, prompter: prompter))
-            } catch {
-                return .failure(error)
-            }
-        }
-        switch outcome {
+    public func requestAuthorization(for member: FamilyControlsMember) async throws {
+        let (backend, generation) = state.withLock { ($0.backend, $0.generation) }
+        switch await backend.request(member, prompter: prompter) {
         case .success(let status):
-            await setStatus(status, follow: true)
+            await settle(status, follow: true, generation: generation)
         case .failure(let failure):
-            settings.withLock { $0.lastErrorMessage = failure.message }
+            record(failure, generation: generation)
             if let status = failure.resultingStatus {
-                await setStatus(status, follow: false)
+                await settle(status, follow: false, generation: generation)
             }
             throw failure.error
         }
     }
 
     /// Requests authorization for a child, calling `completionHandler` with the outcome.
+    ///
+    /// Called on the main actor, the handler runs on the main actor; called
+    /// elsewhere, on a task of the library's.
     @available(*, deprecated, message: "Use requestAuthorization(for:) instead.")
-    public nonisolated func requestAuthorization(completionHandler: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+    public func requestAuthorization(completionHandler: @escaping (Result<Void, any Error>) -> Void) {
+        let completion = CompletionDelivery(completionHandler)
         Task {
             do {
                 try await requestAuthorization(for: .child)
-                completionHandler(.success(()))
+                await completion.deliver(.success(()))
             } catch {
-                completionHandler(.failure(error))
+                await completion.deliver(.failure(error))
             }
         }
     }
@@ -98,63 +113,92 @@ public final class AuthorizationCenter: PublishingObservable {
     /// The result says whether the request completed, not the authorization state.
     ///
     /// A child's approval is lifted only after a parent or guardian
-    /// authenticates, through ``prompter``, as for the approval.
-    public nonisolated func revokeAuthorization(completionHandler: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+    /// authenticates, through ``prompter``, as for the approval. Called on the
+    /// main actor, the handler runs on the main actor; called elsewhere, on a
+    /// task of the library's.
+    public func revokeAuthorization(completionHandler: @escaping (Result<Void, any Error>) -> Void) {
+        let completion = CompletionDelivery(completionHandler)
+        let (backend, generation) = state.withLock { ($0.backend, $0.generation) }
         let prompter = self.prompter
         Task {
-            let outcome: Result<Void, GuardClientFailure> = await Self.onOwnThread {
-                do throws(GuardClientFailure) {
-                    try GuardClient.revoke(prompter: prompter)
-                    return .success(())
-                } catch {
-                    return .failure(error)
-                }
-            }
-            switch outcome {
+            switch await backend.revoke(prompter: prompter) {
             case .success:
-                await stopFollowing(resetting: true)
-                completionHandler(.success(()))
+                await stopFollowing(resetting: true, generation: generation)
+                await completion.deliver(.success(()))
             case .failure(let failure):
-                settings.withLock { $0.lastErrorMessage = failure.message }
-                completionHandler(.failure(failure.error))
+                record(failure, generation: generation)
+                await completion.deliver(.failure(failure.error))
             }
         }
     }
 
-    /// Sets the status and, after a success, follows the Guard's changes.
-    private func setStatus(_ status: AuthorizationStatus, follow: Bool) {
-        authorizationStatus = status
-        guard follow else { return }
-        let alreadyFollowing = settings.withLock { $0.follower != nil }
-        guard !alreadyFollowing else { return }
-        let follower = StatusFollower { status in
-            Task { @MainActor in AuthorizationCenter.shared.followed(status) }
-        }
-        settings.withLock { $0.follower = follower }
-    }
-
-    private func followed(_ status: AuthorizationStatus) {
-        // A revoke that completed meanwhile ends following; late updates are dropped.
-        guard settings.withLock({ $0.follower != nil }) else { return }
-        authorizationStatus = status
-    }
-
-    private func stopFollowing(resetting: Bool) {
-        let follower = settings.withLock { settings in
-            defer { settings.follower = nil }
-            return settings.follower
+    /// Makes the center talk to `backend` from now on, as a fresh process
+    /// would: not determined, not following, no prompter chosen, no error
+    /// message. Results of calls still under way are dropped.
+    @MainActor package func replaceBackend(with backend: any AuthorizationBackend) {
+        let follower = state.withLock { state in
+            defer {
+                state.backend = backend
+                state.generation += 1
+                state.prompter = nil
+                state.follower = nil
+                state.lastErrorMessage = nil
+            }
+            return state.follower
         }
         follower?.stop()
-        // A revoked app goes back to not determined; a denied one stays denied.
-        if resetting && authorizationStatus == .approved { authorizationStatus = .notDetermined }
+        publish(.notDetermined)
     }
 
-    /// Runs blocking work on a new thread (never the cooperative pool) and awaits it.
-    private nonisolated static func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            let thread = Thread { continuation.resume(returning: body()) }
-            thread.name = "FamilyControls request"
-            thread.start()
+    private func record(_ failure: AuthorizationFailure, generation: Int) {
+        state.withLock { state in
+            if state.generation == generation { state.lastErrorMessage = failure.message }
         }
+    }
+
+    /// Sets the status and, after a success, follows the backend's changes.
+    @MainActor private func settle(_ status: AuthorizationStatus, follow: Bool, generation: Int) {
+        guard state.withLock({ $0.generation == generation }) else { return }
+        publish(status)
+        guard follow else { return }
+        let backend: (any AuthorizationBackend)? = state.withLock { $0.follower == nil ? $0.backend : nil }
+        guard let backend else { return }
+        let follower = backend.follow { [weak self] status in
+            self?.followed(status, generation: generation)
+        }
+        state.withLock { $0.follower = follower }
+    }
+
+    /// A change the backend reported, from any thread.
+    private func followed(_ status: AuthorizationStatus, generation: Int) {
+        Task { @MainActor in self.applyFollowed(status, generation: generation) }
+    }
+
+    @MainActor private func applyFollowed(_ status: AuthorizationStatus, generation: Int) {
+        // A revoke that completed meanwhile ends following; late updates are dropped.
+        guard state.withLock({ $0.follower != nil && $0.generation == generation }) else { return }
+        publish(status)
+    }
+
+    @MainActor private func stopFollowing(resetting: Bool, generation: Int) {
+        let follower: (any StatusFollowing)? = state.withLock { state in
+            guard state.generation == generation else { return nil }
+            defer { state.follower = nil }
+            return state.follower
+        }
+        follower?.stop()
+        guard resetting, state.withLock({ $0.generation == generation }) else { return }
+        // A revoked app goes back to not determined; a denied one stays denied.
+        if authorizationStatus == .approved || authorizationStatus == .approvedWithDataAccess {
+            publish(.notDetermined)
+        }
+    }
+
+    /// The one place the status changes: `objectWillChange` first, then the
+    /// value, then `$authorizationStatus` subscribers, all on the main actor.
+    @MainActor private func publish(_ status: AuthorizationStatus) {
+        guard authorizationStatus != status else { return }
+        objectWillChange.send()
+        authorizationStatus = status
     }
 }

@@ -2,7 +2,7 @@ import FoundationEssentials
 
 /// An error that occurs while requesting or revoking authorization.
 ///
-/// The cases and codes are Apple's (0–7) and the domain is
+/// The cases and codes are Apple's (0–8) and the domain is
 /// `FamilyControls.FamilyControlsError`; unlike Apple's, every case has a
 /// description a person can act on.
 public enum FamilyControlsError: Int, Error, Hashable, Sendable, CaseIterable {
@@ -22,6 +22,14 @@ public enum FamilyControlsError: Int, Error, Hashable, Sendable, CaseIterable {
     case networkError = 6
     /// The person has no way to authenticate (no usable password, no module).
     case authenticationMethodUnavailable = 7
+    /// The app must be authorized, with data access, for what it asked (Apple's SDK 26.4).
+    ///
+    /// Apple reports it from the activity-data interfaces that need
+    /// ``AuthorizationStatus/approvedWithDataAccess``. Linux has no such
+    /// interface, so neither the Guard nor the library reports it today; the
+    /// case exists so that code written for the newer SDK compiles, and maps
+    /// from the Guard's `org.familycontrols.guard.Unauthorized` should a Guard send it.
+    case unauthorized = 8
 
     /// The Varlink error name the Guard uses for this case.
     public var varlinkName: String {
@@ -39,6 +47,7 @@ public enum FamilyControlsError: Int, Error, Hashable, Sendable, CaseIterable {
         case .authorizationCanceled: "authorizationCanceled"
         case .networkError: "networkError"
         case .authenticationMethodUnavailable: "authenticationMethodUnavailable"
+        case .unauthorized: "unauthorized"
         }
     }
 
@@ -68,6 +77,8 @@ extension FamilyControlsError: LocalizedError {
             "The connection to the Guard service failed during the request."
         case .authenticationMethodUnavailable:
             "No authentication method is available for this account (for example, it has no usable password)."
+        case .unauthorized:
+            "This app is not authorized for this: it must first be approved to provide parental controls with access to activity data."
         }
     }
 }

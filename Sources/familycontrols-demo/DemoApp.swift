@@ -48,11 +48,11 @@ struct DemoApp {
     static func request(_ member: FamilyControlsMember) async {
         do {
             try await AuthorizationCenter.shared.requestAuthorization(for: member)
-            await printStatus()
+            printStatus()
             exit(0)
         } catch {
             report(error)
-            await printStatus()
+            printStatus()
             exit(1)
         }
     }
@@ -65,7 +65,7 @@ struct DemoApp {
             report(error)
             exit(1)
         }
-        for await status in await AuthorizationCenter.shared.authorizationStatusUpdates {
+        for await status in AuthorizationCenter.shared.authorizationStatusUpdates {
             FileHandle.standardOutput.write(Data("status: \(status)\n".utf8))
         }
     }
@@ -84,7 +84,6 @@ struct DemoApp {
         }
     }
 
-    @MainActor
     static func printStatus() {
         print("status: \(AuthorizationCenter.shared.authorizationStatus)")
     }

@@ -84,6 +84,12 @@ struct GuardHostileInputTests {
             #expect(error("org.familycontrols.guard.SetStatus", ["user": .string(guardd.child.name), "app": .string(GuardFixture.appID),
                                                                  "status": .string("maybe")])
                     == "org.familycontrols.guard.InvalidArgument")
+            // Statuses the Guard never sets: notDetermined is a revoke, and it grants no data access.
+            for status in ["notDetermined", "approvedWithDataAccess"] {
+                #expect(error("org.familycontrols.guard.SetStatus", ["user": .string(guardd.child.name), "app": .string(GuardFixture.appID),
+                                                                     "status": .string(status)])
+                        == "org.familycontrols.guard.InvalidArgument")
+            }
             #expect(error("org.familycontrols.guard.ListAuthorizations", ["user": .bool(true)])
                     == "org.familycontrols.guard.InvalidArgument")
             #expect(error("org.familycontrols.guard.RequestAuthorization", ["member": .string("child")])

@@ -3,83 +3,132 @@ import Foundation
 import Observation
 import Testing
 
-/// The library without a Guard: the state a fresh process starts in, and the
-/// failure a sandbox without the socket gets.
-@Suite(.serialized) struct AuthorizationCenterTests {
-    @MainActor @Test func statusStartsNotDetermined() {
-        #expect(AuthorizationCenter.shared.authorizationStatus == .notDetermined)
-    }
+extension SharedCenterTests {
+    /// The library without a Guard: the state a fresh process starts in, and the
+    /// failure a sandbox without the socket gets.
+    @Suite struct AuthorizationCenterTests {
+        @MainActor @Test func statusStartsNotDetermined() {
+            #expect(AuthorizationCenter.shared.authorizationStatus == .notDetermined)
+        }
 
-    @Test func noGuardFailsWithUnavailableQuickly() async throws {
-        setenv("FAMILYCONTROLS_SOCKET", "/tmp/fc-no-guard-\(UUID().uuidString).socket", 1)
-        defer { unsetenv("FAMILYCONTROLS_SOCKET") }
-        for member in FamilyControlsMember.allCases {
+        @Test func noGuardFailsWithUnavailableQuickly() async throws {
+            setenv("FAMILYCONTROLS_SOCKET", "/tmp/fc-no-guard-\(UUID().uuidString).socket", 1)
+            defer { unsetenv("FAMILYCONTROLS_SOCKET") }
+            for member in FamilyControlsMember.allCases {
+                let started = ContinuousClock.now
+                await #expect(throws: FamilyControlsError.unavailable) {
+                    try await AuthorizationCenter.shared.requestAuthorization(for: member)
+                }
+                // No wait on any timeout: well under the client's 1 s connect bound when idle;
+                // loose here because other suites load both cores.
+                #expect(ContinuousClock.now - started < .seconds(5))
+            }
+            let revoked: Result<Void, any Error> = await withCheckedContinuation { continuation in
+                AuthorizationCenter.shared.revokeAuthorization { continuation.resume(returning: $0) }
+            }
+            #expect((try? revoked.get()) == nil)
+            #expect((revoked.failureValue as? FamilyControlsError) == .unavailable)
+            #expect(AuthorizationCenter.shared.lastErrorMessage?.contains("does not exist") == true)
+            await MainActor.run { #expect(AuthorizationCenter.shared.authorizationStatus == .notDetermined) }
+        }
+
+        @Test func aSocketNobodyAnswersOnIsUnavailableToo() async throws {
+            let path = "/tmp/fc-stale-\(UUID().uuidString.prefix(8)).socket"
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+            _ = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            close(fd)  // bound, never listening: a stale socket file
+            defer { unlink(path) }
+            setenv("FAMILYCONTROLS_SOCKET", path, 1)
+            defer { unsetenv("FAMILYCONTROLS_SOCKET") }
             let started = ContinuousClock.now
             await #expect(throws: FamilyControlsError.unavailable) {
-                try await AuthorizationCenter.shared.requestAuthorization(for: member)
+                try await AuthorizationCenter.shared.requestAuthorization(for: .child)
             }
-            // No wait on any timeout: well under the client's 1 s connect bound when idle;
-            // loose here because other suites load both cores.
             #expect(ContinuousClock.now - started < .seconds(5))
         }
-        let revoked: Result<Void, any Error> = await withCheckedContinuation { continuation in
-            AuthorizationCenter.shared.revokeAuthorization { continuation.resume(returning: $0) }
-        }
-        #expect((try? revoked.get()) == nil)
-        #expect((revoked.failureValue as? FamilyControlsError) == .unavailable)
-        #expect(AuthorizationCenter.shared.lastErrorMessage?.contains("does not exist") == true)
-        await MainActor.run { #expect(AuthorizationCenter.shared.authorizationStatus == .notDetermined) }
-    }
 
-    @Test func aSocketNobodyAnswersOnIsUnavailableToo() async throws {
-        let path = "/tmp/fc-stale-\(UUID().uuidString.prefix(8)).socket"
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        @Test func theStatusReadsFromAnyThreadOrTask() async {
+            // Apple's class belongs to no actor: plain code, detached tasks and
+            // other threads read the status without awaiting the main actor.
+            let center = AuthorizationCenter.shared
+            #expect(center.authorizationStatus == .notDetermined)
+            let fromTask = await Task.detached { center.authorizationStatus }.value
+            #expect(fromTask == .notDetermined)
+            let fromThread = await withCheckedContinuation { continuation in
+                Thread { continuation.resume(returning: center.authorizationStatus) }.start()
+            }
+            #expect(fromThread == .notDetermined)
         }
-        close(fd)  // bound, never listening: a stale socket file
-        defer { unlink(path) }
-        setenv("FAMILYCONTROLS_SOCKET", path, 1)
-        defer { unsetenv("FAMILYCONTROLS_SOCKET") }
-        let started = ContinuousClock.now
-        await #expect(throws: FamilyControlsError.unavailable) {
-            try await AuthorizationCenter.shared.requestAuthorization(for: .child)
+
+        @MainActor @Test func aCompletionHandlerGivenOnTheMainActorRunsThere() async {
+            setenv("FAMILYCONTROLS_SOCKET", "/tmp/fc-no-guard-\(UUID().uuidString).socket", 1)
+            defer { unsetenv("FAMILYCONTROLS_SOCKET") }
+            // Not Sendable, and isolated to the main actor like a view model's closure.
+            var results: [Bool] = []
+            await withCheckedContinuation { continuation in
+                AuthorizationCenter.shared.revokeAuthorization { result in
+                    #expect(DispatchQueue.getSpecific(key: mainKey) == true, "the handler was given on the main actor")
+                    results.append((try? result.get()) != nil)
+                    continuation.resume()
+                }
+            }
+            #expect(results == [false])
         }
-        #expect(ContinuousClock.now - started < .seconds(5))
-    }
 
-    @MainActor @Test func observationSeesTheStatusProperty() {
-        // withObservationTracking registers the read; the property is tracked.
-        var tracked = false
-        withObservationTracking {
-            _ = AuthorizationCenter.shared.authorizationStatus
-            tracked = true
-        } onChange: {}
-        #expect(tracked)
-    }
+        @Test func aCompletionHandlerGivenElsewhereRunsOnTheLibrarysTask() async {
+            setenv("FAMILYCONTROLS_SOCKET", "/tmp/fc-no-guard-\(UUID().uuidString).socket", 1)
+            defer { unsetenv("FAMILYCONTROLS_SOCKET") }
+            let onMain = await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    AuthorizationCenter.shared.revokeAuthorization { _ in
+                        continuation.resume(returning: Thread.isMainThread || DispatchQueue.getSpecific(key: mainKey) == true)
+                    }
+                }
+            }
+            #expect(!onMain)
+        }
 
-    @Test func askpassProgramAnswersWithItsFirstLine() throws {
-        let path = "/tmp/fc-askpass-\(UUID().uuidString.prefix(8))"
-        let script = "#!/bin/sh\necho \"answer to $1 ($FAMILYCONTROLS_PROMPT_KIND)\"\necho second line\n"
-        // Written by a shell of its own: a descriptor open for writing in this
-        // process could leak into a program another test starts at that
-        // moment, and the kernel refuses to run a file open for writing.
-        let writer = Process()
-        writer.executableURL = URL(fileURLWithPath: "/bin/sh")
-        writer.arguments = ["-c", #"printf '%s' "$1" > "$2" && chmod 755 "$2""#, "sh", script, path]
-        try writer.run()
-        writer.waitUntilExit()
-        defer { unlink(path) }
-        try #require(writer.terminationStatus == 0)
-        let prompter = AskpassPrompter(program: path)
-        #expect(prompter.respond(to: AuthorizationPrompt(kind: .secret, message: "Password:")) == "answer to Password: (secret)")
-        #expect(prompter.respond(to: AuthorizationPrompt(kind: .info, message: "hello")) == nil)
-        #expect(AskpassPrompter(program: "/nonexistent/askpass").respond(to: AuthorizationPrompt(kind: .text, message: "x")) == nil)
+        @MainActor @Test func observationSeesTheStatusProperty() {
+            // withObservationTracking registers the read; the property is tracked.
+            var tracked = false
+            withObservationTracking {
+                _ = AuthorizationCenter.shared.authorizationStatus
+                tracked = true
+            } onChange: {}
+            #expect(tracked)
+        }
+
+        @Test func askpassProgramAnswersWithItsFirstLine() throws {
+            let path = "/tmp/fc-askpass-\(UUID().uuidString.prefix(8))"
+            let script = "#!/bin/sh\necho \"answer to $1 ($FAMILYCONTROLS_PROMPT_KIND)\"\necho second line\n"
+            // Written by a shell of its own: a descriptor open for writing in this
+            // process could leak into a program another test starts at that
+            // moment, and the kernel refuses to run a file open for writing.
+            let writer = Process()
+            writer.executableURL = URL(fileURLWithPath: "/bin/sh")
+            writer.arguments = ["-c", #"printf '%s' "$1" > "$2" && chmod 755 "$2""#, "sh", script, path]
+            try writer.run()
+            writer.waitUntilExit()
+            defer { unlink(path) }
+            try #require(writer.terminationStatus == 0)
+            let prompter = AskpassPrompter(program: path)
+            #expect(prompter.respond(to: AuthorizationPrompt(kind: .secret, message: "Password:")) == "answer to Password: (secret)")
+            #expect(prompter.respond(to: AuthorizationPrompt(kind: .info, message: "hello")) == nil)
+            #expect(AskpassPrompter(program: "/nonexistent/askpass").respond(to: AuthorizationPrompt(kind: .text, message: "x")) == nil)
+        }
     }
 }
+
+private let mainKey: DispatchSpecificKey<Bool> = {
+    let key = DispatchSpecificKey<Bool>()
+    DispatchQueue.main.setSpecific(key: key, value: true)
+    return key
+}()
 
 extension Result {
     var failureValue: Failure? {

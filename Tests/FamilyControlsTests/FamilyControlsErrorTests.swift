@@ -12,6 +12,7 @@ import Testing
         (.authorizationCanceled, 5, "authorizationCanceled"),
         (.networkError, 6, "networkError"),
         (.authenticationMethodUnavailable, 7, "authenticationMethodUnavailable"),
+        (.unauthorized, 8, "unauthorized"),
     ])
     func codeDomainAndDescription(error: FamilyControlsError, code: Int, name: String) {
         #expect(error.rawValue == code)
@@ -34,8 +35,11 @@ import Testing
     }
 
     @Test func statusAndMemberKeepApplesRawValues() throws {
-        #expect(AuthorizationStatus.allCases.map(\.rawValue) == [0, 1, 2])
-        #expect(AuthorizationStatus.allCases.map(\.description) == ["notDetermined", "denied", "approved"])
+        #expect(AuthorizationStatus.allCases.map(\.rawValue) == [0, 1, 2, 3])
+        #expect(AuthorizationStatus.allCases.map(\.description) == ["notDetermined", "denied", "approved", "approvedWithDataAccess"])
+        for status in AuthorizationStatus.allCases {
+            #expect(AuthorizationStatus(name: status.description) == status)
+        }
         #expect(FamilyControlsMember.child.rawValue == 0)
         #expect(FamilyControlsMember.individual.rawValue == 1)
         let encoded = try JSONEncoder().encode([AuthorizationStatus.approved])

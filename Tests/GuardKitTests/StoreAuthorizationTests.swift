@@ -17,12 +17,28 @@ struct StoreAuthorizationTests {
         }
     }
 
-    @Test("every status and member round-trips", arguments: AuthorizationStatus.allCases, FamilyControlsMember.allCases)
+    @Test("every status the Guard stores, and every member, round-trips",
+          arguments: [AuthorizationStatus.notDetermined, .denied, .approved], FamilyControlsMember.allCases)
     func enumerations(_ status: AuthorizationStatus, _ member: FamilyControlsMember) throws {
         try withStore { store, _ throws in
             let record = AuthorizationRecord.sample(status: status, member: member)
             try store.save(record)
             #expect(try store.authorizations() == [record])
+        }
+    }
+
+    @Test("approvedWithDataAccess, which the Guard never grants, is refused by the schema")
+    func dataAccessIsNeverStored() throws {
+        try withStore { store, _ throws in
+            let error = #expect(throws: StoreError.self) {
+                try store.save(.sample(status: .approvedWithDataAccess))
+            }
+            guard case .sqlite(store.path, let sqlite)? = error else {
+                Issue.record("expected a SQLite error, got \(String(describing: error))")
+                return
+            }
+            #expect(sqlite.extendedCode == .constraintCheck)
+            #expect(try store.authorizations() == [])
         }
     }
 

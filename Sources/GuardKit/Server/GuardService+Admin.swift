@@ -24,7 +24,7 @@ extension GuardService {
                 return ["authorizations": .array(views.map { .object($0.json) })]
             case "SetStatus":
                 let status = try string("status")
-                guard let value = AuthorizationStatus(name: status), value != .notDetermined else {
+                guard let value = AuthorizationStatus(name: status), value == .approved || value == .denied else {
                     throw GuardFailure(.familyControls(.invalidArgument), "status must be approved or denied, found \"\(status.clipped)\"")
                 }
                 let view = try policy.set(user: try string("user"), appID: try string("app"), to: value, requester: requester)

@@ -1,0 +1,244 @@
+import FamilyControls
+import Synchronization
+
+/// The in-memory Guard's state and its answers to the center: the
+/// `AuthorizationBackend` an ``InMemoryGuard`` hands its center.
+final class InMemoryGuardEngine: AuthorizationBackend {
+    private struct WaitingSheet {
+        var id: Int
+        var purpose: Sheet.Purpose
+        var handedOut = false
+        var continuation: CheckedContinuation<Answer, Never>
+    }
+    private struct Watcher {
+        var id: Int
+        var continuation: CheckedContinuation<Sheet, any Error>
+    }
+    private struct State {
+        let user: FamilyControlsMember?
+        var status: AuthorizationStatus
+        var approvedMember: FamilyControlsMember?
+        var isRunning = true
+        var answers: [Answer] = []
+        var sheets: [WaitingSheet] = []
+        var watchers: [Watcher] = []
+        var expired: Set<Int> = []
+        var followers: [Int: @Sendable (AuthorizationStatus) -> Void] = [:]
+        var nextID = 0
+        var requests: [FamilyControlsMember] = []
+        var revocations = 0
+
+        mutating func makeID() -> Int {
+            nextID += 1
+            return nextID
+        }
+    }
+    private let state: Mutex<State>
+
+    init(user: FamilyControlsMember?, status: AuthorizationStatus) {
+        let approvedMember = status.isApproval ? user ?? .child : nil
+        state = Mutex(State(user: user, status: status, approvedMember: approvedMember))
+    }
+
+    var storedStatus: AuthorizationStatus { state.withLock { $0.status } }
+    var requests: [FamilyControlsMember] { state.withLock { $0.requests } }
+    var revocations: Int { state.withLock { $0.revocations } }
+    var isRunning: Bool {
+        get { state.withLock { $0.isRunning } }
+        set { state.withLock { $0.isRunning = newValue } }
+    }
+
+    // MARK: AuthorizationBackend
+
+    func request(_ member: FamilyControlsMember, prompter: any Prompter) async -> Result<AuthorizationStatus, AuthorizationFailure> {
+        let early: Result<AuthorizationStatus, AuthorizationFailure>? = state.withLock { state in
+            state.requests.append(member)
+            guard state.isRunning else { return .failure(Self.unavailable) }
+            if let user = state.user, user != member {
+                return .failure(AuthorizationFailure(.invalidAccountType, message: user == .child
+                    ? "the user is a child in the family: a parent or guardian must approve (request .child)"
+                    : "the user is not a child in the family configuration"))
+            }
+            guard state.status.isApproval else { return nil }
+            if state.approvedMember == member { return .success(state.status) }
+            if member == .individual {
+                return .failure(AuthorizationFailure(.authorizationConflict,
+                                                     message: "the app is already approved as a child; revoke it first"))
+            }
+            return nil
+        }
+        if let early { return early }
+        switch await answer(for: .request(member)) {
+        case .approve:
+            change(to: .approved, member: member)
+            return .success(.approved)
+        case .approveWithDataAccess:
+            change(to: .approvedWithDataAccess, member: member)
+            return .success(.approvedWithDataAccess)
+        case .deny:
+            change(to: .denied, member: member)
+            return .failure(AuthorizationFailure(.authorizationCanceled, message: "the app was not allowed to provide parental controls",
+                                                 resultingStatus: .denied))
+        case .cancel:
+            return .failure(AuthorizationFailure(.authorizationCanceled, message: "the request was canceled"))
+        case .fail(let error):
+            return .failure(AuthorizationFailure(error, message: error.errorDescription ?? error.caseName))
+        }
+    }
+
+    func revoke(prompter: any Prompter) async -> Result<Void, AuthorizationFailure> {
+        enum Next { case done(Result<Void, AuthorizationFailure>), revokeNow, askGuardian }
+        let next: Next = state.withLock { state in
+            state.revocations += 1
+            guard state.isRunning else { return .done(.failure(Self.unavailable)) }
+            // Denied and undecided apps: no effect, and the call completed.
+            guard state.status.isApproval else { return .done(.success(())) }
+            return state.approvedMember == .child ? .askGuardian : .revokeNow
+        }
+        switch next {
+        case .done(let result):
+            return result
+        case .revokeNow:
+            change(to: .notDetermined, member: nil)
+            return .success(())
+        case .askGuardian:
+            switch await answer(for: .revoke) {
+            case .approve, .approveWithDataAccess:
+                change(to: .notDetermined, member: nil)
+                return .success(())
+            case .deny:
+                return .failure(AuthorizationFailure(.authorizationCanceled, message: "the guardian did not allow the revoke"))
+            case .cancel:
+                return .failure(AuthorizationFailure(.authorizationCanceled, message: "the revoke was canceled"))
+            case .fail(let error):
+                return .failure(AuthorizationFailure(error, message: error.errorDescription ?? error.caseName))
+            }
+        }
+    }
+
+    func follow(_ update: @escaping @Sendable (AuthorizationStatus) -> Void) -> any StatusFollowing {
+        let id = state.withLock { state in
+            let id = state.makeID()
+            state.followers[id] = update
+            return id
+        }
+        return Following(engine: self, id: id)
+    }
+
+    private struct Following: StatusFollowing {
+        let engine: InMemoryGuardEngine
+        let id: Int
+        func stop() { _ = engine.state.withLock { $0.followers.removeValue(forKey: id) } }
+    }
+
+    // MARK: The test's side
+
+    func set(_ status: AuthorizationStatus) {
+        change(to: status, member: state.withLock { $0.approvedMember ?? $0.user ?? .child })
+    }
+
+    func queue(_ answers: [Answer]) {
+        state.withLock { $0.answers.append(contentsOf: answers) }
+    }
+
+    func nextSheet(timeout: Duration) async throws -> Sheet {
+        let watcherID = state.withLock { $0.makeID() }
+        let timer = Task { [weak self] in
+            do {
+                try await Task.sleep(for: timeout)
+            } catch {
+                return
+            }
+            self?.expire(watcher: watcherID, timeout: timeout)
+        }
+        defer { timer.cancel() }
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Sheet, any Error>) in
+            enum Outcome { case ready(Sheet), expired, waiting }
+            let outcome: Outcome = state.withLock { state in
+                if state.expired.remove(watcherID) != nil { return .expired }
+                if let index = state.sheets.firstIndex(where: { !$0.handedOut }) {
+                    state.sheets[index].handedOut = true
+                    return .ready(Sheet(purpose: state.sheets[index].purpose, id: state.sheets[index].id, engine: self))
+                }
+                state.watchers.append(Watcher(id: watcherID, continuation: continuation))
+                return .waiting
+            }
+            switch outcome {
+            case .ready(let sheet): continuation.resume(returning: sheet)
+            case .expired: continuation.resume(throwing: Self.noSheet(timeout))
+            case .waiting: break
+            }
+        }
+    }
+
+    private func expire(watcher id: Int, timeout: Duration) {
+        let continuation = state.withLock { state -> CheckedContinuation<Sheet, any Error>? in
+            guard let index = state.watchers.firstIndex(where: { $0.id == id }) else {
+                // Not waiting yet: the wait ends as soon as it starts.
+                state.expired.insert(id)
+                return nil
+            }
+            return state.watchers.remove(at: index).continuation
+        }
+        continuation?.resume(throwing: Self.noSheet(timeout))
+    }
+
+    private static func noSheet(_ timeout: Duration) -> TimedOut {
+        TimedOut(waitingFor: "a request or revoke at the authentication sheet", timeout: timeout)
+    }
+
+    func answer(sheet id: Int, with answer: Answer) {
+        let continuation = state.withLock { state -> CheckedContinuation<Answer, Never>? in
+            guard let index = state.sheets.firstIndex(where: { $0.id == id }) else { return nil }
+            return state.sheets.remove(at: index).continuation
+        }
+        continuation?.resume(returning: answer)
+    }
+
+    /// Cancels every sheet still waiting, so no call of the app hangs.
+    func cancelWaitingSheets() {
+        let waiting = state.withLock { state in
+            defer { state.sheets.removeAll() }
+            return state.sheets.map(\.continuation)
+        }
+        for continuation in waiting { continuation.resume(returning: .cancel) }
+    }
+
+    // MARK: Internals
+
+    private static let unavailable = AuthorizationFailure(.unavailable, message: "the Guard is not running")
+
+    /// The queued answer, or the one the test gives at the sheet.
+    private func answer(for purpose: Sheet.Purpose) async -> Answer {
+        await withCheckedContinuation { continuation in
+            let (queued, watcher): (Answer?, (Watcher, Sheet)?) = state.withLock { state in
+                if !state.answers.isEmpty { return (state.answers.removeFirst(), nil) }
+                let id = state.makeID()
+                var sheet = WaitingSheet(id: id, purpose: purpose, continuation: continuation)
+                guard !state.watchers.isEmpty else {
+                    state.sheets.append(sheet)
+                    return (nil, nil)
+                }
+                sheet.handedOut = true
+                state.sheets.append(sheet)
+                return (nil, (state.watchers.removeFirst(), Sheet(purpose: purpose, id: id, engine: self)))
+            }
+            if let queued { continuation.resume(returning: queued) }
+            if let (watcher, sheet) = watcher { watcher.continuation.resume(returning: sheet) }
+        }
+    }
+
+    /// Stores `status` and tells every follower, as the Guard's status hub does.
+    private func change(to status: AuthorizationStatus, member: FamilyControlsMember?) {
+        let followers = state.withLock { state in
+            state.status = status
+            state.approvedMember = status.isApproval ? member : nil
+            return Array(state.followers.values)
+        }
+        for follower in followers { follower(status) }
+    }
+}
+
+extension AuthorizationStatus {
+    var isApproval: Bool { self == .approved || self == .approvedWithDataAccess }
+}
