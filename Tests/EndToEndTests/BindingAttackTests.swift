@@ -144,7 +144,8 @@ struct BindingAttackTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         for root in ["/", "/home", "/tmp"] {
             try "[Apps]\nRoots=\(root)\n".write(toFile: "\(directory)/bad.conf", atomically: true, encoding: .utf8)
-            let result = try await run(productPath("familycontrolsd"), [
+            // A Guard that accepted it would serve until stopped: at most 10 s.
+            let result = try await run("/usr/bin/timeout", ["-s", "KILL", "10", productPath("familycontrolsd"),
                 "--config", "\(directory)/bad.conf", "--socket", "\(directory)/s", "--state-dir", "\(directory)/state"])
             #expect(result.status == 3, "Roots=\(root) was accepted")
             #expect(result.standardError.contains("must be a folder of each user's own, with %u (user name) or %h (home)"),
