@@ -133,7 +133,7 @@ struct AppLockTests {
             #expect(clean.standardOutput == "familyctl: every lock is whole\n")
 
             // Someone with root loosens one file.
-            try sh("chattr -i '\(app)/lib/data.txt' && chmod 0666 '\(app)/lib/data.txt'").requireSuccess()
+            try await sh("chattr -i '\(app)/lib/data.txt' && chmod 0666 '\(app)/lib/data.txt'").requireSuccess()
             let drift = try await guardd.familyctl(["locks", "verify"])
             #expect(drift.status == 1)
             #expect(drift.standardOutput.contains("lib/data.txt"))
@@ -147,7 +147,7 @@ struct AppLockTests {
         try await withGuard { guardd in
             let app = guardd.appDirectory
             // A large app, so the lock takes long enough to be interrupted.
-            try sh("""
+            try await sh("""
                 set -e
                 for d in $(seq 1 50); do mkdir -p '\(app)/d'$d; for f in $(seq 1 100); do echo $d$f > '\(app)/d'$d/f$f; done; done
                 chown -R \(guardd.child.name):\(guardd.child.name) '\(app)'

@@ -69,7 +69,7 @@ struct BindingAttackTests {
             try await guardd.requestApproved().requireSuccess()
             let fake = "\(guardd.homesRoot)/\(guardd.child.name)/fake"
             try FileManager.default.createDirectory(atPath: fake, withIntermediateDirectories: true)
-            try sh("cp '\(guardd.appDirectory)'/* '\(fake)/' && chown -R \(guardd.child.name) '\(guardd.homesRoot)/\(guardd.child.name)'")
+            try await sh("cp '\(guardd.appDirectory)'/* '\(fake)/' && chown -R \(guardd.child.name) '\(guardd.homesRoot)/\(guardd.child.name)'")
                 .requireSuccess()
             let probe = try await guardd.shell("unshare -Urm true")
             try #require(probe.succeeded, "the child cannot make a namespace here: \(probe.standardError)")
@@ -98,7 +98,7 @@ struct BindingAttackTests {
                         if (strncmp(*e, "LD_PRELOAD=", 11) == 0) memset(*e, 'X', 10);
                 }
                 """.write(toFile: "\(home)/hide.c", atomically: true, encoding: .utf8)
-            try sh("gcc -shared -fPIC -o '\(home)/hide.so' '\(home)/hide.c' && chown -R \(guardd.child.name) '\(home)'")
+            try await sh("gcc -shared -fPIC -o '\(home)/hide.so' '\(home)/hide.c' && chown -R \(guardd.child.name) '\(home)'")
                 .requireSuccess()
 
             let (approved, result) = try await guardd.isApproved(
@@ -113,7 +113,7 @@ struct BindingAttackTests {
     @Test func anAppWhoseFilesOnlyItsChildMayReadStillRunsOnceLocked() async throws {
         try await withGuard { guardd in
             // As installed under umask 077.
-            try sh("chmod -R go-rwx '\(guardd.appDirectory)'").requireSuccess()
+            try await sh("chmod -R go-rwx '\(guardd.appDirectory)'").requireSuccess()
             let before = try TreeSnapshot.take(guardd.appDirectory)
             try await guardd.requestApproved().requireSuccess()
             let locked = try TreeSnapshot.take(guardd.appDirectory)
@@ -166,7 +166,7 @@ struct BindingAttackTests {
                 Exec=\(hidden)/familycontrols-demo
                 X-FamilyControls=true
                 """.write(toFile: "\(app)/\(GuardFixture.appID).desktop", atomically: false, encoding: .utf8)
-            try sh("chown -R \(guardd.child.name) '\(app)'").requireSuccess()
+            try await sh("chown -R \(guardd.child.name) '\(app)'").requireSuccess()
 
             let result = try await guardd.requestApproved(executable: "\(app)/\(hidden)/familycontrols-demo")
             #expect(result.status == 0, "\(result.standardError)")

@@ -40,7 +40,7 @@ struct LockAttackEndToEndTests {
         try await withGuard { guardd in
             let applications = "\(guardd.homesRoot)/\(guardd.child.name)/Applications"
             try FileManager.default.createDirectory(atPath: applications, withIntermediateDirectories: true)
-            try mountFilesystem(filesystem, at: applications, image: "\(guardd.directory)/\(filesystem).img")
+            try await mountFilesystem(filesystem, at: applications, image: "\(guardd.directory)/\(filesystem).img")
             defer { _ = try? run("/usr/bin/umount", ["-l", applications]) as ProcessResult }
             let app = try guardd.installDemo(for: guardd.child, appID: "org.example.Disk", inHome: true)
             try await guardd.shell("echo original > '\(app)/data.txt'").requireSuccess()
@@ -107,9 +107,9 @@ struct LockAttackEndToEndTests {
             try await guardd.requestApproved(executable: broken + "/familycontrols-demo").requireSuccess()
             try await guardd.requestApproved().requireSuccess()
             guardd.stop()
-            try sh("chattr -R -i '\(broken)' && mkdir -p '\(guardd.directory)/gone' && mv '\(broken)' '\(guardd.directory)/gone/'")
+            try await sh("chattr -R -i '\(broken)' && mkdir -p '\(guardd.directory)/gone' && mv '\(broken)' '\(guardd.directory)/gone/'")
                 .requireSuccess()
-            try sh("chattr -i '\(guardd.appExecutable)'").requireSuccess()
+            try await sh("chattr -i '\(guardd.appExecutable)'").requireSuccess()
 
             try await guardd.start()
             try await guardd.waitUntilReconciled()
@@ -163,11 +163,11 @@ struct LockAttackEndToEndTests {
 
 /// Mounts a fresh `type` filesystem at `path`: tmpfs, or an image file made
 /// with `mkfs.TYPE` and loop-mounted.
-func mountFilesystem(_ type: String, at path: String, image: String) throws {
+func mountFilesystem(_ type: String, at path: String, image: String) async throws {
     if type == "tmpfs" {
-        try sh("mount -t tmpfs -o mode=0755 tmpfs '\(path)'").requireSuccess()
+        try await sh("mount -t tmpfs -o mode=0755 tmpfs '\(path)'").requireSuccess()
     } else {
-        try sh("truncate -s 320M '\(image)' && mkfs.\(type) -q '\(image)' && mount -o loop '\(image)' '\(path)'").requireSuccess()
+        try await sh("truncate -s 320M '\(image)' && mkfs.\(type) -q '\(image)' && mount -o loop '\(image)' '\(path)'").requireSuccess()
     }
 }
 

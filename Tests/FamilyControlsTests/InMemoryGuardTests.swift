@@ -81,11 +81,9 @@ import Testing
 
     @Test func waitingForASheetNobodyOpensTimesOut() async {
         let familyGuard = InMemoryGuard()
-        let started = ContinuousClock.now
         await #expect(throws: TimedOut.self) {
             _ = try await familyGuard.nextSheet(timeout: .milliseconds(100))
         }
-        #expect(ContinuousClock.now - started < .seconds(5))
     }
 
     @Test func anIndividualsRevokeResetsTheStatusAndEndsFollowing() async throws {

@@ -113,3 +113,9 @@ public func run(
         try run(executable, arguments, input: input, environment: environment, currentDirectory: currentDirectory)
     }
 }
+
+/// ``sh(_:input:)`` without blocking the cooperative pool.
+@discardableResult
+public func sh(_ command: String, input: String? = nil) async throws -> ProcessResult {
+    try await run("/bin/sh", ["-c", command], input: input)
+}
