@@ -24,11 +24,15 @@ extension FileDescriptor {
     /// description has the inode open for writing, whichever process holds
     /// it: a descriptor, a shared writable mapping (it keeps its file open),
     /// or a descriptor in flight in a Unix socket. Needs the file's owner or
-    /// `CAP_LEASE`. The lease is released before this returns.
-    public func writers() -> WriterCheck {
+    /// `CAP_LEASE`.
+    ///
+    /// The lease lasts until this descriptor is closed (or `releasingLease`
+    /// is set): a read lease only delays another process's opening the file
+    /// for writing, which an immutable file refuses anyway.
+    public func writers(releasingLease: Bool = false) -> WriterCheck {
         let taken = fcntl(rawValue, Self.setLease, CInt(F_RDLCK))
         if taken == 0 {
-            _ = fcntl(rawValue, Self.setLease, CInt(F_UNLCK))
+            if releasingLease { _ = fcntl(rawValue, Self.setLease, CInt(F_UNLCK)) }
             return .none
         }
         let code = errno

@@ -66,7 +66,7 @@ struct StoreLockJournalTests {
             try store.deleteLock(user: "alice", appID: "org.example.Paint")
             #expect(try store.lockRecord(user: "alice", appID: "org.example.Paint") == nil)
             #expect(try store.entries(user: "alice", appID: "org.example.Paint") == [])
-            #expect(try integer("SELECT count(*) FROM lock_entries WHERE app_id = 'org.example.Paint'", in: store.path) == 0)
+            #expect(try integer("SELECT count(*) FROM lock_entry_chunks WHERE app_id = 'org.example.Paint'", in: store.path) == 0)
             #expect(try store.allLockRecords() == [.sample(appID: "org.example.Chess")])
             #expect(try store.entries(user: "alice", appID: "org.example.Chess") == Self.entries)
         }
@@ -76,14 +76,62 @@ struct StoreLockJournalTests {
     func saveEntriesIsAtomic() throws {
         try withStore { store, _ throws in
             try store.saveEntries(Self.entries, record: .sample(state: .locked))
-            // The same relative path twice violates the primary key half-way through.
-            let duplicate = [LockedEntry.sample("a"), .sample("b"), .sample("a")]
-            let error = #expect(throws: StoreError.self) {
-                try store.saveEntries(duplicate, record: .sample(state: .unlocking))
+            // A failure half-way through: the second chunk of a big list is refused.
+            let database = try SQLiteDatabase(path: store.path, flags: [.readWrite])
+            try database.execute("""
+                CREATE TRIGGER refuse_second AFTER INSERT ON lock_entry_chunks WHEN NEW.seq = 1
+                BEGIN SELECT RAISE(ABORT, 'refused for the test'); END
+                """)
+            let big = (0..<(LockEntryCodec.entriesPerChunk + 10)).map { LockedEntry.sample("f\($0)") }
+            #expect(throws: StoreError.self) {
+                try store.saveEntries(big, record: .sample(state: .unlocking))
             }
-            #expect(error?.sqliteError?.extendedCode == .constraintPrimaryKey)
             #expect(try store.lockRecord(user: "alice", appID: "org.example.Paint")?.state == .locked)
             #expect(try store.entries(user: "alice", appID: "org.example.Paint") == Self.entries)
+        }
+    }
+
+    @Test("two entries with one path are refused before anything is written")
+    func duplicatePathsAreRefused() throws {
+        try withStore { store, _ throws in
+            try store.saveEntries(Self.entries, record: .sample(state: .locked))
+            let duplicate = [LockedEntry.sample("a"), .sample("b"), .sample("a")]
+            #expect(throws: StoreError.invalidValue(path: store.path, table: "lock_entry_chunks", column: "relative_path",
+                                                    value: "a (twice)")) {
+                try store.saveEntries(duplicate, record: .sample(state: .unlocking))
+            }
+            #expect(try store.entries(user: "alice", appID: "org.example.Paint") == Self.entries)
+        }
+    }
+
+    @Test("entries kept one per row by an earlier version are still read, and later chunks replace them by path")
+    func legacyRowsAreRead() throws {
+        try withStore { store, _ throws in
+            try store.saveLockRecord(.sample(state: .locked))
+            let database = try SQLiteDatabase(path: store.path, flags: [.readWrite])
+            for entry in [LockedEntry.sample("a"), .sample("b")] {
+                try database.run("""
+                    INSERT INTO lock_entries (user, app_id, relative_path, kind, device, inode, uid, gid, mode, was_immutable)
+                    VALUES ('alice', 'org.example.Paint', ?1, 'regular', 2049, ?2, 1001, 1001, 420, 0)
+                    """, [.text(entry.relativePath), .integer(Int64(entry.inode))])
+            }
+            var replaced = LockedEntry.sample("a")
+            replaced.inode = 7
+            try store.appendEntries([replaced, .sample("c")], record: .sample(state: .locked))
+            #expect(try store.entries(user: "alice", appID: "org.example.Paint") == [replaced, .sample("b"), .sample("c")])
+        }
+    }
+
+    @Test("a damaged chunk is an error naming it, never a shorter list", arguments: [
+        Data(), Data("FCJ1".utf8), Data("XXXX\u{0}\u{0}\u{0}\u{0}".utf8),
+        Data([0x46, 0x43, 0x4a, 0x31, 1, 0, 0, 0, 9]),
+    ])
+    func damagedChunk(_ blob: Data) throws {
+        try withStore { store, _ throws in
+            try store.saveEntries(Self.entries, record: .sample(state: .locked))
+            let database = try SQLiteDatabase(path: store.path, flags: [.readWrite])
+            try database.run("UPDATE lock_entry_chunks SET entries = ?1", [.blob(blob)])
+            #expect(throws: StoreError.self) { try store.entries(user: "alice", appID: "org.example.Paint") }
         }
     }
 

@@ -1,3 +1,5 @@
+import FoundationEssentials
+
 extension Store: LockJournal {
     /// The lock record of (user, app), or nil when none is recorded.
     package func lockRecord(user: String, appID: String) throws(StoreError) -> LockRecord? {
@@ -26,38 +28,72 @@ extension Store: LockJournal {
 
     /// Saves `record` and replaces all of its entries with `entries`, in one
     /// transaction. Durable when it returns.
+    /// - Throws: ``StoreError/invalidValue(path:table:column:value:)`` when two
+    ///   entries share a path (nothing is written then).
     package func saveEntries(_ entries: [LockedEntry], record: LockRecord) throws(StoreError) {
         try withConnection { (connection) throws(StoreError) in
+            var paths = Set<String>()
+            for entry in entries where !paths.insert(entry.relativePath).inserted {
+                throw .invalidValue(path: connection.path, table: "lock_entry_chunks", column: "relative_path",
+                                    value: "\(entry.relativePath.clipped) (twice)")
+            }
             try connection.transaction { () throws(StoreError) in
                 try connection.upsert(record)
-                try connection.execute(
-                    "DELETE FROM lock_entries WHERE user = ?1 AND app_id = ?2",
-                    [.text(record.user), .text(record.appID)])
-                try connection.insert(entries, user: record.user, appID: record.appID)
+                for table in ["lock_entries", "lock_entry_chunks"] {
+                    try connection.execute("DELETE FROM \(table) WHERE user = ?1 AND app_id = ?2",
+                                           [.text(record.user), .text(record.appID)])
+                }
+                try connection.insertChunks(entries, user: record.user, appID: record.appID, from: 0)
             }
         }
     }
 
-    /// Saves `record` and adds `entries`, replacing rows at the same paths, in
-    /// one transaction. Durable when it returns.
+    /// Saves `record` and adds `entries`, which replace entries at the same
+    /// paths when read, in one transaction. Durable when it returns.
     package func appendEntries(_ entries: [LockedEntry], record: LockRecord) throws(StoreError) {
         try withConnection { (connection) throws(StoreError) in
             try connection.transaction { () throws(StoreError) in
                 try connection.upsert(record)
-                try connection.insert(entries, user: record.user, appID: record.appID, replacing: true)
+                let next = try connection.query(
+                    "SELECT coalesce(max(seq), -1) + 1 FROM lock_entry_chunks WHERE user = ?1 AND app_id = ?2",
+                    [.text(record.user), .text(record.appID)]) { $0.int64(at: 0) }.first ?? 0
+                try connection.insertChunks(entries, user: record.user, appID: record.appID, from: next)
             }
         }
     }
 
-    /// The entries recorded for (user, app), in the order they were saved.
+    /// The entries recorded for (user, app), in the order they were saved; an
+    /// entry added later at a path already recorded takes that one's place.
     package func entries(user: String, appID: String) throws(StoreError) -> [LockedEntry] {
         try withConnection { (connection) throws(StoreError) in
-            try connection.query(
+            var entries = try connection.query(
                 """
                 SELECT relative_path, kind, device, inode, uid, gid, mode, was_immutable
                 FROM lock_entries WHERE user = ?1 AND app_id = ?2 ORDER BY rowid
                 """,
                 [.text(user), .text(appID)], row: connection.lockedEntry)
+            var index = entries.positionsByPath()
+            let chunks = try connection.query(
+                "SELECT seq, entries FROM lock_entry_chunks WHERE user = ?1 AND app_id = ?2 ORDER BY seq",
+                [.text(user), .text(appID)]) { row in (row.int64(at: 0), row.data(at: 1) ?? Data()) }
+            for (seq, blob) in chunks {
+                let decoded: [LockedEntry]
+                do throws(LockEntryCodec.CodecError) {
+                    decoded = try LockEntryCodec.decode(blob)
+                } catch {
+                    throw .invalidValue(path: connection.path, table: "lock_entry_chunks", column: "entries",
+                                        value: "chunk \(seq) of \(appID) for \(user): \(error)")
+                }
+                for entry in decoded {
+                    if let position = index[entry.relativePath] {
+                        entries[position] = entry
+                    } else {
+                        index[entry.relativePath] = entries.count
+                        entries.append(entry)
+                    }
+                }
+            }
+            return entries
         }
     }
 
@@ -91,34 +127,18 @@ extension StoreConnection {
         )
     }
 
-    /// Inserts `entries` with one prepared statement: an app can have thousands
-    /// of files. With `replacing`, a row already at the same path is updated;
-    /// without, it is a constraint error.
-    fileprivate func insert(_ entries: [LockedEntry], user: String, appID: String, replacing: Bool = false) throws(StoreError) {
-        let conflict = replacing ? """
-            ON CONFLICT (user, app_id, relative_path) DO UPDATE SET
-                kind = excluded.kind, device = excluded.device, inode = excluded.inode, uid = excluded.uid,
-                gid = excluded.gid, mode = excluded.mode, was_immutable = excluded.was_immutable
-            """ : ""
-        try sqlite { () throws(SQLiteError) in
-            let statement = try database.prepare(
-                """
-                INSERT INTO lock_entries
-                    (user, app_id, relative_path, kind, device, inode, uid, gid, mode, was_immutable)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-                \(conflict)
-                """
-            )
-            for entry in entries {
-                try statement.bind([
-                    .text(user), .text(appID), .text(entry.relativePath), .text(entry.kind.name),
-                    .integer(Int64(bitPattern: entry.device)), .integer(Int64(bitPattern: entry.inode)),
-                    .integer(Int64(entry.uid)), .integer(Int64(entry.gid)), .integer(Int64(entry.mode)),
-                    .integer(entry.wasImmutable ? 1 : 0),
-                ])
-                while try statement.step() {}
-                statement.reset()
-            }
+    /// Writes `entries` as blobs of up to ``LockEntryCodec/entriesPerChunk``,
+    /// numbered from `first`.
+    fileprivate func insertChunks(_ entries: [LockedEntry], user: String, appID: String, from first: Int64) throws(StoreError) {
+        var seq = first
+        var start = entries.startIndex
+        while start < entries.endIndex {
+            let end = min(start + LockEntryCodec.entriesPerChunk, entries.endIndex)
+            try execute(
+                "INSERT INTO lock_entry_chunks (user, app_id, seq, entries) VALUES (?1, ?2, ?3, ?4)",
+                [.text(user), .text(appID), .integer(seq), .blob(LockEntryCodec.encode(entries[start..<end]))])
+            seq += 1
+            start = end
         }
     }
 

@@ -46,6 +46,8 @@ extension Store {
         // survives a power cut once the client has been told it succeeded.
         try connection.execute("PRAGMA synchronous = FULL")
         try connection.execute("PRAGMA foreign_keys = ON")
+        // A lock journals thousands of entries in one transaction: room for them in memory.
+        try connection.execute("PRAGMA cache_size = -16384")
         let foreignKeys = try connection.query("PRAGMA foreign_keys") { $0.int64(at: 0) }.first
         guard foreignKeys == 1 else {
             throw .unsupportedSetting(path: database.path, setting: "foreign_keys", value: "\(foreignKeys ?? 0)")

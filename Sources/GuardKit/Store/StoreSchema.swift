@@ -9,7 +9,7 @@ package enum StoreSchema {
     package static let applicationID: Int32 = 0x4661_6D43
 
     /// Every migration, oldest first; the last one's version is the current schema.
-    package static let migrations: [StoreMigration] = [version1, version2]
+    package static let migrations: [StoreMigration] = [version1, version2, version3]
 
     /// The schema version this code writes and reads.
     package static var currentVersion: Int { migrations.last?.version ?? 0 }
@@ -91,6 +91,24 @@ package enum StoreSchema {
                 app_inode = (SELECT inode FROM locks
                              WHERE locks.user = authorizations.user AND locks.app_id = authorizations.app_id);
             CREATE INDEX authorizations_by_status ON authorizations (user, status, updated_at);
+            """
+    )
+
+    // The lock journal's entries as blobs of thousands (LockEntryCodec): a lock
+    // of ten thousand files is a few row writes, not ten thousand inserts.
+    // Rows already in lock_entries stay readable; new entries go here.
+    private static let version3 = StoreMigration(
+        version: 3,
+        summary: "lock journal entries stored in compact chunks",
+        sql: """
+            CREATE TABLE lock_entry_chunks (
+                user TEXT NOT NULL,
+                app_id TEXT NOT NULL,
+                seq INTEGER NOT NULL CHECK (seq >= 0),
+                entries BLOB NOT NULL,
+                PRIMARY KEY (user, app_id, seq),
+                FOREIGN KEY (user, app_id) REFERENCES locks (user, app_id) ON DELETE CASCADE
+            ) STRICT;
             """
     )
 
