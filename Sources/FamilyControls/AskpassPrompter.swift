@@ -2,8 +2,12 @@ import Foundation
 
 /// Runs a helper program once per prompt, with the prompt text as its
 /// argument, and reads the answer from its standard output, like
-/// `SUDO_ASKPASS`. The program comes from `FAMILYCONTROLS_ASKPASS`.
-/// Info and error messages are passed too; their output is ignored.
+/// `SUDO_ASKPASS`. Info and error messages are passed too; their output is
+/// ignored.
+///
+/// An app sets one itself (`center.prompter = AskpassPrompter(program:)`);
+/// `FAMILYCONTROLS_ASKPASS` is used, by default, for an individual's own
+/// password only, never for what a parent or guardian is shown.
 public struct AskpassPrompter: Prompter {
     /// The helper program's path.
     public var program: String

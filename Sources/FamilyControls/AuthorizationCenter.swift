@@ -53,17 +53,27 @@ public final class AuthorizationCenter: ObservableObject, PublishingObservable, 
         state = Mutex(State(backend: backend))
     }
 
-    /// What shows the alert and the authentication sheet. Defaults to the
-    /// terminal when there is one, else the `FAMILYCONTROLS_ASKPASS` program,
+    /// What shows the alert, the wait for a parent or guardian, and (for an
+    /// individual, or a guardian where the site allows in-person approval)
+    /// the authentication sheet. Defaults to the terminal when there is one,
     /// else standard input.
+    ///
+    /// `FAMILYCONTROLS_ASKPASS` names an askpass program for an individual's
+    /// own password only: a child's environment is the child's, so it never
+    /// chooses what is shown a parent or guardian.
     public var prompter: any Prompter {
-        get {
-            if let chosen = state.withLock({ $0.prompter }) { return chosen }
-            if let terminal = TerminalPrompter() { return terminal }
-            if let askpass = AskpassPrompter.fromEnvironment() { return askpass }
-            return StandardInputPrompter()
-        }
+        get { prompter(for: .child) }
         set { state.withLock { $0.prompter = newValue } }
+    }
+
+    /// The prompter a request for `member` uses: the one set, else the
+    /// terminal, else (for an individual only) `FAMILYCONTROLS_ASKPASS`, else
+    /// standard input.
+    private func prompter(for member: FamilyControlsMember) -> any Prompter {
+        if let chosen = state.withLock({ $0.prompter }) { return chosen }
+        if let terminal = TerminalPrompter() { return terminal }
+        if member == .individual, let askpass = AskpassPrompter.fromEnvironment() { return askpass }
+        return StandardInputPrompter()
     }
 
     /// The Guard's explanation of the last failure (what to fix), if any.
@@ -80,7 +90,7 @@ public final class AuthorizationCenter: ObservableObject, PublishingObservable, 
     /// - Throws: ``FamilyControlsError``.
     public func requestAuthorization(for member: FamilyControlsMember) async throws {
         let (backend, generation) = state.withLock { ($0.backend, $0.generation) }
-        switch await backend.request(member, prompter: prompter) {
+        switch await backend.request(member, prompter: prompter(for: member)) {
         case .success(let status):
             await settle(status, follow: true, generation: generation)
         case .failure(let failure):

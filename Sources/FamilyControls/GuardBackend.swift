@@ -1,4 +1,6 @@
 import Foundation
+import Synchronization
+import Varlink
 
 /// The Guard (`familycontrolsd`) over its socket: what
 /// ``AuthorizationCenter/shared`` talks to. The client blocks on people and on
@@ -7,24 +9,37 @@ import Foundation
 package struct GuardBackend: AuthorizationBackend {
     package init() {}
 
+    /// A child's request waits for a parent or guardian, for minutes maybe:
+    /// cancelling the calling task cancels it (the connection is closed, and
+    /// the Guard ends the request as canceled).
     package func request(_ member: FamilyControlsMember, prompter: any Prompter) async -> Result<AuthorizationStatus, AuthorizationFailure> {
-        await Self.onOwnThread {
-            do throws(GuardClientFailure) {
-                return .success(try GuardClient.request(member, prompter: prompter))
-            } catch {
-                return .failure(AuthorizationFailure(error))
+        let cancellation = Cancellation()
+        return await withTaskCancellationHandler {
+            await Self.onOwnThread {
+                do throws(GuardClientFailure) {
+                    return .success(try GuardClient.request(member, prompter: prompter, connected: cancellation.attach))
+                } catch {
+                    return .failure(AuthorizationFailure(error))
+                }
             }
+        } onCancel: {
+            cancellation.cancel()
         }
     }
 
     package func revoke(prompter: any Prompter) async -> Result<Void, AuthorizationFailure> {
-        await Self.onOwnThread {
-            do throws(GuardClientFailure) {
-                try GuardClient.revoke(prompter: prompter)
-                return .success(())
-            } catch {
-                return .failure(AuthorizationFailure(error))
+        let cancellation = Cancellation()
+        return await withTaskCancellationHandler {
+            await Self.onOwnThread {
+                do throws(GuardClientFailure) {
+                    try GuardClient.revoke(prompter: prompter, connected: cancellation.attach)
+                    return .success(())
+                } catch {
+                    return .failure(AuthorizationFailure(error))
+                }
             }
+        } onCancel: {
+            cancellation.cancel()
         }
     }
 
@@ -43,6 +58,32 @@ package struct GuardBackend: AuthorizationBackend {
 }
 
 extension StatusFollower: StatusFollowing {}
+
+/// Ends a call under way when its task is cancelled, whether the
+/// cancellation comes before or after the connection is made.
+private final class Cancellation: Sendable {
+    private struct State {
+        var interrupter: VarlinkClientInterrupter?
+        var canceled = false
+    }
+    private let state = Mutex(State())
+
+    func attach(_ interrupter: VarlinkClientInterrupter) {
+        let canceled = state.withLock { state in
+            state.interrupter = interrupter
+            return state.canceled
+        }
+        if canceled { interrupter.interrupt() }
+    }
+
+    func cancel() {
+        let interrupter = state.withLock { state in
+            state.canceled = true
+            return state.interrupter
+        }
+        interrupter?.interrupt()
+    }
+}
 
 extension AuthorizationFailure {
     init(_ failure: GuardClientFailure) {

@@ -43,17 +43,34 @@ enum GuardClient {
 
     /// Connects quickly or not at all: with no Guard (a sandbox, a container)
     /// requests must fail with `.unavailable` at once, never hang.
+    ///
+    /// The Guard runs as root: a service at the socket run by anyone else
+    /// (a child's fake behind `FAMILYCONTROLS_SOCKET`, say) is refused before
+    /// a single byte is sent to it or a single prompt relayed from it.
     static func connect() throws(GuardClientFailure) -> VarlinkClient {
+        let path = socketPath
+        let client: VarlinkClient
         do throws(VarlinkClientError) {
-            return try VarlinkClient(path: socketPath, connectTimeout: .seconds(1))
+            client = try VarlinkClient(path: path, connectTimeout: .seconds(1))
         } catch {
             throw GuardClientFailure(error, connecting: true)
         }
+        guard let peer = client.peerCredentials, peer.uid == 0 else {
+            let who = client.peerCredentials.map { "uid \($0.uid)" } ?? "an unknown user"
+            client.close()
+            throw GuardClientFailure(.unavailable, "the service at \(path) runs as \(who), not as root: "
+                + "it is not the Guard, so nothing was sent to it")
+        }
+        return client
     }
 
     /// Runs `RequestAuthorization`, relaying each prompt to `prompter`.
-    static func request(_ member: FamilyControlsMember, prompter: any Prompter) throws(GuardClientFailure) -> AuthorizationStatus {
-        let final = try converse("RequestAuthorization", ["member": .string(member.description)], prompter: prompter)
+    /// `connected` receives the connection's interrupter: interrupting it
+    /// cancels the request (the Guard sees the app hang up).
+    static func request(_ member: FamilyControlsMember, prompter: any Prompter,
+                        connected: (VarlinkClientInterrupter) -> Void = { _ in }) throws(GuardClientFailure) -> AuthorizationStatus {
+        let final = try converse("RequestAuthorization", ["member": .string(member.description)], prompter: prompter,
+                                 connected: connected)
         guard let name = final["status"]?.stringValue, let status = AuthorizationStatus(name: name) else {
             throw GuardClientFailure(.networkError, "the Guard's final reply carried no status")
         }
@@ -61,16 +78,17 @@ enum GuardClient {
     }
 
     /// Runs `RevokeAuthorization`; a child's approval asks for a guardian through `prompter`.
-    static func revoke(prompter: any Prompter) throws(GuardClientFailure) {
-        _ = try converse("RevokeAuthorization", [:], prompter: prompter)
+    static func revoke(prompter: any Prompter, connected: (VarlinkClientInterrupter) -> Void = { _ in }) throws(GuardClientFailure) {
+        _ = try converse("RevokeAuthorization", [:], prompter: prompter, connected: connected)
     }
 
     /// Calls `method` with `more`, relays every prompt to `prompter`, and
     /// returns the last reply's parameters.
-    private static func converse(_ method: String, _ parameters: JSONObject,
-                                 prompter: any Prompter) throws(GuardClientFailure) -> JSONObject {
+    private static func converse(_ method: String, _ parameters: JSONObject, prompter: any Prompter,
+                                 connected: (VarlinkClientInterrupter) -> Void) throws(GuardClientFailure) -> JSONObject {
         let client = try connect()
         defer { client.close() }
+        connected(client.interrupter)
         do throws(VarlinkClientError) {
             try client.startStreaming("\(interface).\(method)", parameters: parameters)
             while true {
@@ -82,6 +100,9 @@ enum GuardClient {
                 if !reply.continues { return reply.parameters }
             }
         } catch {
+            if client.interrupter.wasInterrupted {
+                throw GuardClientFailure(.authorizationCanceled, "the request was canceled by the app")
+            }
             throw GuardClientFailure(error, connecting: false)
         }
     }

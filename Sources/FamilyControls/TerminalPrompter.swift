@@ -11,7 +11,7 @@ public struct TerminalPrompter: Prompter {
     public func respond(to prompt: AuthorizationPrompt) -> String? {
         guard let terminal = Terminal() else { return nil }
         switch prompt.kind {
-        case .info, .error:
+        case .info, .error, .pending:
             terminal.write(prompt.message.hasSuffix("\n") ? prompt.message : prompt.message + "\n")
             return nil
         case .alert:

@@ -12,6 +12,10 @@ public struct AuthorizationPrompt: Hashable, Sendable {
         case secret
         /// A question whose answer may be echoed.
         case text
+        /// The request now waits for a parent or guardian to decide it from
+        /// their own account; the message says how. No answer: the request
+        /// ends when they decide, when it expires, or when the app gives up.
+        case pending
         /// Information to show; no answer.
         case info
         /// An error to show; no answer.
@@ -27,6 +31,6 @@ public struct AuthorizationPrompt: Hashable, Sendable {
     }
 
     /// Whether the prompt waits for an answer.
-    public var expectsAnswer: Bool { ![.info, .error].contains(kind) }
+    public var expectsAnswer: Bool { ![.info, .error, .pending].contains(kind) }
 }
 

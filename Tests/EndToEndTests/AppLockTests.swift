@@ -31,7 +31,7 @@ struct AppLockTests {
             try furnish(app, owner: guardd.child)
             let original = try TreeSnapshot.take(app)
 
-            try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput).requireSuccess()
+            try await guardd.requestApproved().requireSuccess()
             let locked = try TreeSnapshot.take(app)
             #expect(locked.unlockedItems().isEmpty, "not locked:\n\(locked.unlockedItems())")
             #expect(try await guardd.authorization()?["lock"]?.stringValue == "locked")
@@ -74,8 +74,7 @@ struct AppLockTests {
             try furnish(app, owner: guardd.child)
             let original = try TreeSnapshot.take(app)
             let executable = "\(app)/familycontrols-demo"
-            try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput,
-                                 executable: executable).requireSuccess()
+            try await guardd.requestApproved(executable: executable).requireSuccess()
             let home = "\(guardd.homesRoot)/\(guardd.child.name)"
             let renamed = try await asUser(guardd.child, "mv '\(home)/Applications' '\(home)/Moved'")
             #expect(renamed.status == 0, "the child owns its home: \(renamed.standardError)")
@@ -106,7 +105,7 @@ struct AppLockTests {
     @Test func leavingTheFamilyKeepsTheLocksUntilGraduation() async throws {
         try await withGuard { guardd in
             let app = guardd.appDirectory
-            try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput).requireSuccess()
+            try await guardd.requestApproved().requireSuccess()
             let locked = try TreeSnapshot.take(app)
             try guardd.writeConfiguration(children: [])
             kill(try #require(guardd.process?.processIdentifier), SIGHUP)
@@ -127,7 +126,7 @@ struct AppLockTests {
         try await withGuard { guardd in
             let app = guardd.appDirectory
             try furnish(app, owner: guardd.child)
-            try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput).requireSuccess()
+            try await guardd.requestApproved().requireSuccess()
             let clean = try await guardd.familyctl(["locks", "verify"])
             #expect(clean.status == 0)
             #expect(clean.standardOutput == "familyctl: every lock is whole\n")

@@ -74,12 +74,32 @@ struct BindingAttackTests {
             let probe = try await guardd.shell("unshare -Urm true")
             try #require(probe.succeeded, "the child cannot make a namespace here: \(probe.standardError)")
 
+            // The demo, with this library, refuses a Guard that does not run as
+            // root, and in the child's namespace root is no one it knows.
             let result = try await guardd.shell("""
                 unshare -Urm sh -c "mount --bind '\(fake)' '\(guardd.appDirectory)' && \
                 exec env -i FAMILYCONTROLS_SOCKET='\(guardd.socket)' '\(guardd.appExecutable)' request --member child --stdin" </dev/null
                 """)
             #expect(result.standardOutput != "status: approved\n", "code of the child's was answered as the app")
-            #expect(result.standardError.contains("runs in a user namespace of its own"), "\(result.standardError)")
+
+            // Code of the child's own need not ask: the Guard must refuse it.
+            let python = try #require(ScriptedApp.interpreter)
+            try await sh("cp '\(python)' '\(fake)/familycontrols-demo' && chown \(guardd.child.name) '\(fake)/familycontrols-demo'")
+                .requireSuccess()
+            let script = """
+                import json, socket, sys
+                s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+                s.sendall(json.dumps({'method': 'org.familycontrols.guard.GetStatus'}).encode() + b'\\0')
+                print(s.recv(65536).split(b'\\0')[0].decode())
+                """
+            try script.write(toFile: "\(fake)/ask.py", atomically: true, encoding: .utf8)
+            try await sh("chown \(guardd.child.name) '\(fake)/ask.py'").requireSuccess()
+            let raw = try await guardd.shell("""
+                unshare -Urm sh -c "mount --bind '\(fake)' '\(guardd.appDirectory)' && \
+                exec '\(guardd.appExecutable)' '\(guardd.appDirectory)/ask.py' '\(guardd.socket)'" </dev/null
+                """)
+            #expect(!raw.standardOutput.contains("approved"), "the Guard answered the child's code as the app: \(raw.standardOutput)")
+            #expect(raw.standardOutput.contains("runs in a user namespace of its own"), "\(raw.standardOutput) \(raw.standardError)")
         }
     }
 

@@ -72,8 +72,8 @@ struct GuardDaemonTests {
             kill(pid, SIGHUP)
             try await waitUntil(timeout: 5) { guardd.log.contains("reload refused, keeping the previous configuration") }
             // The family still works as configured before.
-            let approved = try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput)
-            #expect(approved.status == 0)
+            let approved = try await guardd.requestApproved()
+            #expect(approved.status == 0, "\(approved.standardError)")
 
             try guardd.writeConfiguration()
             kill(pid, SIGHUP)
@@ -100,8 +100,7 @@ struct GuardDaemonTests {
             try #require(mounted.succeeded, "mounting ramfs needs root in the initial mount namespace: \(mounted.standardError)")
             defer { _ = try? run("/usr/bin/umount", ["-l", applications]) as ProcessResult }
             let app = try guardd.installDemo(for: guardd.child, appID: "org.example.Ram", inHome: true)
-            try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput,
-                                 executable: "\(app)/familycontrols-demo").requireSuccess()
+            try await guardd.requestApproved(executable: "\(app)/familycontrols-demo").requireSuccess()
             let status = try await guardd.familyctl(["status", "--json"])
             #expect(status.standardOutput.contains("\"lock\":\"unenforced: filesystem ramfs does not support the immutable attribute"))
             #expect(try await guardd.storedStatus(appID: "org.example.Ram") == "approved")

@@ -9,7 +9,7 @@ import Varlink
 @Suite(.serialized, .enabled(if: canRunGuard, "needs root, useradd, and `swift build` products (familycontrolsd, familyctl, familycontrols-demo)"))
 struct GuardFlowTests {
     @Test func childRequestApprovedByGuardianThenRevoked() async throws {
-        try await withGuard { guardd in
+        try await withGuard(extraConfiguration: "InSessionApproval=yes") { guardd in
             let first = try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput)
             #expect(first.status == 0, "\(first.standardError)\n\(guardd.log)")
             #expect(first.standardOutput == "status: approved\n")
@@ -49,7 +49,7 @@ struct GuardFlowTests {
 
     @Test func theAppAloneCannotLiftAChildsApproval() async throws {
         // No wait after the wrong passwords: each attempt below must reach its own refusal.
-        try await withGuard(extraConfiguration: "FailureDelay=0") { guardd in
+        try await withGuard(extraConfiguration: "FailureDelay=0\nInSessionApproval=yes") { guardd in
             try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput).requireSuccess()
             let name = guardd.guardian.name
             let attempts: [String] = [
@@ -69,7 +69,7 @@ struct GuardFlowTests {
     }
 
     @Test func dontAllowDeniesWithErrorFive() async throws {
-        try await withGuard { guardd in
+        try await withGuard(extraConfiguration: "InSessionApproval=yes") { guardd in
             let result = try await guardd.app(["request", "--member", "child", "--stdin"], input: "don't allow\n")
             #expect(result.status == 1)
             #expect(result.standardError.contains("error 5 authorizationCanceled"))
@@ -84,7 +84,7 @@ struct GuardFlowTests {
     }
 
     @Test func wrongPasswordThreeTimesCancelsAndChangesNothing() async throws {
-        try await withGuard { guardd in
+        try await withGuard(extraConfiguration: "InSessionApproval=yes") { guardd in
             let name = guardd.guardian.name
             let input = "y\n\(name)\nwrong-1\n\(name)\nwrong-2\n\(name)\nwrong-3\n"
             let result = try await guardd.app(["request", "--member", "child", "--stdin"], input: input)
@@ -99,7 +99,7 @@ struct GuardFlowTests {
     }
 
     @Test func someoneWhoIsNotAGuardianCannotApprove() async throws {
-        try await withGuard { guardd in
+        try await withGuard(extraConfiguration: "InSessionApproval=yes") { guardd in
             let adult = guardd.adult
             let input = "y\n\(adult.name)\n\(adult.password ?? "")\n" + "\(adult.name)\n" + "\(adult.name)\n"
             let result = try await guardd.app(["request", "--member", "child", "--stdin"], input: input)
@@ -110,7 +110,7 @@ struct GuardFlowTests {
     }
 
     @Test func hangUpMidConversationCancels() async throws {
-        try await withGuard { guardd in
+        try await withGuard(extraConfiguration: "InSessionApproval=yes") { guardd in
             // End of input at the password prompt: the app gives up and hangs up.
             let result = try await guardd.app(["request", "--member", "child", "--stdin"], input: "y\n\(guardd.guardian.name)\n")
             #expect(result.status == 1)
@@ -121,7 +121,7 @@ struct GuardFlowTests {
     }
 
     @Test func individualAuthorizesThemselfWithoutALock() async throws {
-        try await withGuard { guardd in
+        try await withGuard(extraConfiguration: "InSessionApproval=yes") { guardd in
             let adult = guardd.adult
             let result = try await guardd.app(["request", "--member", "individual", "--stdin"], as: adult,
                                         input: "yes\n\(adult.password ?? "")\n")
@@ -135,7 +135,7 @@ struct GuardFlowTests {
     }
 
     @Test func individualWithNoPasswordHasNoMethod() async throws {
-        try await withGuard { guardd in
+        try await withGuard(extraConfiguration: "InSessionApproval=yes") { guardd in
             try await run("/usr/bin/passwd", ["-d", guardd.adult.name]).requireSuccess()
             try await run("/usr/sbin/usermod", ["-p", "!", guardd.adult.name]).requireSuccess()
             let result = try await guardd.app(["request", "--member", "individual", "--stdin"], as: guardd.adult,
@@ -146,7 +146,7 @@ struct GuardFlowTests {
     }
 
     @Test func accountTypesAreChecked() async throws {
-        try await withGuard { guardd in
+        try await withGuard(extraConfiguration: "InSessionApproval=yes") { guardd in
             let adultAsChild = try await guardd.app(["request", "--member", "child", "--stdin"], as: guardd.adult, input: "")
             #expect(adultAsChild.status == 1)
             #expect(adultAsChild.standardError.contains("error 2 invalidAccountType"))
@@ -159,7 +159,7 @@ struct GuardFlowTests {
     }
 
     @Test func approvalsSurviveKillAndRestart() async throws {
-        try await withGuard { guardd in
+        try await withGuard(extraConfiguration: "InSessionApproval=yes") { guardd in
             try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput).requireSuccess()
             guardd.stop(signal: SIGKILL)
             try await guardd.start()
@@ -172,7 +172,7 @@ struct GuardFlowTests {
     }
 
     @Test func concurrentRequestsForOneAppNeverPromptTwice() async throws {
-        try await withGuard { guardd in
+        try await withGuard(extraConfiguration: "InSessionApproval=yes") { guardd in
             // Two copies of the app ask at once; the second waits, then finds the approval.
             async let first = Task.detached { try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput) }.value
             async let second = Task.detached { try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput) }.value

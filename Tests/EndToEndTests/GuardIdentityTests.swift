@@ -33,7 +33,7 @@ struct GuardIdentityTests {
     func processWithInjectedLibrariesIsRefused(variable: String) async throws {
         try await withGuard { guardd in
             let value = variable == "LD_PRELOAD" ? "libc.so.6" : "/tmp"
-            let result = try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput,
+            let result = try await guardd.app(["request", "--member", "child", "--stdin"], input: "continue\n",
                                         environment: [variable: value])
             #expect(result.status == 1)
             #expect(result.standardError.contains("error 3 invalidArgument"))
@@ -50,7 +50,7 @@ struct GuardIdentityTests {
             let result = try await run("/usr/bin/setpriv", ["--reuid=\(guardd.child.uid)", "--regid=\(guardd.child.gid)", "--clear-groups",
                                                       "/usr/bin/env", "-i", "FAMILYCONTROLS_SOCKET=\(guardd.socket)",
                                                       strace, "-f", "-o", "/dev/null", guardd.appExecutable,
-                                                      "request", "--member", "child", "--stdin"], input: guardd.approvingInput)
+                                                      "request", "--member", "child", "--stdin"], input: "continue\n")
             #expect(result.status == 1)
             #expect(result.standardError.contains("is being traced"))
         }
@@ -60,7 +60,7 @@ struct GuardIdentityTests {
         try await withGuard { guardd in
             try guardd.installDemo(for: guardd.child, appID: "org.example.Second")
             let second = "\(guardd.appsRoot)/\(guardd.child.name)/org.example.Second/familycontrols-demo"
-            try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput).requireSuccess()
+            try await guardd.requestApproved().requireSuccess()
             let other = try await guardd.app(["status"], executable: second)
             #expect(other.standardOutput == "status: notDetermined\n")
             #expect(try await guardd.storedStatus(appID: "org.example.Second") == "notDetermined")

@@ -12,7 +12,7 @@ struct GuardSheetTests {
 
     @Test func afterTooManyFailuresNoAppMayAskUntilTheDelayHasPassed() async throws {
         // 8 s: long enough that the next app surely asks within it on a busy machine.
-        try await withGuard(extraConfiguration: "MaxAttempts=1\nFailureDelay=8s") { guardd in
+        try await withGuard(extraConfiguration: "MaxAttempts=1\nFailureDelay=8s\nInSessionApproval=yes") { guardd in
             try guardd.installDemo(for: guardd.child, appID: Self.second)
             let second = guardd.secondExecutable
             let name = guardd.guardian.name
@@ -53,7 +53,7 @@ struct GuardSheetTests {
     }
 
     @Test func dontAllowNeverUndoesAnApprovalMadeWhileTheSheetWasOpen() async throws {
-        try await withGuard { guardd in
+        try await withGuard(extraConfiguration: "InSessionApproval=yes") { guardd in
             let app = try guardd.startApp(executable: guardd.appExecutable)
             defer { app.stop() }
             #expect(await app.waitForError(containing: "Allow “"), "\(app.standardError)")
@@ -70,7 +70,7 @@ struct GuardSheetTests {
     }
 
     @Test func oneChildsSheetsOpenOneAtATimeWhicheverAppAsks() async throws {
-        try await withGuard { guardd in
+        try await withGuard(extraConfiguration: "InSessionApproval=yes") { guardd in
             try guardd.installDemo(for: guardd.child, appID: Self.second)
 
             // The first app's alert is up and nobody answers it yet.
@@ -82,7 +82,7 @@ struct GuardSheetTests {
             let second = try guardd.startApp(executable: guardd.secondExecutable)
             defer { second.stop() }
             second.write(guardd.approvingInput)
-            let waiting = "request: \(Self.second) for \(guardd.child.name) waits for their open request to end"
+            let waiting = "request: \(Self.second) for \(guardd.child.name) waits for their open sheet to end"
             #expect(await eventually { guardd.log.contains(waiting) }, "\(guardd.log)")
             try await Task.sleep(for: .milliseconds(300))
             #expect(second.process.isRunning)
@@ -100,7 +100,7 @@ struct GuardSheetTests {
     }
 
     @Test func anAdministratorNeverWaitsForAPersonAtASheet() async throws {
-        try await withGuard { guardd in
+        try await withGuard(extraConfiguration: "InSessionApproval=yes") { guardd in
             let app = try guardd.startApp(executable: guardd.appExecutable)
             defer { app.stop() }
             #expect(await app.waitForError(containing: "Allow “"), "\(app.standardError)")

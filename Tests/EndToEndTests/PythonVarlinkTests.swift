@@ -8,7 +8,7 @@ import TestSupport
 struct PythonVarlinkTests {
     @Test func pythonClientIntrospectsAndReadsAStatus() async throws {
         try await withGuard { guardd in
-            try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput).requireSuccess()
+            try await guardd.requestApproved().requireSuccess()
             let script = """
                 import sys, varlink
                 with varlink.Client(address="unix:" + sys.argv[1]) as client:

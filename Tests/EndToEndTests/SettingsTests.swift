@@ -18,8 +18,11 @@ struct SettingsTests {
             watcher.standardOutput = output
             watcher.standardError = Pipe()
             try watcher.run()
-            defer { if watcher.isRunning { watcher.terminate() } }
-            input.fileHandleForWriting.write(Data(guardd.approvingInput.utf8))
+            defer { kill(watcher) }
+            input.fileHandleForWriting.write(Data("continue\n".utf8))
+            let id = try await guardd.waitForPendingRequest()
+            try await guardd.familyctlAsGuardian(["approve", String(id), "--stdin"], input: "\(guardd.guardian.password ?? "")\n")
+                .requireSuccess()
             let lines = LineCollector(output.fileHandleForReading)
             try lines.waitFor("status: approved", timeout: 20)
 
@@ -58,7 +61,7 @@ struct SettingsTests {
 
     @Test func tableListsEveryAuthorization() async throws {
         try await withGuard { guardd in
-            try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput).requireSuccess()
+            try await guardd.requestApproved().requireSuccess()
             // --socket before the verb this time (familyctl() puts it after).
             let table = try await run(productPath("familyctl"), ["--socket", guardd.socket, "status"])
             #expect(table.status == 0)
@@ -68,13 +71,28 @@ struct SettingsTests {
         }
     }
 
-    @Test func mutatingVerbsNeedRoot() async throws {
+    @Test func changesNeedRootOrTheChildsGuardianWhoSeesOnlyTheirChildren() async throws {
         try await withGuard { guardd in
-            let result = try await run("/usr/bin/setpriv", ["--reuid=\(guardd.adult.uid)", "--regid=\(guardd.adult.gid)", "--clear-groups",
-                                                      productPath("familyctl"), "--socket", guardd.socket,
-                                                      "revoke", "--user", guardd.child.name, "--app", GuardFixture.appID])
-            #expect(result.status == 4)
-            #expect(result.standardError == "familyctl: this command must be run as root (try: sudo familyctl revoke …)\n")
+            try await guardd.requestApproved().requireSuccess()
+            let stranger = try await guardd.familyctlAsGuardian(
+                ["revoke", "--user", guardd.child.name, "--app", GuardFixture.appID], as: guardd.adult)
+            #expect(stranger.status == 4)
+            #expect(stranger.standardError == "familyctl: only root or a guardian of \(guardd.child.name) may revoke "
+                + "\(guardd.child.name)'s authorizations\n")
+            let strangersView = try await guardd.familyctlAsGuardian(["status"], as: guardd.adult)
+            #expect(!strangersView.standardOutput.contains(guardd.child.name), "someone else's child is not theirs to see")
+            let graduate = try await guardd.familyctlAsGuardian(["graduate", guardd.child.name])
+            #expect(graduate.status == 4, "graduating stays root's")
+
+            // The child's own guardian, without root.
+            let view = try await guardd.familyctlAsGuardian(["status"])
+            #expect(view.standardOutput.contains(guardd.child.name) && view.standardOutput.contains("locked"))
+            try await guardd.familyctlAsGuardian(["revoke", "--user", guardd.child.name, "--app", GuardFixture.appID])
+                .requireSuccess()
+            #expect(try await guardd.storedStatus() == "notDetermined")
+            try await guardd.familyctlAsGuardian(["set", "--user", guardd.child.name, "--app", GuardFixture.appID, "approved"])
+                .requireSuccess()
+            #expect(try await guardd.authorization()?["lock"]?.stringValue == "locked")
         }
     }
 

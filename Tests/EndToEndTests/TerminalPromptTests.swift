@@ -37,7 +37,7 @@ struct TerminalPromptTests {
     }
 
     @Test func theAppsAuthenticationSheetOnTheTerminal() async throws {
-        try await withGuard { guardd in
+        try await withGuard(extraConfiguration: "InSessionApproval=yes") { guardd in
             let password = try #require(guardd.guardian.password)
             let outcome = try await TerminalSession.run(
                 ["/usr/bin/setpriv", "--reuid=\(guardd.child.uid)", "--regid=\(guardd.child.gid)", "--clear-groups",
@@ -54,7 +54,7 @@ struct TerminalPromptTests {
     }
 
     @Test func ctrlCInTheAppsSheetRestoresEchoAndChangesNothing() async throws {
-        try await withGuard { guardd in
+        try await withGuard(extraConfiguration: "InSessionApproval=yes") { guardd in
             let outcome = try await TerminalSession.run(
                 ["/usr/bin/setpriv", "--reuid=\(guardd.child.uid)", "--regid=\(guardd.child.gid)", "--clear-groups",
                  guardd.appExecutable, "request", "--member", "child"],

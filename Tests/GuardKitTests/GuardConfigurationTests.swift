@@ -59,6 +59,11 @@ import TestSupport
 
     @Test func failureDelayDefaultsToThirtySecondsAndZeroTurnsItOff() throws {
         #expect(try parse("[Authentication]\n").failureDelay == .seconds(30))
+        #expect(try parse("[Authentication]\n").pendingTimeout == .seconds(900))
+        #expect(try parse("[Authentication]\nPendingTimeout=2h\n").pendingTimeout == .seconds(7200))
+        #expect(try parse("[Authentication]\n").inSessionApproval == false)
+        #expect(try parse("[Authentication]\nInSessionApproval=yes\n").inSessionApproval == true)
+        #expect(try parse("[Authentication]\nInSessionApproval=off\n").inSessionApproval == false)
         #expect(try parse("[Authentication]\nFailureDelay=0\n").failureDelay == .zero)
         #expect(try parse("[Authentication]\nFailureDelay=1500ms\n").failureDelay == .milliseconds(1500))
     }
@@ -102,10 +107,13 @@ import TestSupport
         ("[Authentication]\nIndividualService=\n", 2, "IndividualService= expects a pam.d service name (letters, digits, _ . -), found \"\""),
         ("[Authentication]\nPromptTimeout=soon\n", 2, "PromptTimeout= expects a time such as 60s, 2min or 1h, found \"soon\""),
         ("[Authentication]\nPromptTimeout=0\n", 2, "PromptTimeout= must be between 1s and 1h, found \"0\""),
+        ("[Authentication]\nPendingTimeout=5s\n", 2, "PendingTimeout= must be between 10s and 24h, found \"5s\""),
+        ("[Authentication]\nPendingTimeout=25h\n", 2, "PendingTimeout= must be between 10s and 24h, found \"25h\""),
+        ("[Authentication]\nInSessionApproval=maybe\n", 2, "InSessionApproval= expects yes or no, found \"maybe\""),
         ("[Authentication]\nPromptTimeout=2h\n", 2, "PromptTimeout= must be between 1s and 1h, found \"2h\""),
         ("[Authentication]\nMaxAttempts=0\n", 2, "MaxAttempts= expects a whole number from 1 to 10, found \"0\""),
         ("[Authentication]\nMaxAttempts=many\n", 2, "MaxAttempts= expects a whole number from 1 to 10, found \"many\""),
-        ("[Authentication]\nTimeout=1\n", 2, "unknown key \"Timeout\" in [Authentication] (expected GuardianService, IndividualService, PromptTimeout, MaxAttempts or FailureDelay)"),
+        ("[Authentication]\nTimeout=1\n", 2, "unknown key \"Timeout\" in [Authentication] (expected GuardianService, IndividualService, PromptTimeout, MaxAttempts, FailureDelay, PendingTimeout or InSessionApproval)"),
         ("[Authentication]\nFailureDelay=2h\n", 2, "FailureDelay= must be between 0 and 1h, found \"2h\""),
         ("[Authentication]\nFailureDelay=-1\n", 2, "FailureDelay= expects a time such as 60s, 2min or 1h, found \"-1\""),
         ("[Family]\n=bob\n", 2, "expected a key made of letters and digits before \"=\", found \"\""),

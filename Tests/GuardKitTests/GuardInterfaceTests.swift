@@ -12,7 +12,8 @@ import Varlink
         let description = try VarlinkInterfaceDescription(GuardInterface.text)
         #expect(description.name == "org.familycontrols.guard")
         #expect(description.methods == ["GetStatus", "Subscribe", "RequestAuthorization", "Answer", "RevokeAuthorization",
-                                        "ListAuthorizations", "SetStatus", "Revoke", "Graduate", "VerifyLocks"])
+                                        "ListAuthorizations", "SetStatus", "Revoke", "Graduate", "ListRequests",
+                                        "WatchRequests", "DecideRequest", "VerifyLocks"])
     }
 
     @Test func everyErrorTheGuardSendsIsDeclared() {

@@ -51,17 +51,24 @@ extension FamilyCtl {
             return [text("user"), text("app"), text("member"), text("status"), text("approvedBy", "-"),
                     updated, text("lock"), text("path")]
         }
-        let widths = header.indices.map { column in
-            ([header] + table).map { $0[column].count }.max() ?? 0
+        return columns([header] + table)
+    }
+
+    /// Rows as aligned columns, every cell made safe to show (a path or a
+    /// name a child chose may hold control characters).
+    static func columns(_ rows: [[String]]) -> String {
+        let rows = rows.map { $0.map { DisplayText.sanitized($0) } }
+        let widths = (rows.first ?? []).indices.map { column in
+            rows.map { $0[column].count }.max() ?? 0
         }
-        return ([header] + table).map { cells in
+        return rows.map { cells in
             cells.enumerated().map { index, cell in
                 index == cells.count - 1 ? cell : cell + String(repeating: " ", count: max(0, widths[index] - cell.count))
             }.joined(separator: "  ")
         }.joined(separator: "\n")
     }
 
-    private static func isoDate(_ seconds: Double) -> String {
+    static func isoDate(_ seconds: Double) -> String {
         Date(timeIntervalSince1970: seconds).formatted(.iso8601)
     }
 
@@ -74,7 +81,6 @@ extension FamilyCtl {
         guard arguments.operands.count == 1, let status = arguments.operands.first, ["approved", "denied"].contains(status) else {
             throw CommandFailure(.usage, "set needs a status: approved or denied")
         }
-        try requireRoot("set")
         let reply = try GuardConnection(socket: GuardConnection.socketPath(socket))
             .call("SetStatus", ["user": .string(user), "app": .string(app), "status": .string(status)])
         let lock = reply["authorization"]?["lock"]?.stringValue ?? "unknown"
@@ -87,7 +93,6 @@ extension FamilyCtl {
         guard let user = arguments["--user"], let app = arguments["--app"], arguments.operands.isEmpty else {
             throw CommandFailure(.usage, "revoke needs --user USER and --app APP")
         }
-        try requireRoot("revoke")
         _ = try GuardConnection(socket: GuardConnection.socketPath(socket))
             .call("Revoke", ["user": .string(user), "app": .string(app)])
         print("familyctl: revoked \(app) for \(user)")

@@ -10,13 +10,22 @@ package enum FamilyCtl {
         usage: familyctl [--socket PATH] VERB [OPTIONS]
 
         Verbs:
+          requests [--watch] [--json]
+                          The requests of your children waiting for you to decide
+                          (all of them for root); --watch shows new ones as they come.
+          approve ID [--stdin]
+          deny ID [--stdin]
+                          Decide request ID, after authenticating as yourself on this
+                          terminal (root is not asked): approve locks the app.
           status [--user USER] [--json]
                           List authorizations: user, app, member, status, who
-                          approved, when, lock state, path.
+                          approved, when, lock state, path. Your children's, or all
+                          for root.
           set --user USER --app APP approved|denied
-                          Approve or deny an app for a user. Needs root.
+                          Approve or deny an app for a child of yours (any user for root).
           revoke --user USER --app APP
-                          Revoke an app's authorization; its lock is released. Needs root.
+                          Revoke an app's authorization; its lock is released. A
+                          guardian for their own children, root for anyone.
           graduate USER   A child becomes an adult: revoke every child approval. Needs root.
           locks verify [--no-repair]
                           Check every lock against the store; repair drift. Exits 1
@@ -38,7 +47,7 @@ package enum FamilyCtl {
 
     /// Runs the command line `arguments` (without the program name) and returns the exit status.
     package static func main(_ arguments: [String]) -> Int32 {
-        let verbs = ["authenticate", "status", "set", "revoke", "graduate", "locks"]
+        let verbs = ["authenticate", "status", "set", "revoke", "graduate", "locks", "requests", "approve", "deny"]
         // Global options may come before or after the verb: find the verb first.
         guard let verbIndex = arguments.firstIndex(where: { verbs.contains($0) }) else {
             if arguments.contains("--help") || arguments.contains("-h") {
@@ -68,6 +77,9 @@ package enum FamilyCtl {
             case "revoke": try revoke(rest, socket: socket)
             case "graduate": try graduate(rest, socket: socket)
             case "locks": try locks(rest, socket: socket)
+            case "requests": try requests(rest, socket: socket)
+            case "approve": try decide(rest, approve: true, socket: socket)
+            case "deny": try decide(rest, approve: false, socket: socket)
             default: try authenticate(rest)
             }
             return ExitCode.success.rawValue

@@ -32,6 +32,13 @@ package struct GuardConfiguration: Hashable, Sendable {
     /// `[Authentication] FailureDelay=`: after `maxAttempts` failures in a row
     /// (across requests), the wait before the next attempt; zero for none.
     package var failureDelay: Duration = .seconds(30)
+    /// `[Authentication] PendingTimeout=`: how long a child's request waits
+    /// for a parent or guardian to decide it from their own session.
+    package var pendingTimeout: Duration = .seconds(15 * 60)
+    /// `[Authentication] InSessionApproval=`: whether a guardian may instead
+    /// authenticate in the child's own app (off: what a guardian types there
+    /// passes through processes the child controls; see familycontrols.conf(5)).
+    package var inSessionApproval = false
 
     /// The embedded defaults: no family yet, standard roots and services.
     package init() {}
@@ -110,8 +117,11 @@ package struct GuardConfiguration: Hashable, Sendable {
                     }
                     maxAttempts = value
                 case "FailureDelay": failureDelay = try Self.duration(entry, file: file, allowing: 0...3_600_000)
+                case "PendingTimeout": pendingTimeout = try Self.duration(entry, file: file, allowing: 10_000...86_400_000)
+                case "InSessionApproval": inSessionApproval = try Self.boolean(entry, file: file)
                 default:
-                    throw fail(entry.line, "unknown key \"\(entry.key.clipped)\" in [Authentication] (expected GuardianService, IndividualService, PromptTimeout, MaxAttempts or FailureDelay)")
+                    throw fail(entry.line, "unknown key \"\(entry.key.clipped)\" in [Authentication] (expected GuardianService, "
+                        + "IndividualService, PromptTimeout, MaxAttempts, FailureDelay, PendingTimeout or InSessionApproval)")
                 }
             }
         case ("Child", nil):
@@ -160,7 +170,16 @@ package struct GuardConfiguration: Hashable, Sendable {
         return value
     }
 
-    /// `90`, `90s`, `2min`, `1h`, `500ms`: between 1 second and 1 hour.
+    /// `yes`/`no`, as systemd spells booleans (`true`/`false`, `on`/`off`, `1`/`0` too).
+    private static func boolean(_ entry: INIFile.Entry, file: String) throws(ConfigError) -> Bool {
+        switch entry.value.lowercased() {
+        case "yes", "true", "on", "1": return true
+        case "no", "false", "off", "0": return false
+        default:
+            throw ConfigError(file: file, line: entry.line, "\(entry.key)= expects yes or no, found \"\(entry.value.clipped)\"")
+        }
+    }
+
     /// A time such as `60s`, `2min` or `1h`, within `allowing` (milliseconds).
     private static func duration(_ entry: INIFile.Entry, file: String,
                                  allowing allowed: ClosedRange<Int> = 1000...3_600_000) throws(ConfigError) -> Duration {
@@ -168,16 +187,18 @@ package struct GuardConfiguration: Hashable, Sendable {
         let digits = value.prefix(while: { $0.isASCII && $0.isNumber })
         let unit = value.dropFirst(digits.count).trimmingWhitespace()
         let scale: [String: Int] = ["": 1000, "s": 1000, "sec": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "ms": 1]
-        guard let number = Int(digits), let factor = scale[unit], number <= 3_600_000 else {
+        guard let number = Int(digits), let factor = scale[unit], number <= 86_400_000 else {
             throw ConfigError(file: file, line: entry.line,
                               "\(entry.key)= expects a time such as 60s, 2min or 1h, found \"\(value.clipped)\"")
         }
-        let milliseconds = number * factor
-        guard allowed.contains(milliseconds) else {
+        let product = number.multipliedReportingOverflow(by: factor)
+        guard !product.overflow, allowed.contains(product.partialValue) else {
             let lowest = allowed.lowerBound == 0 ? "0" : "\(allowed.lowerBound / 1000)s"
+            let highest = allowed.upperBound >= 86_400_000 ? "24h" : "1h"
             throw ConfigError(file: file, line: entry.line,
-                              "\(entry.key)= must be between \(lowest) and 1h, found \"\(value.clipped)\"")
+                              "\(entry.key)= must be between \(lowest) and \(highest), found \"\(value.clipped)\"")
         }
+        let milliseconds = product.partialValue
         return .milliseconds(milliseconds)
     }
 }

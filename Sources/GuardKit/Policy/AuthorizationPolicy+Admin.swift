@@ -18,41 +18,64 @@ extension AuthorizationPolicy {
     /// `revokeAuthorization` from the app itself: approved → not determined and
     /// unlocked; denied or not determined → no effect.
     ///
-    /// A child's approval is released only after a guardian authenticates, as
-    /// for the approval: the child can run the app's own program (or borrow its
-    /// connection), so the app's word alone must never lift the lock.
+    /// A child's approval is released only after a guardian decides, as for
+    /// the approval, from their own session (or in the app when
+    /// `InSessionApproval=yes`): the child can run the app's own program (or
+    /// borrow its connection), so the app's word alone must never lift the
+    /// lock. Only the approved directory's own program may ask.
     package func revoke(from caller: Caller, over channel: any RequestChannel) throws(GuardFailure) {
-        try sheets.withExclusiveAccess(to: caller.account.name, onWait: {
-            logger.info("revoke: \(caller.app.appID) for \(caller.account.name) waits for their open request to end")
+        let user = caller.account.name
+        try asking.withExclusiveAccess(to: caller.key, onWait: {
+            logger.info("revoke: \(caller.app.appID) for \(user) waits for the request open for it to end")
         }) { () throws(GuardFailure) in
-            let user = caller.account.name
-            var actor = user
-            var guardianAuthenticated = false
-            if let current = try authorization(user: user, appID: caller.app.appID),
-               current.status == .approved, current.member == .child {
-                let question = "Allow “\(caller.app.displayName)” to stop providing parental controls for \(user)? "
-                    + "Its folder will no longer be protected from deletion."
-                actor = try runPrompts(.child, caller: caller, channel: channel, question: question) { () throws(GuardFailure) in
-                    audit(event(.revoke, actor: user, user: user, appID: caller.app.appID, member: .child,
-                                outcome: "refused", detail: "Don't Allow at the alert"))
-                    throw .canceled("the approval of \(caller.app.displayName) stays")
-                }
-                guardianAuthenticated = true
+            guard let current = try authorization(user: user, appID: caller.app.appID),
+                  current.status == .approved, current.member == .child else {
+                try revokeWithoutGuardian(caller)
+                return
+            }
+            guard current.appIdentity == caller.app.directoryIdentity else {
+                audit(event(.revoke, actor: user, user: user, appID: caller.app.appID, member: .child,
+                            outcome: "refused", detail: "asked by a copy of the app in another folder"))
+                throw GuardFailure(.authorizationConflict, "\(caller.app.appID) is approved for \(user) in another "
+                    + "folder (\(DisplayText.sanitized(current.appPath))); only that app may ask to lift it")
+            }
+            let question = "Allow “\(caller.app.displayName)” to stop providing parental controls for \(user)? "
+                + "Its folder will no longer be protected from deletion."
+            let refused = { () throws(GuardFailure) -> Never in
+                self.audit(self.event(.revoke, actor: user, user: user, appID: caller.app.appID, member: .child,
+                                      outcome: "refused", detail: "Don't Allow at the alert"))
+                throw .canceled("the approval of \(caller.app.displayName) stays")
+            }
+            if !family.configuration.inSessionApproval {
+                try askAlert(question, member: .child, caller: caller, channel: channel, refused: refused)
+                try awaitGuardian(.revoke, caller: caller, channel: channel)
+                return
+            }
+            let actor = try sheets.withExclusiveAccess(to: user) { () throws(GuardFailure) -> String in
+                try runPrompts(.child, caller: caller, channel: channel, question: question, refused: refused)
             }
             try requests.withExclusiveAccess(to: caller.key) { () throws(GuardFailure) in
-                // Approved for the child while no guardian was asked: not the app's to lift.
-                if !guardianAuthenticated, let now = try authorization(user: user, appID: caller.app.appID),
-                   now.status == .approved, now.member == .child {
-                    audit(event(.revoke, actor: user, user: user, appID: caller.app.appID, member: .child,
-                                outcome: "refused", detail: "approved meanwhile; lifting it takes a parent or guardian"))
-                    throw .canceled("\(caller.app.displayName) was approved meanwhile; lifting that takes a parent or guardian")
-                }
                 try revoke(user: user, appID: caller.app.appID, actor: actor)
             }
         }
     }
 
-    private func revoke(user: String, appID: String, actor: String, action: AuditAction = .revoke) throws(GuardFailure) {
+    /// An app's revoke that needs no guardian: an individual's approval, or
+    /// nothing approved (no effect). A child's approval made meanwhile is not
+    /// the app's to lift.
+    private func revokeWithoutGuardian(_ caller: Caller) throws(GuardFailure) {
+        let user = caller.account.name
+        try requests.withExclusiveAccess(to: caller.key) { () throws(GuardFailure) in
+            if let now = try authorization(user: user, appID: caller.app.appID), now.status == .approved, now.member == .child {
+                audit(event(.revoke, actor: user, user: user, appID: caller.app.appID, member: .child,
+                            outcome: "refused", detail: "approved meanwhile; lifting it takes a parent or guardian"))
+                throw .canceled("\(caller.app.displayName) was approved meanwhile; lifting that takes a parent or guardian")
+            }
+            try revoke(user: user, appID: caller.app.appID, actor: user)
+        }
+    }
+
+    func revoke(user: String, appID: String, actor: String, action: AuditAction = .revoke) throws(GuardFailure) {
         guard let current = try authorization(user: user, appID: appID), current.status == .approved else {
             audit(event(action, actor: actor, user: user, appID: appID, member: nil, outcome: "no effect",
                         detail: "not approved"))
@@ -73,7 +96,7 @@ extension AuthorizationPolicy {
         return views
     }
 
-    private func view(_ record: AuthorizationRecord) throws(GuardFailure) -> AuthorizationView {
+    func view(_ record: AuthorizationRecord) throws(GuardFailure) -> AuthorizationView {
         let lock: (state: LockState, path: String)?
         do {
             lock = try locker.state(user: record.user, appID: record.appID, roots: appRoots(of: record.user))

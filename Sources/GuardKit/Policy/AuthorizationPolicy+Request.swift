@@ -9,92 +9,114 @@ extension AuthorizationPolicy {
     /// `requestAuthorization(for:)`: runs the whole flow on the calling thread,
     /// which must be one of the Guard's own (it blocks on people and on PAM).
     ///
-    /// One user's requests run one at a time, whichever app asks (see
-    /// ``sheets``); a second waits, then finds the first one's outcome (an
-    /// approval answers it at once, with no prompt). The decision is saved
-    /// under the (user, app) lock only, so an administrator's `familyctl set`
-    /// never waits for a person at a sheet; the later decision stands.
+    /// A child's request shows the alert in the app, then waits for a parent
+    /// or guardian to decide it from their own session (``awaitGuardian(_:caller:channel:)``):
+    /// nothing secret passes through the child's app. With `InSessionApproval=yes`
+    /// the guardian may authenticate in the app instead, as an individual
+    /// always does for themself. Requests for one app run one at a time; a
+    /// second finds the first one's outcome. In-session sheets open one per
+    /// user at a time, whatever the app (see ``sheets``). The decision is
+    /// saved under the (user, app) lock only, so an administrator's
+    /// `familyctl set` never waits for a person; the later decision stands.
     /// - Returns: the status after the request (always `approved` on success).
     /// - Throws: ``GuardFailure`` with the FamilyControlsError case to report.
     package func request(_ member: FamilyControlsMember, from caller: Caller,
                          over channel: any RequestChannel) throws(GuardFailure) -> AuthorizationStatus {
-        try sheets.withExclusiveAccess(to: caller.account.name, onWait: {
-            logger.info("request: \(caller.app.appID) for \(caller.account.name) waits for their open request to end")
+        guard !channel.isClosed else { throw .canceled("the app hung up before the request started") }
+        if try alreadyDecided(member, for: caller) { return .approved }
+        return try asking.withExclusiveAccess(to: caller.key, onWait: {
+            logger.info("request: \(caller.app.appID) for \(caller.account.name) waits for the request open for it to end")
         }) { () throws(GuardFailure) -> AuthorizationStatus in
-            guard !channel.isClosed else { throw .canceled("the app hung up before the request started") }
+            // Another request for this app may have ended while this one waited.
+            if try alreadyDecided(member, for: caller) { return .approved }
             let user = caller.account.name
-            let family = self.family
-            let isChild: Bool
-            do throws(Errno) {
-                isChild = try family.isChild(caller.account)
-            } catch {
-                logger.error("cannot resolve family membership of \(user): \(error)")
-                throw GuardFailure(.networkError, "the user directory could not be reached to check the family")
-            }
-            let current = try authorization(user: user, appID: caller.app.appID)
-
-            switch member {
-            case .child:
-                guard isChild else {
-                    audit(event(.request, actor: user, user: user, appID: caller.app.appID, member: member,
-                                outcome: "refused", detail: "not a child in the family"))
-                    throw GuardFailure(.invalidAccountType,
-                        "\(user) is not a child in the family configuration; ask an administrator to add them to Children=")
-                }
-                if let current, current.status == .approved, current.member == .child {
-                    // Approved for this very directory: at once, with no prompt.
-                    if current.appIdentity == caller.app.directoryIdentity { return .approved }
-                    throw GuardFailure(.authorizationConflict,
-                        "\(caller.app.appID) is already approved for \(user) in another folder (\(current.appPath)); "
-                        + "a parent or guardian must revoke that approval first")
-                }
-            case .individual:
-                guard !isChild else {
-                    audit(event(.request, actor: user, user: user, appID: caller.app.appID, member: member,
-                                outcome: "refused", detail: "a child cannot authorize as an individual"))
-                    throw GuardFailure(.invalidAccountType,
-                        "\(user) is a child in the family: a parent or guardian must approve (request .child)")
-                }
-                if current?.status == .approved && current?.member == .individual { return .approved }
-                if current?.status == .approved {
-                    throw GuardFailure(.authorizationConflict,
-                        "\(caller.app.appID) is already approved for \(user) as a child; revoke it first")
-                }
-            }
             try checkQuota(member, caller: caller)
-
             audit(event(.request, actor: user, user: user, appID: caller.app.appID, member: member, outcome: "started"))
             logger.info("request: \(caller.app.appID) for \(user) as \(member) (pid executable \(DisplayText.sanitized(caller.app.executable)))")
             let question = member == .child
                 ? "Allow “\(caller.app.displayName)” to provide parental controls for \(user)?"
                 : "Allow “\(caller.app.displayName)” to provide parental controls for you (\(user))?"
-            let approver: String
+            let refused = { () throws(GuardFailure) -> Never in try self.refuse(caller, member: member) }
             do throws(GuardFailure) {
-                approver = try runPrompts(member, caller: caller, channel: channel, question: question) { () throws(GuardFailure) in
-                    // "Don't Allow" takes no authentication: it never undoes an
-                    // approval an administrator or guardian made while the sheet was open.
-                    let resulting = try requests.withExclusiveAccess(to: caller.key) { () throws(GuardFailure) -> AuthorizationStatus in
-                        if let now = try authorization(user: user, appID: caller.app.appID), now.status == .approved {
-                            audit(event(.deny, actor: user, user: user, appID: caller.app.appID, member: member,
-                                        outcome: "no effect", detail: "Don't Allow after it was approved by \(now.approvedBy ?? "an administrator")"))
-                            return .approved
-                        }
-                        try deny(caller, member: member, actor: user)
-                        return .denied
-                    }
-                    var failure = GuardFailure.canceled("\(caller.app.displayName) was not allowed to provide parental controls")
-                    failure.resultingStatus = resulting
-                    throw failure
+                if member == .child && !family.configuration.inSessionApproval {
+                    try askAlert(question, member: member, caller: caller, channel: channel, refused: refused)
+                    try awaitGuardian(.approve, caller: caller, channel: channel)
+                    return .approved
                 }
+                let approver = try sheets.withExclusiveAccess(to: user, onWait: {
+                    logger.info("request: \(caller.app.appID) for \(user) waits for their open sheet to end")
+                }) { () throws(GuardFailure) -> String in
+                    try runPrompts(member, caller: caller, channel: channel, question: question, refused: refused)
+                }
+                try requests.withExclusiveAccess(to: caller.key) { () throws(GuardFailure) in
+                    try approve(caller, member: member, by: approver)
+                }
+                return .approved
             } catch where error.resultingStatus == .approved {
                 // Approved meanwhile by someone who may: that is the answer.
                 return .approved
             }
-            try requests.withExclusiveAccess(to: caller.key) { () throws(GuardFailure) in
-                try approve(caller, member: member, by: approver)
-            }
-            return .approved
         }
+    }
+
+    /// Whether `caller` may have its request answered at once: approved for
+    /// this very directory. Throws the refusals that need no prompt.
+    private func alreadyDecided(_ member: FamilyControlsMember, for caller: Caller) throws(GuardFailure) -> Bool {
+        let user = caller.account.name
+        let isChild: Bool
+        do throws(Errno) {
+            isChild = try family.isChild(caller.account)
+        } catch {
+            logger.error("cannot resolve family membership of \(user): \(error)")
+            throw GuardFailure(.networkError, "the user directory could not be reached to check the family")
+        }
+        let current = try authorization(user: user, appID: caller.app.appID)
+        switch member {
+        case .child:
+            guard isChild else {
+                audit(event(.request, actor: user, user: user, appID: caller.app.appID, member: member,
+                            outcome: "refused", detail: "not a child in the family"))
+                throw GuardFailure(.invalidAccountType,
+                    "\(user) is not a child in the family configuration; ask an administrator to add them to Children=")
+            }
+            guard let current, current.status == .approved, current.member == .child else { return false }
+            // Approved for this very directory: at once, with no prompt.
+            if current.appIdentity == caller.app.directoryIdentity { return true }
+            throw GuardFailure(.authorizationConflict,
+                "\(caller.app.appID) is already approved for \(user) in another folder (\(DisplayText.sanitized(current.appPath))); "
+                + "a parent or guardian must revoke that approval first")
+        case .individual:
+            guard !isChild else {
+                audit(event(.request, actor: user, user: user, appID: caller.app.appID, member: member,
+                            outcome: "refused", detail: "a child cannot authorize as an individual"))
+                throw GuardFailure(.invalidAccountType,
+                    "\(user) is a child in the family: a parent or guardian must approve (request .child)")
+            }
+            if current?.status == .approved && current?.member == .individual { return true }
+            if current?.status == .approved {
+                throw GuardFailure(.authorizationConflict,
+                    "\(caller.app.appID) is already approved for \(user) as a child; revoke it first")
+            }
+            return false
+        }
+    }
+
+    /// "Don't Allow" at the alert: denied, with no authentication. It never
+    /// undoes an approval an administrator or guardian made meanwhile.
+    private func refuse(_ caller: Caller, member: FamilyControlsMember) throws(GuardFailure) -> Never {
+        let user = caller.account.name
+        let resulting = try requests.withExclusiveAccess(to: caller.key) { () throws(GuardFailure) -> AuthorizationStatus in
+            if let now = try authorization(user: user, appID: caller.app.appID), now.status == .approved {
+                audit(event(.deny, actor: user, user: user, appID: caller.app.appID, member: member,
+                            outcome: "no effect", detail: "Don't Allow after it was approved by \(now.approvedBy ?? "an administrator")"))
+                return .approved
+            }
+            try deny(caller, member: member, actor: user)
+            return .denied
+        }
+        var failure = GuardFailure.canceled("\(caller.app.displayName) was not allowed to provide parental controls")
+        failure.resultingStatus = resulting
+        throw failure
     }
 
     /// Refuses an attempt while `user` must wait after failing too often.
@@ -113,9 +135,41 @@ extension AuthorizationPolicy {
         throw .canceled(message)
     }
 
+    /// Shows the alert (`question`) and returns when the person chose to go
+    /// on; "Don't Allow" runs `refused`, which throws.
+    func askAlert(_ question: String, member: FamilyControlsMember, caller: Caller, channel: any RequestChannel,
+                  refused: () throws(GuardFailure) -> Never) throws(GuardFailure) {
+        let configuration = family.configuration
+        let alert: String
+        do throws(PAMConversationEnd) {
+            let deadline = ContinuousClock.now.advanced(by: configuration.promptTimeout)
+            alert = String(decoding: try channel.ask(AuthorizationPrompt(kind: .alert, message: question), deadline: deadline).bytes,
+                           as: UTF8.self)
+        } catch {
+            throw ended(error, "alert", member: member, caller: caller)
+        }
+        switch AlertAnswer(rawValue: alert) {
+        case .continue?:
+            return
+        case .dontAllow?:
+            try refused()
+        case nil:
+            throw ended(.canceled, "alert", member: member, caller: caller)
+        }
+    }
+
+    /// Audits and logs a prompt that was canceled or timed out, and returns the failure to throw.
+    func ended(_ end: PAMConversationEnd, _ stage: String, member: FamilyControlsMember, caller: Caller) -> GuardFailure {
+        let what = end == .timedOut ? "timed out" : "canceled"
+        let user = caller.account.name
+        audit(event(.cancel, actor: user, user: user, appID: caller.app.appID, member: member, outcome: what, detail: stage))
+        logger.notice("request: \(caller.app.appID) for \(user) \(what) at the \(stage)")
+        return .canceled("the request was \(what)")
+    }
+
     /// The alert (`question`), then the guardian's name (for a child), then
-    /// PAM, up to `MaxAttempts` times. Returns who authenticated; "Don't Allow"
-    /// runs `refused`, which throws.
+    /// PAM, up to `MaxAttempts` times, all in the app's own session. Returns
+    /// who authenticated; "Don't Allow" runs `refused`, which throws.
     ///
     /// A user who failed too often in a row waits (see ``AuthenticationBackoff``).
     /// Call with the user's ``sheets`` entry held.
@@ -127,26 +181,10 @@ extension AuthorizationPolicy {
         try checkBackoff(member, caller: caller, channel: channel, configuration: configuration)
         func deadline() -> ContinuousClock.Instant { .now.advanced(by: configuration.promptTimeout) }
         func ended(_ end: PAMConversationEnd, _ stage: String) -> GuardFailure {
-            let what = end == .timedOut ? "timed out" : "canceled"
-            audit(event(.cancel, actor: user, user: user, appID: appID, member: member, outcome: what, detail: stage))
-            logger.notice("request: \(appID) for \(user) \(what) at the \(stage)")
-            return .canceled("the request was \(what)")
+            self.ended(end, stage, member: member, caller: caller)
         }
 
-        let alert: String
-        do throws(PAMConversationEnd) {
-            alert = String(decoding: try channel.ask(AuthorizationPrompt(kind: .alert, message: question), deadline: deadline()).bytes, as: UTF8.self)
-        } catch {
-            throw ended(error, "alert")
-        }
-        switch AlertAnswer(rawValue: alert) {
-        case .continue?:
-            break
-        case .dontAllow?:
-            try refused()
-        case nil:
-            throw ended(.canceled, "alert")
-        }
+        try askAlert(question, member: member, caller: caller, channel: channel, refused: refused)
 
         let service = member == .child ? configuration.guardianService : configuration.individualService
         for attempt in 1...configuration.maxAttempts {
@@ -242,14 +280,15 @@ extension AuthorizationPolicy {
     }
 
     /// "Don't Allow": the status becomes denied.
-    func deny(_ caller: Caller, member: FamilyControlsMember, actor: String) throws(GuardFailure) {
+    func deny(_ caller: Caller, member: FamilyControlsMember, actor: String,
+              detail: String = "Don't Allow at the alert") throws(GuardFailure) {
         let record = AuthorizationRecord(
             user: caller.account.name, uid: caller.account.uid, appID: caller.app.appID, member: member,
             status: .denied, approvedBy: nil, updatedAt: Date(), appPath: caller.app.directory,
             appIdentity: caller.app.directoryIdentity)
         try commit(record, audit: event(.deny, actor: actor, user: record.user, appID: record.appID,
-                                        member: member, outcome: "denied", detail: "Don't Allow at the alert"))
-        logger.notice("denied: \(record.appID) for \(record.user) (Don't Allow)")
+                                        member: member, outcome: "denied", detail: detail))
+        logger.notice("denied: \(record.appID) for \(record.user) by \(actor) (\(detail))")
     }
 }
 

@@ -44,6 +44,11 @@ package final class AuthorizationPolicy: Sendable {
     /// authentication sheet is open per user: a child cannot guess in parallel
     /// from several apps, and a second request never prompts beside the first.
     let sheets = KeyedSerializer<String>()
+    /// One request per (user, app) at a time: a second finds the first one's
+    /// outcome instead of asking again.
+    let asking = KeyedSerializer<StatusHub.Key>()
+    /// Requests waiting for a parent or guardian.
+    let pending = PendingRequests()
     let backoff = AuthenticationBackoff()
     let quota = RequestQuota()
     private let familyState: Mutex<Family>

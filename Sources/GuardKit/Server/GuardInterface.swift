@@ -25,8 +25,22 @@ enum GuardInterface {
     )
 
     # Something to show the person at the app during a request. kind is one of
-    # alert, guardian, secret, text (answer with Answer), info, error (no answer).
+    # alert, guardian, secret, text (answer with Answer), info, error, pending (no
+    # answer; pending says the request now waits for a parent or guardian).
     type Prompt (id: int, kind: string, message: string)
+
+    # A child's request waiting for a parent or guardian to decide it. purpose is
+    # approve (the app asks to be approved) or revoke (it asks to lift its approval).
+    type Request (
+      id: int,
+      user: string,
+      app: string,
+      name: string,
+      path: string,
+      purpose: string,
+      created: float,
+      expires: float
+    )
 
     # The calling app's status: notDetermined, denied or approved.
     method GetStatus() -> (app: string, user: string, status: string)
@@ -37,7 +51,8 @@ enum GuardInterface {
     # Requests authorization for the calling app; member is child or individual.
     # Call with more: replies with prompt set come first (answer each that expects
     # an answer with a oneway Answer call on the same connection); the last reply
-    # carries the resulting status.
+    # carries the resulting status. A child's request shows the alert, then waits
+    # (a pending prompt) until a parent or guardian decides it with DecideRequest.
     method RequestAuthorization(member: string) -> (prompt: ?Prompt, status: ?string)
 
     # Answers prompt id. For an alert, response is "continue" or "dont-allow";
@@ -47,7 +62,7 @@ enum GuardInterface {
 
     # Revokes the calling app's authorization: approved becomes notDetermined and
     # its lock is released; denied is left as it is. Call with more: a child's
-    # approval is released only after a guardian authenticates, with prompts as in
+    # approval is released only after a parent or guardian decides, as for
     # RequestAuthorization; the last reply has no prompt.
     method RevokeAuthorization() -> (prompt: ?Prompt)
 
@@ -62,6 +77,19 @@ enum GuardInterface {
 
     # A child becomes an adult: revokes every child approval of the user. Root only.
     method Graduate(user: string) -> (revoked: []string)
+
+    # The requests waiting that the caller may decide: their children's for a
+    # guardian, all for root.
+    method ListRequests() -> (requests: []Request)
+
+    # The same list now, then again after every change (call with more).
+    method WatchRequests() -> (requests: []Request)
+
+    # Decides request id: approve (approve and lock, or lift the approval) or not.
+    # Call with more: a caller other than root authenticates through PAM on the
+    # guardian service first, with prompts as in RequestAuthorization. The last
+    # reply carries the authorization as it now is, if there is one.
+    method DecideRequest(id: int, approve: bool) -> (prompt: ?Prompt, authorization: ?Authorization)
 
     # Checks that every approved child app is locked and nothing else is; with
     # repair, fixes what drifted. Root only.

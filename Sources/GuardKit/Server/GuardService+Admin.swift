@@ -1,4 +1,6 @@
 import FamilyControlsModel
+import FoundationEssentials
+import Synchronization
 import SystemKit
 import Varlink
 
@@ -35,6 +37,8 @@ extension GuardService {
             case "Graduate":
                 let revoked = try policy.graduate(user: try string("user"), requester: requester)
                 return ["revoked": .array(revoked.map { .string($0) })]
+            case "ListRequests":
+                return ["requests": .array(policy.pendingRequests(for: requester).map { .object($0.json) })]
             case "VerifyLocks":
                 guard requester.uid == 0 else { throw GuardFailure(.permissionDenied, "only root may verify locks") }
                 guard let repair = parameters["repair"]?.boolValue else {
@@ -48,13 +52,58 @@ extension GuardService {
         }
     }
 
-    private func requester(_ connection: VarlinkConnection) throws(GuardFailure) -> UserAccount {
+    func requester(_ connection: VarlinkConnection) throws(GuardFailure) -> UserAccount {
         let uid = connection.peer.uid
         if uid == 0 { return UserAccount(name: "root", uid: 0, gid: 0, home: "/root", shell: "") }
         guard let account = try? UserDatabase.user(id: uid) else {
             throw GuardFailure(.permissionDenied, "uid \(uid) has no account in the user directory")
         }
         return account
+    }
+}
+
+extension GuardService {
+    /// `WatchRequests`: the requests the caller may decide now, then again
+    /// after every change, within the connection's bound of streams.
+    func watchRequests(session: ConnectionSession, on connection: VarlinkConnection) {
+        let requester: UserAccount
+        do throws(GuardFailure) {
+            requester = try self.requester(connection)
+        } catch {
+            return fail(connection, error)
+        }
+        let limit = ConnectionSession.maximumSubscriptions
+        guard session.subscriptionCount < limit else {
+            return fail(connection, GuardFailure(.limitReached, "this connection already follows \(limit) streams, its limit"))
+        }
+        // Each reply is the whole list as it is when sent, under one lock, so
+        // the last one a watcher gets is never older than the last change.
+        let sending = Mutex(())
+        let send: @Sendable () -> Void = { [policy] in
+            sending.withLock { _ in
+                let requests = policy.pendingRequests(for: requester).map { JSONValue.object($0.json) }
+                connection.reply(["requests": .array(requests)], continues: true)
+            }
+        }
+        let token = policy.watchPending(send)
+        guard session.keepSubscription({ [policy] in policy.unwatchPending(token) }) else { return }
+        send()
+    }
+}
+
+extension PendingRequest {
+    /// The `Request` type of the interface.
+    var json: JSONObject {
+        [
+            "id": .int(id),
+            "user": .string(user),
+            "app": .string(appID),
+            "name": .string(displayName),
+            "path": .string(path),
+            "purpose": .string(purpose.rawValue),
+            "created": .double(created.timeIntervalSince1970),
+            "expires": .double(expires.timeIntervalSince1970),
+        ]
     }
 }
 

@@ -47,15 +47,25 @@ package final class GuardService: VarlinkService {
             guard let name = call.parameters["member"]?.stringValue, let member = FamilyControlsMember(name: name) else {
                 return connection.fail(.invalidParameter("member"))
             }
-            startConversation(call, session: session, on: connection) { [policy] caller, channel throws(GuardFailure) in
+            startConversation(call, session: session, on: connection, who: app(connection, session)) { [policy] caller, channel throws(GuardFailure) in
                 let status = try policy.request(member, from: caller, over: channel)
                 return ["status": .string(status.description)]
             }
         case "RevokeAuthorization":
-            startConversation(call, session: session, on: connection) { [policy] caller, channel throws(GuardFailure) in
+            startConversation(call, session: session, on: connection, who: app(connection, session)) { [policy] caller, channel throws(GuardFailure) in
                 try policy.revoke(from: caller, over: channel)
                 return [:]
             }
+        case "DecideRequest":
+            guard let id = call.parameters["id"]?.intValue else { return connection.fail(.invalidParameter("id")) }
+            guard let approve = call.parameters["approve"]?.boolValue else { return connection.fail(.invalidParameter("approve")) }
+            startConversation(call, session: session, on: connection, who: person(connection)) { [policy] requester, channel throws(GuardFailure) in
+                let view = try policy.decide(id, approve: approve, requester: requester, over: channel)
+                return ["authorization": view.map { .object($0.json) } ?? .null]
+            }
+        case "WatchRequests":
+            guard call.more else { return connection.fail(.expectedMore) }
+            session.enqueue(on: connection) { [self] in watchRequests(session: session, on: connection) }
         default:
             session.enqueue(on: connection) { [self] in handleAdmin(call, on: connection) }
         }
@@ -97,12 +107,26 @@ package final class GuardService: VarlinkService {
         send()
     }
 
-    /// Runs a call that may prompt (a request, or a revoke that needs a guardian)
-    /// on a thread of its own: PAM waits for people. Prompts go out as
-    /// `continues` replies; `body`'s parameters are the last reply.
-    private func startConversation(
+    /// The app calling on `connection`, worked out afresh.
+    private func app(_ connection: VarlinkConnection, _ session: ConnectionSession) -> @Sendable () -> Result<Caller, GuardFailure> {
+        { [self] in caller(of: connection, session, fresh: true) }
+    }
+
+    /// The person calling on `connection` (a guardian's `familyctl`, or root).
+    private func person(_ connection: VarlinkConnection) -> @Sendable () -> Result<UserAccount, GuardFailure> {
+        { [self] in
+            do throws(GuardFailure) { return .success(try requester(connection)) } catch { return .failure(error) }
+        }
+    }
+
+    /// Runs a call that may prompt (a request, a revoke that needs a guardian,
+    /// a guardian's decision) on a thread of its own: PAM waits for people.
+    /// Prompts go out as `continues` replies, answered with `Answer` calls;
+    /// `body`'s parameters are the last reply. `who` says who is calling.
+    private func startConversation<Who: Sendable>(
         _ call: VarlinkCall, session: ConnectionSession, on connection: VarlinkConnection,
-        _ body: @escaping @Sendable (Caller, VarlinkRequestChannel) throws(GuardFailure) -> JSONObject
+        who: @escaping @Sendable () -> Result<Who, GuardFailure>,
+        _ body: @escaping @Sendable (Who, VarlinkRequestChannel) throws(GuardFailure) -> JSONObject
     ) {
         guard call.more else { return connection.fail(.expectedMore) }
         let channel = VarlinkRequestChannel(connection: connection)
@@ -111,8 +135,8 @@ package final class GuardService: VarlinkService {
             return fail(connection, GuardFailure(.authorizationConflict, "a request is already in progress on this connection"))
         }
         session.enqueue(on: connection) { [self] in
-            let caller: Caller
-            switch self.caller(of: connection, session, fresh: true) {
+            let caller: Who
+            switch who() {
             case .success(let identified):
                 caller = identified
             case .failure(let failure):

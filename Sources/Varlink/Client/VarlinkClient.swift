@@ -78,6 +78,13 @@ package final class VarlinkClient {
         socket.close()
     }
 
+    /// Who listens at the other end, as the kernel recorded it when the
+    /// connection was made (`SO_PEERCRED`); nil when it cannot be read.
+    package var peerCredentials: PeerCredentials? {
+        guard terminalError == nil else { return nil }
+        return try? Socket.peerCredentials(of: socket.rawValue)
+    }
+
     /// Whether ``close()`` was called or the connection failed for good.
     package var isClosed: Bool { terminalError != nil }
 

@@ -51,6 +51,21 @@ final class RunningApp: @unchecked Sendable {
         await eventually(timeout: timeout) { standardError.contains(text) }
     }
 
+    /// Answers the alert with "continue", then waits up to 10 s for the app to
+    /// say its request waits for a parent or guardian.
+    /// - Returns: the request's number.
+    func waitForPendingRequest() async throws -> Int64 {
+        guard await waitForError(containing: "Allow “") else {
+            throw FixtureError("the app never showed the alert: \(standardError)")
+        }
+        write("continue\n")
+        guard await waitForError(containing: "familyctl approve "),
+              let match = standardError.firstMatch(of: /familyctl approve (\d+)/), let id = Int64(match.1) else {
+            throw FixtureError("the request never waited for a guardian: \(standardError)")
+        }
+        return id
+    }
+
     /// The exit status, once the app has exited (killed after 30 s).
     func exitStatus() async -> Int32 {
         for _ in 0..<600 where process.isRunning {

@@ -1,0 +1,90 @@
+import FamilyControlsModel
+import FoundationEssentials
+import Synchronization
+import SystemKit
+
+/// A child's request waiting for a parent or guardian to decide it from
+/// their own session (`familyctl approve ID`): to approve the app, or to lift
+/// its approval.
+///
+/// Held in memory only, with the app directory the Guard identified: the
+/// request lives as long as the app's connection, which a restart ends.
+package final class PendingRequest: Sendable {
+    package enum Purpose: String, Hashable, Sendable {
+        /// Approve the app for the child.
+        case approve
+        /// Lift the child's approval (the app asked to revoke).
+        case revoke
+    }
+
+    /// How a request ended.
+    package enum Outcome: Sendable {
+        case approved(by: String)
+        case denied(by: String)
+        /// The guardian said yes, but the Guard could not carry it out.
+        case failed(GuardFailure)
+        case canceled(String)
+        case expired
+    }
+
+    package let id: Int64
+    package let purpose: Purpose
+    let caller: Caller
+    package let created: Date
+    package let expires: Date
+    let deadline: ContinuousClock.Instant
+    private let outcome = Mutex<Outcome?>(nil)
+    private let signal = ConditionSignal()
+
+    init(id: Int64, purpose: Purpose, caller: Caller, timeout: Duration) {
+        self.id = id
+        self.purpose = purpose
+        self.caller = caller
+        created = Date()
+        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        expires = created.addingTimeInterval(seconds)
+        deadline = .now.advanced(by: timeout)
+    }
+
+    /// The child's account name.
+    package var user: String { caller.account.name }
+    /// The app's ID and display name.
+    package var appID: String { caller.app.appID }
+    package var displayName: String { caller.app.displayName }
+    /// Where the app directory was when it asked.
+    package var path: String { caller.app.directory }
+
+    /// Ends the request with `outcome`, unless it has ended already.
+    /// - Returns: whether this call ended it.
+    @discardableResult
+    func end(_ outcome: Outcome) -> Bool {
+        let ended = self.outcome.withLock { current in
+            guard current == nil else { return false }
+            current = outcome
+            return true
+        }
+        if ended { signal.broadcast() }
+        return ended
+    }
+
+    /// How it ended, or nil while it waits.
+    var ending: Outcome? { outcome.withLock { $0 } }
+
+    /// Waits until the request ends, expires, or `gone` says the app left.
+    /// Checked a few times a second: the app's hang-up has no signal of ours.
+    func wait(while stillThere: () -> Bool) -> Outcome {
+        while true {
+            if let ending { return ending }
+            if ContinuousClock.now >= deadline {
+                end(.expired)
+                continue
+            }
+            if !stillThere() {
+                end(.canceled("the app went away"))
+                continue
+            }
+            let wake = min(deadline, .now.advanced(by: .milliseconds(250)))
+            signal.wait(until: wake, ready: { self.ending != nil }, onTimeout: {})
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import Synchronization
+
+/// The requests waiting for a parent or guardian, bounded per child and in
+/// all, and who is watching them (`familyctl requests --watch`).
+package final class PendingRequests: Sendable {
+    /// Requests one child may have waiting at once.
+    package static let perUser = 4
+    /// Requests waiting at once, every child together.
+    package static let total = 256
+
+    package typealias Watcher = @Sendable () -> Void
+
+    private struct State {
+        var nextID: Int64 = 0
+        var requests: [Int64: PendingRequest] = [:]
+        var nextWatcher = 0
+        var watchers: [Int: Watcher] = [:]
+    }
+    private let state = Mutex(State())
+
+    /// Adds a request for `caller`; nil when the child, or everyone, has as
+    /// many waiting as allowed.
+    func add(_ purpose: PendingRequest.Purpose, for caller: Caller, timeout: Duration) -> PendingRequest? {
+        let added = state.withLock { state -> PendingRequest? in
+            let mine = state.requests.values.filter { $0.user == caller.account.name }.count
+            guard mine < Self.perUser, state.requests.count < Self.total else { return nil }
+            state.nextID += 1
+            let request = PendingRequest(id: state.nextID, purpose: purpose, caller: caller, timeout: timeout)
+            state.requests[request.id] = request
+            return request
+        }
+        if added != nil { notify() }
+        return added
+    }
+
+    func remove(_ request: PendingRequest) {
+        let removed = state.withLock { $0.requests.removeValue(forKey: request.id) != nil }
+        if removed { notify() }
+    }
+
+    func request(_ id: Int64) -> PendingRequest? {
+        state.withLock { $0.requests[id] }
+    }
+
+    /// Every request waiting, oldest first.
+    var all: [PendingRequest] {
+        state.withLock { Array($0.requests.values) }.sorted { $0.id < $1.id }
+    }
+
+    /// Runs `watcher` after every change; returns a token for ``unwatch(_:)``.
+    func watch(_ watcher: @escaping Watcher) -> Int {
+        state.withLock { state in
+            state.nextWatcher += 1
+            state.watchers[state.nextWatcher] = watcher
+            return state.nextWatcher
+        }
+    }
+
+    func unwatch(_ token: Int) {
+        _ = state.withLock { $0.watchers.removeValue(forKey: token) }
+    }
+
+    private func notify() {
+        let watchers = state.withLock { Array($0.watchers.values) }
+        for watcher in watchers { watcher() }
+    }
+}
