@@ -139,6 +139,9 @@ final class LineCollector: @unchecked Sendable {
         }
     }
 
+    /// Every complete line so far.
+    var all: [String] { lines.get() }
+
     /// Waits until `line` has appeared `occurrence` times.
     func waitFor(_ line: String, timeout: TimeInterval, occurrence: Int = 1) throws {
         let deadline = Date().addingTimeInterval(timeout)
