@@ -7,7 +7,7 @@ _familyctl() {
     local word
     for word in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
         case $word in
-            authenticate|status|set|revoke|graduate|locks) verb=$word; break ;;
+            authenticate|status|set|revoke|graduate|locks|requests|approve|deny) verb=$word; break ;;
         esac
     done
     case $prev in
@@ -16,7 +16,9 @@ _familyctl() {
         --member) COMPREPLY=($(compgen -W "child individual" -- "$cur")); return ;;
     esac
     case $verb in
-        "") COMPREPLY=($(compgen -W "authenticate status set revoke graduate locks --socket --help --version" -- "$cur")) ;;
+        "") COMPREPLY=($(compgen -W "requests approve deny status set revoke graduate locks authenticate --socket --help --version" -- "$cur")) ;;
+        requests) COMPREPLY=($(compgen -W "--watch --json" -- "$cur")) ;;
+        approve|deny) COMPREPLY=($(compgen -W "--stdin" -- "$cur")) ;;
         authenticate) COMPREPLY=($(compgen -W "--member --pam-dir --config --child --stdin" -- "$cur") $(compgen -u -- "$cur")) ;;
         status) COMPREPLY=($(compgen -W "--user --json" -- "$cur")) ;;
         set) COMPREPLY=($(compgen -W "--user --app approved denied" -- "$cur")) ;;
