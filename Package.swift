@@ -28,25 +28,38 @@ let package = Package(
         ),
 
         // Swift libraries: all the logic lives here, where tests reach it.
+        // Each depends only on those listed before it (ARCHITECTURE.md).
         .target(name: "SystemKit"),
         .target(name: "Varlink", dependencies: ["SystemKit"]),
-        // The public value types, without Foundation, so the Guard can share them
-        // without loading Foundation; FamilyControls re-exports them.
+        // The public value types and the Guard's endpoint, without Foundation,
+        // so the Guard can share them without loading Foundation; FamilyControls
+        // re-exports them.
         .target(name: "FamilyControlsModel"),
-        .target(name: "FamilyControls", dependencies: ["FamilyControlsModel", "SystemKit", "Varlink"]),
-        .target(name: "FamilyControlsTesting", dependencies: ["FamilyControls"]),
+        .target(name: "SQLite", dependencies: ["CSQLite", "SystemKit"]),
+        .target(name: "PAM", dependencies: ["CPAM", "SystemKit"]),
+        .target(name: "LockEngine", dependencies: ["SystemKit"]),
+        .target(name: "FamilyConfiguration", dependencies: ["SystemKit"]),
         .target(
             name: "GuardKit",
-            dependencies: ["CPAM", "CSQLite", "SystemKit", "Varlink", "FamilyControlsModel"]
+            dependencies: ["SQLite", "PAM", "LockEngine", "FamilyConfiguration", "SystemKit", "Varlink",
+                           "FamilyControlsModel"]
         ),
+        // The administrator's command: the Guard over Varlink, and PAM only for
+        // `familyctl authenticate`, which checks a site's PAM stack by itself.
+        .target(
+            name: "FamilyCtl",
+            dependencies: ["Varlink", "PAM", "FamilyConfiguration", "SystemKit", "FamilyControlsModel"]
+        ),
+        .target(name: "FamilyControls", dependencies: ["FamilyControlsModel", "SystemKit", "Varlink"]),
+        .target(name: "FamilyControlsTesting", dependencies: ["FamilyControls"]),
 
         // Thin executables.
         .executableTarget(name: "familycontrolsd", dependencies: ["GuardKit"]),
-        .executableTarget(name: "familyctl", dependencies: ["GuardKit"]),
+        .executableTarget(name: "familyctl", dependencies: ["FamilyCtl"]),
         .executableTarget(name: "familycontrols-demo", dependencies: ["FamilyControls"]),
         .executableTarget(
             name: "familycontrols-bench",
-            dependencies: ["GuardKit", "Varlink", "SystemKit"]
+            dependencies: ["GuardKit", "LockEngine", "Varlink", "SystemKit"]
         ),
 
         // Tests: one target per library, plus end-to-end tests of real processes.
@@ -55,7 +68,15 @@ let package = Package(
         .testTarget(name: "SystemKitTests", dependencies: ["SystemKit"]),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink"]),
         .testTarget(name: "FamilyControlsTests", dependencies: ["FamilyControls", "FamilyControlsTesting", "TestSupport"]),
-        .testTarget(name: "GuardKitTests", dependencies: ["GuardKit", "CPAM", "TestSupport"]),
+        .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "TestSupport"]),
+        .testTarget(name: "PAMTests", dependencies: ["PAM", "TestSupport"]),
+        .testTarget(name: "LockEngineTests", dependencies: ["LockEngine", "TestSupport"]),
+        .testTarget(name: "FamilyConfigurationTests", dependencies: ["FamilyConfiguration", "TestSupport"]),
+        .testTarget(
+            name: "GuardKitTests",
+            dependencies: ["GuardKit", "SQLite", "LockEngine", "FamilyConfiguration", "TestSupport"]
+        ),
+        .testTarget(name: "FamilyCtlTests", dependencies: ["FamilyCtl", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["SystemKit", "Varlink", "TestSupport"]),
 
         // An app's code in the idioms real apps use, beside the library: a

@@ -35,3 +35,18 @@ public enum DisplayText {
         return String(repeating: "0", count: max(0, width - digits.count)) + digits
     }
 }
+
+extension StringProtocol {
+    /// The text without leading and trailing spaces, tabs and carriage returns.
+    package func trimmingWhitespace() -> String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
+        guard let first = firstIndex(where: { !isSpace($0) }),
+              let last = lastIndex(where: { !isSpace($0) }) else { return "" }
+        return String(self[first...last])
+    }
+
+    /// At most 60 characters, safe to show: for quoting hostile input in messages.
+    package var clipped: String {
+        DisplayText.sanitized(self, limit: 60)
+    }
+}

@@ -7,6 +7,7 @@
 import Glibc
 #endif
 import GuardKit
+import LockEngine
 import SystemKit
 
 /// `familycontrols-bench lock [--files N] [--dirs N] [--rounds N] [--late N] [--journal store|memory]`

@@ -1,5 +1,5 @@
 // familyctl: the administrator's command for FamilyControls. See familyctl(8).
-import GuardKit
+import FamilyCtl
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -4,6 +4,7 @@ import Synchronization
 import SystemKit
 import Testing
 import Varlink
+import FamilyConfiguration
 
 /// What the Guard's service keeps per connection stays the same size however
 /// many calls the connection makes.

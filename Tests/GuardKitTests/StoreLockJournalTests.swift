@@ -1,6 +1,8 @@
 import Foundation
 import GuardKit
 import Testing
+import LockEngine
+import SQLite
 
 @Suite("Store: lock journal")
 struct StoreLockJournalTests {

@@ -1,6 +1,8 @@
 import Foundation
 import GuardKit
 import Testing
+import FamilyConfiguration
+import SQLite
 
 @Suite("Store: schema migrations")
 struct StoreMigrationTests {

@@ -4,6 +4,8 @@ import Glibc
 #endif
 import SystemKit
 import Varlink
+import FamilyControlsModel
+import FamilyConfiguration
 
 /// `familycontrolsd`, the Guard: parses its flags, loads the configuration,
 /// opens the store, reconciles locks, and serves the Varlink socket until

@@ -3,6 +3,7 @@ import FoundationEssentials
 import Glibc
 #endif
 import SystemKit
+import LockEngine
 
 /// Establishes which app a connected process is: the executable it runs
 /// (`/proc/PID/exe`), which must be the very file at its path inside

@@ -1,4 +1,6 @@
 import SystemKit
+import FamilyConfiguration
+import LockEngine
 
 /// Which app a process is, as the Guard established it from the kernel and
 /// the filesystem, never from what the process said.

@@ -1,3 +1,4 @@
+import FamilyConfiguration
 /// The parts of an app's desktop entry (`APPID.desktop`) the Guard reads:
 /// the display name, the `Exec=` program, and the Family Controls capability
 /// (`X-FamilyControls=true`), the analogue of Apple's entitlement.

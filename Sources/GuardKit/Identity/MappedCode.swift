@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import SystemKit
+import LockEngine
 
 /// Checks the code a process actually runs: every executable mapping in
 /// `/proc/PID/maps` must be the app's own executable, a file inside the app

@@ -1,3 +1,4 @@
+import LockEngine
 /// An approved child app whose directory must be locked: the directory that
 /// was approved (its path when last seen, and which object it is), and the
 /// folders it may be found under if the child moved things around.

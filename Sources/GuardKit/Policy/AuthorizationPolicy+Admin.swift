@@ -4,6 +4,8 @@ import FoundationEssentials
 import Glibc
 #endif
 import SystemKit
+import FamilyConfiguration
+import LockEngine
 
 /// One authorization as administrators see it, with its lock.
 package struct AuthorizationView: Hashable, Sendable {

@@ -1,6 +1,7 @@
 import FamilyControlsModel
 import FoundationEssentials
 import SystemKit
+import PAM
 
 // A parent or guardian decides a child's request from their own session:
 // `familyctl requests` lists it, `familyctl approve ID` or `deny ID` decides

@@ -1,5 +1,6 @@
 import FamilyControlsModel
 import SystemKit
+import LockEngine
 
 // Keeping every approved child app locked, and nothing else.
 extension AuthorizationPolicy {

@@ -4,6 +4,8 @@ import FoundationEssentials
 import Glibc
 #endif
 import SystemKit
+import FamilyConfiguration
+import PAM
 
 extension AuthorizationPolicy {
     /// `requestAuthorization(for:)`: runs the whole flow on the calling thread,

@@ -5,6 +5,9 @@ import Glibc
 #endif
 import Synchronization
 import SystemKit
+import FamilyConfiguration
+import LockEngine
+import PAM
 
 /// The Guard's decisions: the authorization state machine per (user, app),
 /// following Apple's reference text clause by clause.

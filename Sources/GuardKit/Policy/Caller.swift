@@ -1,4 +1,5 @@
 import SystemKit
+import LockEngine
 
 /// An app process the Guard has identified: its user from the kernel, its app
 /// from the executable it runs, and the app directory, held open.

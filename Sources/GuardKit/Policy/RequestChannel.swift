@@ -1,5 +1,6 @@
 import FamilyControlsModel
 import SystemKit
+import PAM
 
 /// The answer to an alert.
 package enum AlertAnswer: String, Sendable {

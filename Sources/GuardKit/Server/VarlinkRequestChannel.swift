@@ -2,6 +2,7 @@ import Synchronization
 import FamilyControlsModel
 import SystemKit
 import Varlink
+import PAM
 
 /// A request's prompts, sent as `continues` replies of `RequestAuthorization`,
 /// and the answers, received as `Answer` calls on the same connection.

@@ -3,6 +3,7 @@ import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
+import LockEngine
 
 /// One app's authorization for one user, as the store records it.
 package struct AuthorizationRecord: Hashable, Sendable {

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import LockEngine
 
 /// The lock journal's entries as compact blobs: one row holds thousands of
 /// entries, so a lock journals an app of ten thousand files in a few row

@@ -1,4 +1,5 @@
 import FamilyControlsModel
+import SQLite
 
 extension Store {
     /// Appends `event` to the audit trail. Durable when it returns.

@@ -1,5 +1,7 @@
 import FamilyControlsModel
 import SystemKit
+import LockEngine
+import SQLite
 
 extension Store {
     /// The authorization of `appID` for `user`, or nil when none is recorded.

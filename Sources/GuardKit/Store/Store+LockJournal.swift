@@ -1,4 +1,6 @@
 import FoundationEssentials
+import LockEngine
+import SQLite
 
 extension Store: LockJournal {
     /// The lock record of (user, app), or nil when none is recorded.

@@ -1,4 +1,6 @@
 import SystemKit
+import FamilyConfiguration
+import SQLite
 
 extension Store {
     /// Opens the store in `directory`, creating the directory (mode 0700) and

@@ -1,5 +1,6 @@
 import Synchronization
 import SystemKit
+import SQLite
 
 /// The Guard's durable record of authorizations, the audit trail, and the
 /// lock journal: one SQLite database, `familycontrols.db`, in WAL mode with

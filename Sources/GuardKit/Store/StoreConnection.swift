@@ -1,3 +1,4 @@
+import SQLite
 /// The store's SQLite connection, reporting every failure as a ``StoreError``
 /// that names the database file.
 ///

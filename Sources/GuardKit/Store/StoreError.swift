@@ -2,6 +2,8 @@
 import Glibc
 #endif
 import SystemKit
+import FamilyConfiguration
+import SQLite
 
 /// Why the Guard's store could not be opened, read or written.
 ///

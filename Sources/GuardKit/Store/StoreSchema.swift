@@ -1,4 +1,6 @@
 import SystemKit
+import FamilyConfiguration
+import SQLite
 
 /// The store's tables, as an ordered list of migrations, and the code that applies them.
 ///

@@ -3,6 +3,8 @@ import Foundation
 import GuardKit
 import SystemKit
 import Testing
+import LockEngine
+import SQLite
 
 /// Makes a fresh directory under /tmp, runs `body` with its path, and removes it.
 func withTemporaryStoreDirectory<R>(_ body: (String) throws -> R) throws -> R {

@@ -1,0 +1,82 @@
+import SystemKit
+
+/// A systemd-style INI file: `[Section]` or `[Section argument]` headers,
+/// `Key=Value` lines, `#` and `;` comment lines, and `#` comments after
+/// whitespace at the end of a value.
+///
+/// Only the syntax lives here; which keys mean what is ``GuardConfiguration``'s.
+package struct INIFile: Sendable {
+    package struct Entry: Hashable, Sendable {
+        package var key: String
+        package var value: String
+        package var line: Int
+    }
+
+    package struct Section: Hashable, Sendable {
+        /// `Family` in `[Family]`, `Child` in `[Child alice]`.
+        package var name: String
+        /// `alice` in `[Child alice]`; nil for a plain header.
+        package var argument: String?
+        package var line: Int
+        package var entries: [Entry]
+    }
+
+    package var path: String
+    package var sections: [Section]
+
+    /// Parses `text`, read from `path` (named in errors).
+    /// - Throws: ``ConfigError`` with the line of the first problem.
+    package init(parsing text: String, path: String) throws(ConfigError) {
+        self.path = path
+        sections = []
+        var lineNumber = 0
+        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            lineNumber += 1
+            let line = rawLine.trimmingWhitespace()
+            if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
+            if line.contains("\0") {
+                throw ConfigError(file: path, line: lineNumber, "NUL byte in the file")
+            }
+            if line.hasPrefix("[") {
+                sections.append(try Self.header(line, path: path, line: lineNumber))
+                continue
+            }
+            guard let equals = line.firstIndex(of: "=") else {
+                throw ConfigError(file: path, line: lineNumber, "expected Key=Value or [Section], found \"\(line.clipped)\"")
+            }
+            let key = line[..<equals].trimmingWhitespace()
+            guard !key.isEmpty, key.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+                throw ConfigError(file: path, line: lineNumber, "expected a key made of letters and digits before \"=\", found \"\(key.clipped)\"")
+            }
+            guard !sections.isEmpty else {
+                throw ConfigError(file: path, line: lineNumber, "\(key)= appears before any [Section] header")
+            }
+            let value = Self.stripComment(line[line.index(after: equals)...]).trimmingWhitespace()
+            sections[sections.count - 1].entries.append(Entry(key: key, value: value, line: lineNumber))
+        }
+    }
+
+    private static func header(_ line: String, path: String, line number: Int) throws(ConfigError) -> Section {
+        guard line.hasSuffix("]"), line.count > 2 else {
+            throw ConfigError(file: path, line: number, "expected a section header like [Family], found \"\(line.clipped)\"")
+        }
+        let inner = line.dropFirst().dropLast().trimmingWhitespace()
+        let words = inner.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        guard (1...2).contains(words.count), words[0].allSatisfy({ $0.isASCII && $0.isLetter }) else {
+            throw ConfigError(file: path, line: number, "expected [Name] or [Name argument], found \"\(line.clipped)\"")
+        }
+        return Section(name: words[0], argument: words.count == 2 ? words[1] : nil, line: number, entries: [])
+    }
+
+    /// Drops a `#` comment that follows whitespace; a `#` inside a word stays.
+    private static func stripComment(_ value: Substring) -> Substring {
+        var previous: Character = " "
+        for index in value.indices {
+            if value[index] == "#" && (previous == " " || previous == "\t") {
+                return value[..<index]
+            }
+            previous = value[index]
+        }
+        return value
+    }
+}

@@ -1,0 +1,213 @@
+import Foundation
+import FamilyConfiguration
+import SystemKit
+import Testing
+import TestSupport
+
+@Suite struct GuardConfigurationTests {
+    private func parse(_ text: String) throws(ConfigError) -> GuardConfiguration {
+        try GuardConfiguration(parsing: text, path: "test.conf")
+    }
+
+    private func error(_ text: String) -> ConfigError? {
+        do throws(ConfigError) {
+            _ = try parse(text)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func shippedFileParsesToTheEmbeddedDefaults() throws {
+        let shipped = try GuardConfiguration.load(path: "\(packageRoot)/Config/familycontrols.conf")
+        #expect(shipped == GuardConfiguration())
+    }
+
+    @Test func everyKeyIsRead() throws {
+        let configuration = try parse("""
+            # a comment
+            ; another
+            [Family]
+            Guardians=bob @parents        # users, or @group resolved through NSS
+            Children=alice @kids
+
+            [Child alice]
+            Guardians=carol
+
+            [Apps]
+            Roots=/home/%u/Applications /opt/familycontrols/apps/%u   # %u = the child's user name
+
+            [Authentication]
+            GuardianService=site-guardian
+            IndividualService=site-individual
+            PromptTimeout=2min
+            MaxAttempts=5
+            FailureDelay=1min
+            """)
+        #expect(configuration.guardians == [.user("bob"), .group("parents")])
+        #expect(configuration.children == [.user("alice"), .group("kids")])
+        #expect(configuration.childGuardians == ["alice": [.user("carol")]])
+        #expect(configuration.guardianPrincipals(of: "alice") == [.user("carol")])
+        #expect(configuration.guardianPrincipals(of: "dave") == [.user("bob"), .group("parents")])
+        #expect(configuration.appRoots == ["/home/%u/Applications", "/opt/familycontrols/apps/%u"])
+        #expect(configuration.guardianService == "site-guardian")
+        #expect(configuration.individualService == "site-individual")
+        #expect(configuration.promptTimeout == .seconds(120))
+        #expect(configuration.maxAttempts == 5)
+        #expect(configuration.failureDelay == .seconds(60))
+    }
+
+    @Test func failureDelayDefaultsToThirtySecondsAndZeroTurnsItOff() throws {
+        #expect(try parse("[Authentication]\n").failureDelay == .seconds(30))
+        #expect(try parse("[Authentication]\n").pendingTimeout == .seconds(900))
+        #expect(try parse("[Authentication]\nPendingTimeout=2h\n").pendingTimeout == .seconds(7200))
+        #expect(try parse("[Authentication]\n").inSessionApproval == false)
+        #expect(try parse("[Authentication]\nInSessionApproval=yes\n").inSessionApproval == true)
+        #expect(try parse("[Authentication]\nInSessionApproval=off\n").inSessionApproval == false)
+        #expect(try parse("[Authentication]\nFailureDelay=0\n").failureDelay == .zero)
+        #expect(try parse("[Authentication]\nFailureDelay=1500ms\n").failureDelay == .milliseconds(1500))
+    }
+
+    @Test func repeatedListKeysAddAndEmptyClears() throws {
+        let configuration = try parse("""
+            [Family]
+            Children=alice
+            Children=bob alice
+            Guardians=carol
+            Guardians=
+            Guardians=dave
+            """)
+        #expect(configuration.children == [.user("alice"), .user("bob")])
+        #expect(configuration.guardians == [.user("dave")])
+    }
+
+    @Test(arguments: [("30", 30), ("45s", 45), ("1min", 60), ("2m", 120), ("1h", 3600), ("1500ms", 1)])
+    func timeoutsAcceptUnits(text: String, seconds: Int) throws {
+        let configuration = try parse("[Authentication]\nPromptTimeout=\(text)\n")
+        #expect(configuration.promptTimeout.components.seconds == Int64(seconds))
+    }
+
+    @Test(arguments: [
+        ("[Family]\nGuardian=bob\n", 2, "unknown key \"Guardian\" in [Family] (expected Guardians or Children)"),
+        ("[Family]\nChildren=alice\n[Famly]\n", 3, "unknown section [Famly] (expected [Family], [Child NAME], [Apps] or [Authentication])"),
+        ("Children=alice\n", 1, "Children= appears before any [Section] header"),
+        ("[Family]\nChildren alice\n", 2, "expected Key=Value or [Section], found \"Children alice\""),
+        ("[Family\n", 1, "expected a section header like [Family], found \"[Family\""),
+        ("\n\n[Family]\nChildren=al/ice\n", 4, "Children= expects user names or @group names, found \"al/ice\""),
+        ("[Family]\nGuardians=@\n", 2, "Guardians= expects user names or @group names, found \"@\""),
+        ("[Child]\n", 1, "[Child] needs a user name: [Child alice]"),
+        ("[Child ../x]\n", 1, "\"../x\" in [Child ../x] is not a valid user name"),
+        ("[Child alice]\nChildren=bob\n", 2, "unknown key \"Children\" in [Child alice] (expected Guardians)"),
+        ("[Family x]\n", 1, "[Family] takes no argument, found \"x\""),
+        ("[Apps]\nRoots=relative/%u\n", 2, "Roots= expects absolute paths, found \"relative/%u\""),
+        ("[Apps]\nRoots=/home/%x/Apps\n", 2, "Roots= knows only %u (user name), %h (home) and %%, found \"/home/%x/Apps\""),
+        ("[Apps]\nRoots=/home/%u/../etc\n", 2, "Roots= must not contain . or .. components, found \"/home/%u/../etc\""),
+        ("[Apps]\nRoot=/x\n", 2, "unknown key \"Root\" in [Apps] (expected Roots)"),
+        ("[Authentication]\nGuardianService=../../etc/passwd\n", 2, "GuardianService= expects a pam.d service name (letters, digits, _ . -), found \"../../etc/passwd\""),
+        ("[Authentication]\nIndividualService=\n", 2, "IndividualService= expects a pam.d service name (letters, digits, _ . -), found \"\""),
+        ("[Authentication]\nPromptTimeout=soon\n", 2, "PromptTimeout= expects a time such as 60s, 2min or 1h, found \"soon\""),
+        ("[Authentication]\nPromptTimeout=0\n", 2, "PromptTimeout= must be between 1s and 1h, found \"0\""),
+        ("[Authentication]\nPendingTimeout=5s\n", 2, "PendingTimeout= must be between 10s and 24h, found \"5s\""),
+        ("[Authentication]\nPendingTimeout=25h\n", 2, "PendingTimeout= must be between 10s and 24h, found \"25h\""),
+        ("[Authentication]\nInSessionApproval=maybe\n", 2, "InSessionApproval= expects yes or no, found \"maybe\""),
+        ("[Authentication]\nPromptTimeout=2h\n", 2, "PromptTimeout= must be between 1s and 1h, found \"2h\""),
+        ("[Authentication]\nMaxAttempts=0\n", 2, "MaxAttempts= expects a whole number from 1 to 10, found \"0\""),
+        ("[Authentication]\nMaxAttempts=many\n", 2, "MaxAttempts= expects a whole number from 1 to 10, found \"many\""),
+        ("[Authentication]\nTimeout=1\n", 2, "unknown key \"Timeout\" in [Authentication] (expected GuardianService, IndividualService, PromptTimeout, MaxAttempts, FailureDelay, PendingTimeout or InSessionApproval)"),
+        ("[Authentication]\nFailureDelay=2h\n", 2, "FailureDelay= must be between 0 and 1h, found \"2h\""),
+        ("[Authentication]\nFailureDelay=-1\n", 2, "FailureDelay= expects a time such as 60s, 2min or 1h, found \"-1\""),
+        ("[Family]\n=bob\n", 2, "expected a key made of letters and digits before \"=\", found \"\""),
+    ])
+    func malformedFilesNameLineAndExpectation(text: String, line: Int, message: String) {
+        let failure = error(text)
+        #expect(failure == ConfigError(file: "test.conf", line: line, message))
+        #expect(failure?.description == "test.conf:\(line): \(message)")
+    }
+
+    @Test func missingFileIsAnErrorExceptAtTheDefaultPath() throws {
+        let path = "/nonexistent/\(UUID().uuidString).conf"
+        #expect(throws: ConfigError(file: path, line: 0, "no such file")) {
+            try GuardConfiguration.load(path: path)
+        }
+    }
+
+    @Test func binaryGarbageIsRefused() throws {
+        try withTemporaryDirectorySync { directory in
+            let path = "\(directory)/bad.conf"
+            try Data([0xff, 0xfe, 0x00, 0x41]).write(to: URL(fileURLWithPath: path))
+            #expect(throws: ConfigError(file: path, line: 0, "not valid UTF-8 text")) {
+                try GuardConfiguration.load(path: path)
+            }
+        }
+    }
+
+    @Test func appRootsExpandPerUser() {
+        let account = UserAccount(name: "alice", uid: 1001, gid: 1001, home: "/srv/home/alice/", shell: "/bin/sh")
+        let family = Family(configuration: GuardConfiguration())
+        #expect(family.appRoots(for: account) == ["/home/alice/Applications", "/opt/familycontrols/apps/alice"])
+        #expect(AppRootTemplate.expand("%h/Apps/", for: account) == "/srv/home/alice/Apps")
+        #expect(AppRootTemplate.expand("/x/100%%/%u", for: account) == "/x/100%/alice")
+    }
+}
+
+/// Family membership through real NSS users and groups.
+@Suite(.serialized, .enabled(if: canManageUsers, "needs root to create throwaway users and groups"))
+struct FamilyMembershipTests {
+    @Test func groupsExpandThroughNSS() async throws {
+        try await withThrowawayUser(prefix: "c", password: false) { child in
+            try await withThrowawayUser(prefix: "g", password: false) { guardian in
+                try await withThrowawayUser(prefix: "o", password: false) { outsider in
+                    try await withThrowawayGroup(members: [child.name]) { kids in
+                        try await withThrowawayGroup(members: [guardian.name]) { parents in
+                            let configuration = try GuardConfiguration(parsing: """
+                                [Family]
+                                Guardians=@\(parents)
+                                Children=@\(kids)
+                                """, path: "t.conf")
+                            let family = Family(configuration: configuration)
+                            let childAccount = try #require(try UserDatabase.user(named: child.name))
+                            let guardianAccount = try #require(try UserDatabase.user(named: guardian.name))
+                            let outsiderAccount = try #require(try UserDatabase.user(named: outsider.name))
+                            #expect(try family.isChild(childAccount))
+                            #expect(try !family.isChild(guardianAccount))
+                            #expect(try !family.isChild(outsiderAccount))
+                            #expect(try family.isGuardian(guardianAccount, of: child.name))
+                            #expect(try !family.isGuardian(outsiderAccount, of: child.name))
+                            #expect(try !family.isGuardian(childAccount, of: child.name))
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func primaryGroupCountsAsMembership() async throws {
+        try await withThrowawayUser(prefix: "c", password: false) { child in
+            // useradd -U gave the child a primary group named after it, with no listed members.
+            let configuration = try GuardConfiguration(parsing: "[Family]\nChildren=@\(child.name)\n", path: "t.conf")
+            let account = try #require(try UserDatabase.user(named: child.name))
+            #expect(try Family(configuration: configuration).isChild(account))
+        }
+    }
+
+    @Test func perChildGuardiansReplaceTheFamilys() async throws {
+        try await withThrowawayUser(prefix: "c", password: false) { child in
+            try await withThrowawayUser(prefix: "g", password: false) { familyGuardian in
+                try await withThrowawayUser(prefix: "g", password: false) { ownGuardian in
+                    let configuration = try GuardConfiguration(parsing: """
+                        [Family]
+                        Guardians=\(familyGuardian.name)
+                        Children=\(child.name)
+                        [Child \(child.name)]
+                        Guardians=\(ownGuardian.name)
+                        """, path: "t.conf")
+                    let family = Family(configuration: configuration)
+                    let own = try #require(try UserDatabase.user(named: ownGuardian.name))
+                    let other = try #require(try UserDatabase.user(named: familyGuardian.name))
+                    #expect(try family.isGuardian(own, of: child.name))
+                    #expect(try !family.isGuardian(other, of: child.name))
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,218 @@
+import Foundation
+import PAM
+import Testing
+import TestSupport
+
+/// Real libpam, the shipped pam.d files, and real throwaway users.
+@Suite(.serialized, .enabled(if: canManageUsers, "needs root to create throwaway users with useradd"))
+struct PAMAuthenticatorTests {
+    let authenticator = PAMAuthenticator()
+
+    private func request(_ user: String, service: String = "familycontrols-guardian", pamDir: String,
+                         ruser: String? = nil, timeout: Duration = .seconds(30)) -> PAMRequest {
+        PAMRequest(service: service, user: user, requestingUser: ruser, tty: nil,
+                   configurationDirectory: pamDir, promptTimeout: timeout)
+    }
+
+    private func failure(_ body: () async throws(PAMError) -> Void) async -> PAMError? {
+        do throws(PAMError) {
+            try await body()
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test(arguments: ["familycontrols-guardian", "familycontrols-individual"])
+    func rightPasswordAuthenticates(service: String) async throws {
+        try await withShippedPAMDirectory { pamDir in
+            try await withThrowawayUser { user in
+                let conversation = ScriptedConversation([.answer(try #require(user.password))])
+                try await authenticator.authenticate(request(user.name, service: service, pamDir: pamDir),
+                                                     conversation: conversation)
+                let prompts = conversation.messages.get().filter(\.isPrompt)
+                #expect(prompts.count == 1)
+                #expect(prompts.first.map { if case .secretPrompt = $0 { true } else { false } } == true)
+            }
+        }
+    }
+
+    @Test func wrongPasswordFailsWithoutSayingWhy() async throws {
+        try await withShippedPAMDirectory { pamDir in
+            try await withThrowawayUser { user in
+                let error = await failure { () throws(PAMError) in
+                    try await authenticator.authenticate(request(user.name, pamDir: pamDir),
+                                                         conversation: ScriptedConversation([.answer("not-the-password")]))
+                }
+                #expect(error?.reason == .authenticationFailed)
+                #expect(error?.publicMessage == "Authentication failed.")
+                #expect(error?.description.contains("incorrect password") == true)
+                #expect(error?.description.contains("not-the-password") == false)
+            }
+        }
+    }
+
+    @Test func unknownUserLooksLikeWrongPasswordAtThePrompt() async throws {
+        try await withShippedPAMDirectory { pamDir in
+            let name = "fcnobody" + String(UInt32.random(in: 0..<UInt32.max), radix: 36)
+            let error = await failure { () throws(PAMError) in
+                try await authenticator.authenticate(request(name, pamDir: pamDir),
+                                                     conversation: ScriptedConversation([.answer("whatever")]))
+            }
+            #expect(error?.reason == .unknownUser)
+            #expect(error?.publicMessage == "Authentication failed.")
+            #expect(error?.description.contains("unknown user \(name)") == true)
+        }
+    }
+
+    @Test func lockedAccountIsRefused() async throws {
+        try await withShippedPAMDirectory { pamDir in
+            try await withThrowawayUser { user in
+                try #require(try await run("/usr/sbin/usermod", ["-L", user.name]).succeeded)
+                let error = await failure { () throws(PAMError) in
+                    try await authenticator.authenticate(request(user.name, pamDir: pamDir),
+                                                         conversation: ScriptedConversation([.answer(user.password ?? "")]))
+                }
+                #expect(error?.reason == .accountLocked)
+                #expect(error?.publicMessage == "Authentication failed.")
+            }
+        }
+    }
+
+    @Test func expiredAccountIsRefused() async throws {
+        try await withShippedPAMDirectory { pamDir in
+            try await withThrowawayUser { user in
+                try #require(try await run("/usr/bin/chage", ["-E", "0", user.name]).succeeded)
+                let error = await failure { () throws(PAMError) in
+                    try await authenticator.authenticate(request(user.name, pamDir: pamDir),
+                                                         conversation: ScriptedConversation([.answer(user.password ?? "")]))
+                }
+                #expect(error?.reason == .accountExpired)
+                #expect(error?.publicMessage == "The account cannot be used to authorize right now; ask an administrator.")
+            }
+        }
+    }
+
+    @Test func expiredPasswordIsRefused() async throws {
+        try await withShippedPAMDirectory { pamDir in
+            try await withThrowawayUser { user in
+                try #require(try await run("/usr/bin/chage", ["-d", "0", user.name]).succeeded)
+                let error = await failure { () throws(PAMError) in
+                    try await authenticator.authenticate(request(user.name, pamDir: pamDir),
+                                                         conversation: ScriptedConversation([.answer(user.password ?? "")]))
+                }
+                #expect(error?.reason == .passwordExpired)
+            }
+        }
+    }
+
+    @Test(arguments: ["familycontrols-guardian", "familycontrols-individual"])
+    func userWithNoPasswordHasNoUsableMethod(service: String) async throws {
+        try await withShippedPAMDirectory { pamDir in
+            try await withThrowawayUser(password: false) { user in
+                let error = await failure { () throws(PAMError) in
+                    try await authenticator.authenticate(request(user.name, service: service, pamDir: pamDir),
+                                                         conversation: ScriptedConversation([.answer("")]))
+                }
+                #expect(error?.reason == .noUsablePassword)
+                #expect(error?.publicMessage == "No authentication method is available for this account.")
+            }
+        }
+    }
+
+    @Test func emptyPasswordNeverAuthenticatesDespiteNullok() async throws {
+        try await withShippedPAMDirectory { pamDir in
+            try await withThrowawayUser(password: false) { user in
+                try #require(try await run("/usr/bin/passwd", ["-d", user.name]).succeeded)
+                let error = await failure { () throws(PAMError) in
+                    try await authenticator.authenticate(request(user.name, pamDir: pamDir),
+                                                         conversation: ScriptedConversation([.answer("")]))
+                }
+                #expect(error?.reason == .noUsablePassword)
+            }
+        }
+    }
+
+    @Test func canceledConversationEndsTheTransaction() async throws {
+        try await withShippedPAMDirectory { pamDir in
+            try await withThrowawayUser { user in
+                let error = await failure { () throws(PAMError) in
+                    try await authenticator.authenticate(request(user.name, pamDir: pamDir),
+                                                         conversation: ScriptedConversation([.cancel]))
+                }
+                #expect(error?.reason == .canceled)
+                #expect(error?.publicMessage == "Authentication canceled.")
+            }
+        }
+    }
+
+    @Test func conversationThatStallsTimesOut() async throws {
+        try await withShippedPAMDirectory { pamDir in
+            try await withThrowawayUser { user in
+                let started = ContinuousClock.now
+                let error = await failure { () throws(PAMError) in
+                    try await authenticator.authenticate(request(user.name, pamDir: pamDir, timeout: .milliseconds(300)),
+                                                         conversation: ScriptedConversation([.stall]))
+                }
+                #expect(error?.reason == .timedOut)
+                #expect(ContinuousClock.now - started < .seconds(10))
+            }
+        }
+    }
+
+    @Test func requestingUserReachesTheStackAsRUSER() async throws {
+        try await withTemporaryDirectory { pamDir in
+            try """
+            auth     required pam_succeed_if.so quiet ruser = expected-child
+            auth     required pam_permit.so
+            account  required pam_permit.so
+            """.write(toFile: "\(pamDir)/ruser-check", atomically: true, encoding: .utf8)
+            try await withThrowawayUser { user in
+                try await authenticator.authenticate(
+                    request(user.name, service: "ruser-check", pamDir: pamDir, ruser: "expected-child"),
+                    conversation: ScriptedConversation([]))
+                let error = await failure { () throws(PAMError) in
+                    try await authenticator.authenticate(
+                        request(user.name, service: "ruser-check", pamDir: pamDir, ruser: "someone-else"),
+                        conversation: ScriptedConversation([]))
+                }
+                #expect(error != nil)
+            }
+        }
+    }
+
+    @Test func infoAndErrorMessagesAreRelayed() async throws {
+        let chatty = "/usr/lib/x86_64-linux-gnu/pam_wrapper/pam_chatty.so"
+        try #require(FileManager.default.fileExists(atPath: chatty), "pam_chatty comes with Debian's libpam-wrapper")
+        try await withTemporaryDirectory { pamDir in
+            try """
+            auth     required \(chatty) num_lines=2 info error
+            account  required pam_permit.so
+            """.write(toFile: "\(pamDir)/chatty", atomically: true, encoding: .utf8)
+            try await withThrowawayUser { user in
+                let conversation = ScriptedConversation([])
+                try await authenticator.authenticate(request(user.name, service: "chatty", pamDir: pamDir),
+                                                     conversation: conversation)
+                let messages = conversation.messages.get()
+                #expect(messages.filter { if case .info = $0 { true } else { false } }.count >= 2)
+                #expect(messages.filter { if case .error = $0 { true } else { false } }.count >= 2)
+                #expect(messages.allSatisfy { !$0.isPrompt && !$0.text.isEmpty })
+            }
+        }
+    }
+
+    @Test func brokenServiceIsReportedAsMisconfigured() async throws {
+        try await withTemporaryDirectory { pamDir in
+            try "auth required pam_no_such_module_here.so\naccount required pam_permit.so\n"
+                .write(toFile: "\(pamDir)/broken", atomically: true, encoding: .utf8)
+            try await withThrowawayUser { user in
+                let error = await failure { () throws(PAMError) in
+                    try await authenticator.authenticate(request(user.name, service: "broken", pamDir: pamDir),
+                                                         conversation: ScriptedConversation([]))
+                }
+                #expect(error?.reason == .serviceMisconfigured)
+                #expect(error?.description.contains("/etc/pam.d/broken") == true)
+            }
+        }
+    }
+}
