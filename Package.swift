@@ -42,8 +42,12 @@ let package = Package(
         .target(
             name: "GuardKit",
             dependencies: ["SQLite", "PAM", "LockEngine", "FamilyConfiguration", "SystemKit", "Varlink",
-                           "FamilyControlsModel"]
+                           "FamilyControlsModel"],
+            plugins: ["EmbedInterface"]
         ),
+        // Build-time only: the Guard's Varlink interface, embedded from Config/.
+        .executableTarget(name: "embed-text", path: "Plugins/embed-text"),
+        .plugin(name: "EmbedInterface", capability: .buildTool(), dependencies: ["embed-text"]),
         // The administrator's command: the Guard over Varlink, and PAM only for
         // `familyctl authenticate`, which checks a site's PAM stack by itself.
         .target(
@@ -59,7 +63,7 @@ let package = Package(
         .executableTarget(name: "familycontrols-demo", dependencies: ["FamilyControls"]),
         .executableTarget(
             name: "familycontrols-bench",
-            dependencies: ["GuardKit", "LockEngine", "Varlink", "SystemKit"]
+            dependencies: ["GuardKit", "LockEngine", "Varlink", "SystemKit", "FamilyControlsModel"]
         ),
 
         // Tests: one target per library, plus end-to-end tests of real processes.

@@ -32,14 +32,10 @@ struct GuardClientFailure: Error, Sendable {
 /// The library's side of the Guard's Varlink interface. Blocking: used only
 /// on the library's own threads.
 enum GuardClient {
-    static let interface = "org.familycontrols.guard"
-    static let defaultSocket = "/run/familycontrols/guard.socket"
+    static let interface = GuardEndpoint.interface
 
     /// `FAMILYCONTROLS_SOCKET` when set (tests, sandboxes), else the default.
-    static var socketPath: String {
-        let value = ProcessInfo.processInfo.environment["FAMILYCONTROLS_SOCKET"] ?? ""
-        return value.isEmpty ? defaultSocket : value
-    }
+    static var socketPath: String { GuardEndpoint.socketPath() }
 
     /// Connects quickly or not at all: with no Guard (a sandbox, a container)
     /// requests must fail with `.unavailable` at once, never hang.

@@ -33,7 +33,7 @@ public enum FamilyControlsError: Int, Error, Hashable, Sendable, CaseIterable {
 
     /// The Varlink error name the Guard uses for this case.
     public var varlinkName: String {
-        "org.familycontrols.guard." + caseName.prefix(1).uppercased() + caseName.dropFirst()
+        GuardEndpoint.qualified(caseName.prefix(1).uppercased() + caseName.dropFirst())
     }
 
     /// The Swift spelling of the case (`authorizationCanceled`).

@@ -2,6 +2,7 @@
 // copy of this benchmark installed as a managed app (so the Guard identifies
 // it as an app, as it would a real one) measuring round trips and throughput
 // against the bare-socket floor. Then the Guard's idle resident memory.
+import FamilyControlsModel
 import Foundation
 import SystemKit
 
@@ -77,8 +78,9 @@ private struct GuardBenchmark {
         while !fm.fileExists(atPath: echoPath) && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
 
         let placement = pinned ? " (servers on CPU 1, client on CPU 0)" : ""
-        FileHandle.standardOutput.write(Data("The Guard's status call (org.familycontrols.guard.GetStatus) from a managed app, against a bare round trip to an echo process\(placement):\n".utf8))
-        let common = ["socket", "--socket", socket, "--method", "org.familycontrols.guard.GetStatus", "--parameters", "{}"]
+        let method = GuardEndpoint.qualified("GetStatus")
+        FileHandle.standardOutput.write(Data("The Guard's status call (\(method)) from a managed app, against a bare round trip to an echo process\(placement):\n".utf8))
+        let common = ["socket", "--socket", socket, "--method", method, "--parameters", "{}"]
         // Round trips pinned as above; throughput with the scheduler free to use both CPUs.
         let roundTrips = Process()
         launch(roundTrips, "\(app)/familycontrols-bench", common + ["--floor-socket", echoPath, "--only", "round-trip"] + extraArguments, cpu: 0)

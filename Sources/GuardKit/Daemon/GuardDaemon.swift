@@ -26,7 +26,7 @@ package enum GuardDaemon {
         Signals: SIGHUP reloads the configuration; SIGTERM and SIGINT stop the Guard.
         See familycontrolsd(8).
         """
-    package static let defaultSocket = "/run/familycontrols/guard.socket"
+    package static let defaultSocket = GuardEndpoint.defaultSocket
     package static let defaultStateDirectory = "/var/lib/familycontrols"
 
     /// Runs the Guard; returns the exit status.

@@ -34,9 +34,9 @@ package struct GuardFailure: Error, Hashable, Sendable, CustomStringConvertible 
     package var varlinkName: String {
         switch kind {
         case .familyControls(let error): error.varlinkName
-        case .permissionDenied: "org.familycontrols.guard.PermissionDenied"
-        case .notFound: "org.familycontrols.guard.NotFound"
-        case .limitReached: "org.familycontrols.guard.LimitReached"
+        case .permissionDenied: GuardEndpoint.qualified("PermissionDenied")
+        case .notFound: GuardEndpoint.qualified("NotFound")
+        case .limitReached: GuardEndpoint.qualified("LimitReached")
         }
     }
 
