@@ -166,7 +166,7 @@ struct StoreAuthorizationTests {
                 user: text, uid: 1001, appID: text, member: .child, status: .approved, approvedBy: text,
                 updatedAt: Date(timeIntervalSince1970: 1_700_000_000), appPath: text)
             let event = AuditEvent(at: Date(timeIntervalSince1970: 1_700_000_000), actor: text, action: AuditAction(rawValue: text),
-                                   user: text, appID: text, member: .child, outcome: text, detail: text)
+                                   user: text, appID: text, member: .child, outcome: AuditOutcome(rawValue: text), detail: text)
             let id = try store.save(record, audit: event)
             #expect(try store.authorization(user: text, appID: text) == record)
             #expect(try store.authorizations() == [record])

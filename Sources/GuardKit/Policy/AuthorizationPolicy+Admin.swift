@@ -30,32 +30,31 @@ extension AuthorizationPolicy {
         try asking.withExclusiveAccess(to: caller.key, onWait: {
             logger.info("revoke: \(caller.app.appID) for \(user) waits for the request open for it to end")
         }) { () throws(GuardFailure) in
-            guard let current = try authorization(user: user, appID: caller.app.appID),
+            guard let current = try ledger.authorization(user: user, appID: caller.app.appID),
                   current.status == .approved, current.member == .child else {
                 try revokeWithoutGuardian(caller)
                 return
             }
             guard current.appIdentity == caller.app.directoryIdentity else {
-                audit(event(.revoke, actor: user, user: user, appID: caller.app.appID, member: .child,
-                            outcome: "refused", detail: "asked by a copy of the app in another folder"))
+                ledger.audit(.revoke, actor: user, user: user, appID: caller.app.appID, member: .child,
+                            outcome: .refused, detail: "asked by a copy of the app in another folder")
                 throw GuardFailure(.authorizationConflict, "\(caller.app.appID) is approved for \(user) in another "
                     + "folder (\(DisplayText.sanitized(current.appPath))); only that app may ask to lift it")
             }
             let question = "Allow “\(caller.app.displayName)” to stop providing parental controls for \(user)? "
                 + "Its folder will no longer be protected from deletion."
             let refused = { () throws(GuardFailure) -> Never in
-                self.audit(self.event(.revoke, actor: user, user: user, appID: caller.app.appID, member: .child,
-                                      outcome: "refused", detail: "Don't Allow at the alert"))
+                self.ledger.audit(.revoke, actor: user, user: user, appID: caller.app.appID, member: .child,
+                                  outcome: .refused, detail: "Don't Allow at the alert")
                 throw .canceled("the approval of \(caller.app.displayName) stays")
             }
             if !family.configuration.inSessionApproval {
-                try askAlert(question, member: .child, caller: caller, channel: channel, refused: refused)
-                try awaitGuardian(.revoke, caller: caller, channel: channel)
+                try sheet.askAlert(question, member: .child, caller: caller, channel: channel, refused: refused)
+                try desk.awaitGuardian(.revoke, caller: caller, channel: channel)
                 return
             }
-            let actor = try sheets.withExclusiveAccess(to: user) { () throws(GuardFailure) -> String in
-                try runPrompts(.child, caller: caller, channel: channel, question: question, refused: refused)
-            }
+            let actor = try sheet.authenticateInSession(.child, caller: caller, channel: channel,
+                                                        question: question, refused: refused)
             try requests.withExclusiveAccess(to: caller.key) { () throws(GuardFailure) in
                 try revoke(user: user, appID: caller.app.appID, actor: actor)
             }
@@ -68,9 +67,9 @@ extension AuthorizationPolicy {
     private func revokeWithoutGuardian(_ caller: Caller) throws(GuardFailure) {
         let user = caller.account.name
         try requests.withExclusiveAccess(to: caller.key) { () throws(GuardFailure) in
-            if let now = try authorization(user: user, appID: caller.app.appID), now.status == .approved, now.member == .child {
-                audit(event(.revoke, actor: user, user: user, appID: caller.app.appID, member: .child,
-                            outcome: "refused", detail: "approved meanwhile; lifting it takes a parent or guardian"))
+            if let now = try ledger.authorization(user: user, appID: caller.app.appID), now.status == .approved, now.member == .child {
+                ledger.audit(.revoke, actor: user, user: user, appID: caller.app.appID, member: .child,
+                            outcome: .refused, detail: "approved meanwhile; lifting it takes a parent or guardian")
                 throw .canceled("\(caller.app.displayName) was approved meanwhile; lifting that takes a parent or guardian")
             }
             try revoke(user: user, appID: caller.app.appID, actor: user)
@@ -78,37 +77,29 @@ extension AuthorizationPolicy {
     }
 
     func revoke(user: String, appID: String, actor: String, action: AuditAction = .revoke) throws(GuardFailure) {
-        guard let current = try authorization(user: user, appID: appID), current.status == .approved else {
-            audit(event(action, actor: actor, user: user, appID: appID, member: nil, outcome: "no effect",
-                        detail: "not approved"))
+        guard let current = try ledger.authorization(user: user, appID: appID), current.status == .approved else {
+            ledger.audit(action, actor: actor, user: user, appID: appID, member: nil, outcome: .noEffect,
+                         detail: "not approved")
             return
         }
-        try remove(user: user, appID: appID, audit: event(action, actor: actor, user: user, appID: appID,
-                                                           member: current.member, outcome: "revoked"))
+        try ledger.remove(user: user, appID: appID, audit: ledger.event(action, actor: actor, user: user, appID: appID,
+                                                           member: current.member, outcome: .revoked))
         logger.notice("\(action): \(appID) for \(user) by \(actor)")
-        if current.member == .child { releaseLock(user: user, appID: appID, actor: actor) }
+        if current.member == .child { keeper.release(user: user, appID: appID, actor: actor) }
     }
 
     /// Every authorization the requester may see: all for root, their children's for a guardian.
     package func list(user: String?, requester: UserAccount) throws(GuardFailure) -> [AuthorizationView] {
         var views: [AuthorizationView] = []
-        for record in try authorizations(user: user) where may(requester, administer: record.user) {
+        for record in try ledger.authorizations(user: user) where may(requester, administer: record.user) {
             views.append(try view(record))
         }
         return views
     }
 
     func view(_ record: AuthorizationRecord) throws(GuardFailure) -> AuthorizationView {
-        let lock: (state: LockState, path: String)?
-        do {
-            lock = try locker.state(user: record.user, appID: record.appID, roots: appRoots(of: record.user))
-        } catch {
-            logger.error("store: cannot read the lock of \(record.appID) for \(record.user): \(error)")
-            throw .internalError("the Guard could not read its lock journal; see its log")
-        }
-        var shown = lock?.state.description ?? LockState.unlocked.description
-        if record.member == .child, record.status == .approved, lock == nil { shown = "missing: approved but not locked" }
-        return AuthorizationView(record: record, lock: shown, path: lock?.path ?? record.appPath)
+        let (lock, path) = try keeper.state(of: record)
+        return AuthorizationView(record: record, lock: lock, path: path)
     }
 
     /// `familyctl set`: an administrator (or the child's guardian) approves or denies.
@@ -128,7 +119,7 @@ extension AuthorizationPolicy {
         }
         let key = StatusHub.Key(user: user, appID: appID)
         return try requests.withExclusiveAccess(to: key) { () throws(GuardFailure) -> AuthorizationView in
-            let current = try authorization(user: user, appID: appID)
+            let current = try ledger.authorization(user: user, appID: appID)
             let isChild: Bool
             do throws(Errno) {
                 isChild = try family.isChild(account)
@@ -142,15 +133,15 @@ extension AuthorizationPolicy {
                 user: user, uid: account.uid, appID: appID, member: member, status: status,
                 approvedBy: status == .approved ? requester.name : nil, updatedAt: Date(), appPath: directory.path,
                 appIdentity: directory.identity)
-            let audited = event(.set, actor: requester.name, user: user, appID: appID, member: member, outcome: status.description)
+            let audited = ledger.event(.set, actor: requester.name, user: user, appID: appID, member: member, outcome: AuditOutcome(rawValue: status.description))
             if status == .approved {
-                try approve(record, directory: directory, audit: audited)
+                try keeper.approve(record, directory: directory, audit: audited)
             } else {
-                try commit(record, audit: audited)
+                try ledger.commit(record, audit: audited)
             }
             logger.notice("set: \(appID) for \(user) is now \(status) (by \(requester.name))")
             if status != .approved, current?.status == .approved, current?.member == .child {
-                releaseLock(user: user, appID: appID, actor: requester.name)
+                keeper.release(user: user, appID: appID, actor: requester.name)
             }
             return try view(record)
         }
@@ -161,7 +152,7 @@ extension AuthorizationPolicy {
         guard may(requester, administer: user) else {
             throw GuardFailure(.permissionDenied, "only root or a guardian of \(user.clipped) may revoke \(user.clipped)'s authorizations")
         }
-        guard try authorization(user: user, appID: appID) != nil else {
+        guard try ledger.authorization(user: user, appID: appID) != nil else {
             throw GuardFailure(.notFound, "\(user.clipped) has no authorization for \(appID.clipped)")
         }
         try requests.withExclusiveAccess(to: StatusHub.Key(user: user, appID: appID)) { () throws(GuardFailure) in
@@ -175,7 +166,7 @@ extension AuthorizationPolicy {
         guard requester.uid == 0 else {
             throw GuardFailure(.permissionDenied, "only root may graduate a child")
         }
-        let records = try authorizations(user: user).filter { $0.member == .child && $0.status == .approved }
+        let records = try ledger.authorizations(user: user).filter { $0.member == .child && $0.status == .approved }
         var revoked: [String] = []
         for record in records {
             try requests.withExclusiveAccess(to: StatusHub.Key(user: user, appID: record.appID)) { () throws(GuardFailure) in
@@ -183,8 +174,8 @@ extension AuthorizationPolicy {
             }
             revoked.append(record.appID)
         }
-        audit(event(.graduate, actor: requester.name, user: user, appID: nil, member: .child,
-                    outcome: revoked.isEmpty ? "no approvals" : "graduated", detail: revoked.joined(separator: " ")))
+        ledger.audit(.graduate, actor: requester.name, user: user, appID: nil, member: .child,
+                    outcome: revoked.isEmpty ? .noApprovals : .graduated, detail: revoked.joined(separator: " "))
         logger.notice("graduate: \(user) by \(requester.name); revoked \(revoked.isEmpty ? "nothing" : revoked.joined(separator: ", "))")
         return revoked
     }

@@ -44,7 +44,7 @@ extension GuardService {
                 guard let repair = parameters["repair"]?.boolValue else {
                     throw GuardFailure(.familyControls(.invalidArgument), "parameter repair must be a boolean")
                 }
-                let findings = try policy.verifyLocks(repair: repair, actor: requester.name)
+                let findings = try policy.keeper.verify(repair: repair, actor: requester.name)
                 return ["findings": .array(findings.map { .string($0) })]
             default:
                 throw GuardFailure(.familyControls(.invalidArgument), "unknown method \(call.method.clipped)")

@@ -78,7 +78,7 @@ package final class GuardService: VarlinkService {
         connection.reply([
             "app": .string(caller.app.appID),
             "user": .string(caller.account.name),
-            "status": .string(policy.status(user: caller.account.name, appID: caller.app.appID,
+            "status": .string(policy.ledger.status(user: caller.account.name, appID: caller.app.appID,
                                             directory: caller.app.directoryIdentity).description),
         ])
     }
@@ -97,13 +97,13 @@ package final class GuardService: VarlinkService {
         let sending = Mutex(())
         let send: @Sendable () -> Void = { [policy] in
             sending.withLock { _ in
-                let status = policy.status(user: caller.account.name, appID: caller.app.appID,
+                let status = policy.ledger.status(user: caller.account.name, appID: caller.app.appID,
                                            directory: caller.app.directoryIdentity)
                 connection.reply(["status": .string(status.description)], continues: true)
             }
         }
-        let token = policy.subscribe(user: caller.account.name, appID: caller.app.appID) { _ in send() }
-        guard session.keepSubscription({ [policy] in policy.unsubscribe(token) }) else { return }
+        let token = policy.ledger.subscribe(user: caller.account.name, appID: caller.app.appID) { _ in send() }
+        guard session.keepSubscription({ [policy] in policy.ledger.unsubscribe(token) }) else { return }
         send()
     }
 

@@ -24,8 +24,8 @@ package struct AuditEvent: Hashable, Sendable {
     package var appID: String?
     /// The kind of authorization concerned, when known.
     package var member: FamilyControlsMember?
-    /// How it ended, in a word or two ("success", "canceled", "failed").
-    package var outcome: String
+    /// How it ended, in a word or two ("approved", "canceled", "failed").
+    package var outcome: AuditOutcome
     /// Anything else worth keeping, such as an error message. Never a secret.
     package var detail: String?
     /// When it happened in Unix seconds: the exact value stored, so an event
@@ -40,7 +40,7 @@ package struct AuditEvent: Hashable, Sendable {
 
     package init(
         id: Int64? = nil, at: Date, actor: String, action: AuditAction, user: String,
-        appID: String? = nil, member: FamilyControlsMember? = nil, outcome: String, detail: String? = nil
+        appID: String? = nil, member: FamilyControlsMember? = nil, outcome: AuditOutcome, detail: String? = nil
     ) {
         self.id = id
         self.actor = actor

@@ -46,7 +46,7 @@ extension StoreConnection {
             [
                 .real(event.atSeconds), .text(event.actor), .text(event.action.rawValue), .text(event.user),
                 .text(orNull: event.appID), .text(orNull: event.member?.description),
-                .text(event.outcome), .text(orNull: event.detail),
+                .text(event.outcome.rawValue), .text(orNull: event.detail),
             ]
         )
         return lastInsertRowID
@@ -65,7 +65,7 @@ extension StoreConnection {
             user: try text(row, 4, table: table, name: "user"),
             appID: row.string(at: 5),
             member: member,
-            outcome: try text(row, 7, table: table, name: "outcome"),
+            outcome: AuditOutcome(rawValue: try text(row, 7, table: table, name: "outcome")),
             detail: row.string(at: 8)
         )
         event.atSeconds = row.double(at: 1)

@@ -61,7 +61,7 @@ extension AuditEvent {
     /// An approval by `actor`, with every field set.
     static func sample(
         actor: String = "bob", action: AuditAction = .approve, user: String = "alice",
-        appID: String? = "org.example.Paint", outcome: String = "success", seconds: Double = 1_700_000_000.5
+        appID: String? = "org.example.Paint", outcome: AuditOutcome = "success", seconds: Double = 1_700_000_000.5
     ) -> AuditEvent {
         AuditEvent(
             at: Date(timeIntervalSince1970: seconds), actor: actor, action: action, user: user, appID: appID,

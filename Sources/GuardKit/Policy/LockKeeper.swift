@@ -1,9 +1,27 @@
 import FamilyControlsModel
-import SystemKit
 import LockEngine
+import SystemKit
 
-// Keeping every approved child app locked, and nothing else.
-extension AuthorizationPolicy {
+/// Keeps every approved child app locked, and nothing else: locks before an
+/// approval is recorded, releases after a revoke, and checks and repairs at
+/// start and on `familyctl locks verify`.
+package final class LockKeeper: Sendable {
+    let locker: any AppLocker
+    let ledger: AuthorizationLedger
+    let families: FamilyState
+    let logger: Logger
+    /// Decisions on one (user, app) are saved (and locked or unlocked) one at a time.
+    let requests: KeyedSerializer<StatusHub.Key>
+
+    init(locker: any AppLocker, ledger: AuthorizationLedger, families: FamilyState, logger: Logger,
+         requests: KeyedSerializer<StatusHub.Key>) {
+        self.locker = locker
+        self.ledger = ledger
+        self.families = families
+        self.logger = logger
+        self.requests = requests
+    }
+
     /// Records an approval; a child's is locked first, on `directory`, the
     /// directory that was identified.
     ///
@@ -14,7 +32,7 @@ extension AuthorizationPolicy {
     /// Call with the (user, app) entry of ``requests`` held.
     func approve(_ record: AuthorizationRecord, directory: OpenedDirectory?, audit approval: AuditEvent) throws(GuardFailure) {
         guard record.member == .child else {
-            try commit(record, audit: approval)
+            try ledger.commit(record, audit: approval)
             return
         }
         guard let directory else {
@@ -24,19 +42,19 @@ extension AuthorizationPolicy {
         do {
             report = try locker.lock(user: record.user, appID: record.appID, directory: directory)
         } catch {
-            audit(event(.lock, actor: AuditEvent.guardActor, user: record.user, appID: record.appID,
-                        member: .child, outcome: "failed", detail: "\(error)"))
+            ledger.audit(.lock, actor: AuditEvent.guardActor, user: record.user, appID: record.appID,
+                         member: .child, outcome: .failed, detail: "\(error)")
             logger.error("lock: cannot lock \(directory.path) for \(record.user): \(error); the approval is not recorded")
             throw GuardFailure(.unavailable, "the app folder could not be locked, so it was not approved: \(error)")
         }
         do throws(GuardFailure) {
-            try commit(record, audit: approval)
+            try ledger.commit(record, audit: approval)
         } catch {
-            releaseLock(user: record.user, appID: record.appID, actor: AuditEvent.guardActor)
+            release(user: record.user, appID: record.appID, actor: AuditEvent.guardActor)
             throw error
         }
-        audit(event(.lock, actor: AuditEvent.guardActor, user: record.user, appID: record.appID,
-                    member: .child, outcome: report.state.description))
+        ledger.audit(.lock, actor: AuditEvent.guardActor, user: record.user, appID: record.appID,
+                     member: .child, outcome: AuditOutcome(rawValue: report.state.description))
         if case .unenforced(let reason) = report.state {
             logger.warning("lock: \(record.appID) for \(record.user) is approved but NOT locked: \(reason)")
         } else {
@@ -45,28 +63,42 @@ extension AuthorizationPolicy {
     }
 
     /// Releases a lock after a revoke; the revoke stands whatever the unlock's fate.
-    func releaseLock(user: String, appID: String, actor: String) {
+    func release(user: String, appID: String, actor: String) {
         let roots = appRoots(of: user)
         do {
             guard try locker.state(user: user, appID: appID, roots: roots) != nil else { return }
             let findings = try locker.unlock(user: user, appID: appID, roots: roots)
-            audit(event(.unlock, actor: actor, user: user, appID: appID, member: .child, outcome: "unlocked",
-                        detail: findings.isEmpty ? nil : findings.joined(separator: "; ")))
+            ledger.audit(.unlock, actor: actor, user: user, appID: appID, member: .child, outcome: .unlocked,
+                         detail: findings.isEmpty ? nil : findings.joined(separator: "; "))
             for finding in findings { logger.warning("unlock: \(appID) for \(user): \(finding)") }
             logger.info("unlock: \(appID) for \(user) restored")
         } catch {
-            audit(event(.unlock, actor: actor, user: user, appID: appID, member: .child, outcome: "failed", detail: "\(error)"))
+            ledger.audit(.unlock, actor: actor, user: user, appID: appID, member: .child, outcome: .failed, detail: "\(error)")
             logger.error("unlock: cannot unlock \(appID) for \(user): \(error)")
         }
     }
 
+    /// The lock's state and current path, as `familyctl status` shows it.
+    /// - Throws: when the journal cannot be read.
+    func state(of record: AuthorizationRecord) throws(GuardFailure) -> (lock: String, path: String) {
+        let lock: (state: LockState, path: String)?
+        do {
+            lock = try locker.state(user: record.user, appID: record.appID, roots: appRoots(of: record.user))
+        } catch {
+            logger.error("store: cannot read the lock of \(record.appID) for \(record.user): \(error)")
+            throw .internalError("the Guard could not read its lock journal; see its log")
+        }
+        var shown = lock?.state.description ?? LockState.unlocked.description
+        if record.member == .child, record.status == .approved, lock == nil { shown = "missing: approved but not locked" }
+        return (shown, lock?.path ?? record.appPath)
+    }
+
     /// Checks every lock against the store; with `repair`, fixes drift. One
-    /// app's failure is a finding, and the others are still checked. Root only
-    /// when asked by a client; the Guard runs it at start.
+    /// app's failure is a finding, and the others are still checked.
     ///
     /// Each app is checked with its (user, app) entry of ``requests`` held and
     /// its record read again, so a decision made meanwhile is never undone.
-    package func verifyLocks(repair: Bool, actor: String = AuditEvent.guardActor) throws(GuardFailure) -> [String] {
+    package func verify(repair: Bool, actor: String = AuditEvent.guardActor) throws(GuardFailure) -> [String] {
         var findings: [String] = []
         if repair {
             do {
@@ -76,11 +108,11 @@ extension AuthorizationPolicy {
                 throw .internalError("the Guard could not read its lock journal; see its log")
             }
         }
-        let approved = try authorizations().filter { $0.member == .child && $0.status == .approved }
+        let approved = try ledger.authorizations().filter { $0.member == .child && $0.status == .approved }
         for record in approved {
             let key = StatusHub.Key(user: record.user, appID: record.appID)
             findings += try requests.withExclusiveAccess(to: key) { () throws(GuardFailure) -> [String] in
-                guard let now = try authorization(user: record.user, appID: record.appID),
+                guard let now = try ledger.authorization(user: record.user, appID: record.appID),
                       now.member == .child, now.status == .approved else { return [] }
                 let app = ApprovedApp(user: now.user, appID: now.appID, directory: now.appPath,
                                       identity: now.appIdentity, roots: appRoots(of: now.user))
@@ -101,7 +133,7 @@ extension AuthorizationPolicy {
         }
         for key in locked where !wanted.contains(key) {
             findings += try requests.withExclusiveAccess(to: key) { () throws(GuardFailure) -> [String] in
-                if let now = try authorization(user: key.user, appID: key.appID), now.member == .child,
+                if let now = try ledger.authorization(user: key.user, appID: key.appID), now.member == .child,
                    now.status == .approved { return [] }
                 let label = "\(key.appID) for \(key.user)"
                 guard repair else { return ["\(label) is locked without an approval"] }
@@ -115,22 +147,15 @@ extension AuthorizationPolicy {
         }
         for finding in findings { logger.warning("locks: \(finding)") }
         if !findings.isEmpty {
-            audit(event(.repair, actor: actor, user: "*", appID: nil, member: nil,
-                        outcome: repair ? "repaired" : "drift found", detail: findings.joined(separator: "; ")))
+            ledger.audit(.repair, actor: actor, user: "*", appID: nil, member: nil,
+                         outcome: repair ? .repaired : .driftFound, detail: findings.joined(separator: "; "))
         }
         return findings
     }
 
-    /// Start-up reconcile: the store is the truth; every approved child app is locked,
-    /// every other lock released. Logs what it repaired. Runs beside serving.
-    package func reconcile() {
-        do throws(GuardFailure) {
-            let findings = try verifyLocks(repair: true)
-            logger.info(findings.isEmpty ? "reconcile: every lock matches the store"
-                                         : "reconcile: repaired or reported \(findings.count) problem(s)")
-        } catch {
-            logger.error("reconcile: \(error.message)")
-        }
-        warnAboutChildrenWhoLeft()
+    /// `user`'s app roots, expanded; none when NSS no longer knows the user.
+    func appRoots(of user: String) -> [String] {
+        guard let account = try? UserDatabase.user(named: user) else { return [] }
+        return families.current.appRoots(for: account)
     }
 }

@@ -1,0 +1,152 @@
+import FamilyControlsModel
+import FoundationEssentials
+import LockEngine
+import Synchronization
+import SystemKit
+
+/// The authorizations and their audit trail: the store, read so that a
+/// failure is an error and never "nothing recorded", an in-memory copy of
+/// every status for the frequent status calls, and the subscribers told of
+/// every change.
+package final class AuthorizationLedger: Sendable {
+    /// What the status cache keeps per (user, app).
+    struct Cached: Hashable, Sendable {
+        var status: AuthorizationStatus
+        var member: FamilyControlsMember
+        /// The approved directory, for a child's approval.
+        var directory: FileIdentity?
+    }
+
+    let store: Store
+    let logger: Logger
+    /// Denials kept per user; older ones are forgotten.
+    let maximumDenialsPerUser: Int
+    private let hub = StatusHub()
+    private let statuses: Mutex<[StatusHub.Key: Cached]>
+
+    init(store: Store, logger: Logger, maximumDenialsPerUser: Int) throws(StoreError) {
+        self.store = store
+        self.logger = logger
+        self.maximumDenialsPerUser = maximumDenialsPerUser
+        var cache: [StatusHub.Key: Cached] = [:]
+        for record in try store.authorizations() {
+            cache[StatusHub.Key(user: record.user, appID: record.appID)] = Cached(record)
+        }
+        statuses = Mutex(cache)
+    }
+
+    /// The status of `appID` for `user` as the program of `directory` sees it,
+    /// from memory. A child's approval answers only the directory that was
+    /// approved: a copy elsewhere, or another folder put at the same path,
+    /// has never been decided.
+    package func status(user: String, appID: String, directory: FileIdentity) -> AuthorizationStatus {
+        guard let cached = statuses.withLock({ $0[StatusHub.Key(user: user, appID: appID)] }) else { return .notDetermined }
+        if cached.status == .approved, cached.member == .child, cached.directory != directory { return .notDetermined }
+        return cached.status
+    }
+
+    /// Watches the status of (user, app); `listener` runs on the thread that made the change.
+    package func subscribe(user: String, appID: String, _ listener: @escaping StatusHub.Listener) -> (StatusHub.Key, Int) {
+        hub.add(StatusHub.Key(user: user, appID: appID), listener)
+    }
+
+    package func unsubscribe(_ token: (StatusHub.Key, Int)) { hub.remove(token) }
+
+    // MARK: Reading
+
+    /// The authorization of (user, app), or nil when none is recorded.
+    /// - Throws: `unavailable` when the store cannot be read.
+    func authorization(user: String, appID: String) throws(GuardFailure) -> AuthorizationRecord? {
+        do throws(StoreError) {
+            return try store.authorization(user: user, appID: appID)
+        } catch {
+            throw failure(error, reading: "the authorization of \(appID) for \(user)")
+        }
+    }
+
+    /// Every authorization, or `user`'s.
+    /// - Throws: `unavailable` when the store cannot be read.
+    func authorizations(user: String? = nil) throws(GuardFailure) -> [AuthorizationRecord] {
+        do throws(StoreError) {
+            return try store.authorizations(user: user)
+        } catch {
+            throw failure(error, reading: "the authorizations")
+        }
+    }
+
+    private func failure(_ error: StoreError, reading what: String) -> GuardFailure {
+        logger.error("store: cannot read \(what): \(error)")
+        return .internalError("the Guard could not read its store; see its log")
+    }
+
+    // MARK: Writing
+
+    /// Records `record` with its audit row in one transaction, updates the
+    /// in-memory status, and tells subscribers when the status changed. A
+    /// denial beyond ``maximumDenialsPerUser`` for its user makes the store
+    /// forget that user's oldest.
+    func commit(_ record: AuthorizationRecord, audit: AuditEvent) throws(GuardFailure) {
+        do throws(StoreError) {
+            if record.status == .denied {
+                let forgotten = try store.saveDenial(record, audit: audit, keeping: maximumDenialsPerUser)
+                for appID in forgotten {
+                    logger.info("\(record.user) has more than \(maximumDenialsPerUser) denied apps; "
+                        + "forgot the oldest denial, of \(appID)")
+                    changeStatus(StatusHub.Key(user: record.user, appID: appID), to: nil)
+                }
+            } else {
+                _ = try store.save(record, audit: audit)
+            }
+        } catch {
+            logger.error("store: cannot record \(audit.action) of \(record.appID) for \(record.user): \(error)")
+            throw .internalError("the Guard could not record the decision; see its log")
+        }
+        changeStatus(StatusHub.Key(user: record.user, appID: record.appID), to: Cached(record))
+    }
+
+    /// Removes the authorization (back to not determined) with its audit row.
+    func remove(user: String, appID: String, audit: AuditEvent) throws(GuardFailure) {
+        do throws(StoreError) {
+            try store.deleteAuthorization(user: user, appID: appID, audit: audit)
+        } catch {
+            logger.error("store: cannot record \(audit.action) of \(appID) for \(user): \(error)")
+            throw .internalError("the Guard could not record the decision; see its log")
+        }
+        changeStatus(StatusHub.Key(user: user, appID: appID), to: nil)
+    }
+
+    private func changeStatus(_ key: StatusHub.Key, to cached: Cached?) {
+        let previous = statuses.withLock { cache in
+            let old = cache[key]
+            cache[key] = cached
+            return old
+        }
+        if previous != cached { hub.publish(key, cached?.status ?? .notDetermined) }
+    }
+
+    // MARK: Audit
+
+    /// An audit row, now.
+    func event(_ action: AuditAction, actor: String, user: String, appID: String?, member: FamilyControlsMember?,
+               outcome: AuditOutcome, detail: String? = nil) -> AuditEvent {
+        AuditEvent(at: Date(), actor: actor, action: action, user: user, appID: appID, member: member,
+                   outcome: outcome, detail: detail)
+    }
+
+    /// Appends an audit row; a failure is logged, never fatal to the request.
+    func audit(_ action: AuditAction, actor: String, user: String, appID: String?, member: FamilyControlsMember?,
+               outcome: AuditOutcome, detail: String? = nil) {
+        let row = event(action, actor: actor, user: user, appID: appID, member: member, outcome: outcome, detail: detail)
+        do throws(StoreError) {
+            _ = try store.appendAudit(row)
+        } catch {
+            logger.error("store: cannot append audit \(row.action) for \(row.user): \(error)")
+        }
+    }
+}
+
+extension AuthorizationLedger.Cached {
+    init(_ record: AuthorizationRecord) {
+        self.init(status: record.status, member: record.member, directory: record.appIdentity)
+    }
+}

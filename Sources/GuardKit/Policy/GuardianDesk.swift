@@ -1,0 +1,86 @@
+import FamilyControlsModel
+import SystemKit
+
+/// Where a child's request waits for a parent or guardian to decide it from
+/// their own session: `familyctl requests` lists it, `familyctl approve ID`
+/// or `deny ID` decides it. The guardian's secret never passes through a
+/// process the child controls.
+final class GuardianDesk: Sendable {
+    let ledger: AuthorizationLedger
+    let families: FamilyState
+    let logger: Logger
+    let pending = PendingRequests()
+
+    init(ledger: AuthorizationLedger, families: FamilyState, logger: Logger) {
+        self.ledger = ledger
+        self.families = families
+        self.logger = logger
+    }
+
+    /// Makes the request pending, tells the app, and waits until a guardian
+    /// decides it, the app goes away, or it expires. The guardian's call does
+    /// the work (approve and lock, or revoke and unlock); this only reports it.
+    /// - Throws: the refusal, cancellation or expiry, as the app should hear it.
+    func awaitGuardian(_ purpose: PendingRequest.Purpose, caller: Caller, channel: any RequestChannel) throws(GuardFailure) {
+        let user = caller.account.name
+        let appID = caller.app.appID
+        let timeout = families.current.configuration.pendingTimeout
+        guard let request = pending.add(purpose, for: caller, timeout: timeout) else {
+            ledger.audit(.request, actor: user, user: user, appID: appID, member: .child, outcome: .refused,
+                         detail: "too many requests waiting for a parent or guardian")
+            throw GuardFailure(.authorizationConflict, "\(user) already has \(PendingRequests.perUser) requests waiting "
+                + "for a parent or guardian; wait for them to be decided")
+        }
+        defer { pending.remove(request) }
+        let what = purpose == .approve ? "approve" : "lift the approval of"
+        ledger.audit(.request, actor: user, user: user, appID: appID, member: .child, outcome: .pending,
+                     detail: "request \(request.id): a parent or guardian is asked to \(what) it")
+        logger.notice("request \(request.id): \(appID) for \(user) waits for a parent or guardian "
+            + "(familyctl approve \(request.id) or familyctl deny \(request.id))")
+        channel.tell(AuthorizationPrompt(kind: .pending, message: "Ask a parent or guardian to \(what) "
+            + "“\(caller.app.displayName)” from their own account: request \(request.id). "
+            + "They run: familyctl approve \(request.id)   (or: familyctl deny \(request.id))"))
+
+        switch request.wait(while: { !channel.isClosed }) {
+        case .approved:
+            return
+        case .denied(let guardian):
+            var failure = GuardFailure.canceled(purpose == .approve
+                ? "\(caller.app.displayName) was not allowed to provide parental controls (by \(guardian))"
+                : "the approval of \(caller.app.displayName) stays (decided by \(guardian))")
+            if purpose == .approve { failure.resultingStatus = .denied }
+            throw failure
+        case .failed(let failure):
+            throw failure
+        case .canceled(let reason):
+            ledger.audit(.cancel, actor: user, user: user, appID: appID, member: .child, outcome: .canceled,
+                         detail: "request \(request.id): \(reason)")
+            logger.notice("request \(request.id): \(appID) for \(user) canceled: \(reason)")
+            throw .canceled("the request was canceled")
+        case .expired:
+            ledger.audit(.cancel, actor: user, user: user, appID: appID, member: .child, outcome: .expired,
+                         detail: "request \(request.id): no parent or guardian decided within \(timeout.spokenSeconds)")
+            logger.notice("request \(request.id): \(appID) for \(user) expired")
+            throw .canceled("no parent or guardian decided within \(timeout.spokenSeconds); ask again")
+        }
+    }
+
+    /// The requests `requester` may decide: all for root, their children's for a guardian.
+    func requests(for requester: UserAccount) -> [PendingRequest] {
+        pending.all.filter { $0.ending == nil && mayDecide(requester, for: $0.user) }
+    }
+
+    /// Request `id`, if it is still waiting and `requester` may decide it.
+    func request(_ id: Int64, for requester: UserAccount) -> PendingRequest? {
+        guard let request = pending.request(id), request.ending == nil, mayDecide(requester, for: request.user) else { return nil }
+        return request
+    }
+
+    /// Whether `requester` may decide `child`'s requests: root, or a guardian
+    /// of the child who is not the child.
+    func mayDecide(_ requester: UserAccount, for child: String) -> Bool {
+        if requester.uid == 0 { return true }
+        guard requester.name != child else { return false }
+        return (try? families.current.isGuardian(requester, of: child)) == true
+    }
+}
