@@ -73,7 +73,7 @@ let package = Package(
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink"]),
         .testTarget(name: "FamilyControlsTests", dependencies: ["FamilyControls", "FamilyControlsTesting", "TestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "TestSupport"]),
-        .testTarget(name: "PAMTests", dependencies: ["PAM", "TestSupport"]),
+        .testTarget(name: "PAMTests", dependencies: ["PAM", "SystemKit", "TestSupport"]),
         .testTarget(name: "LockEngineTests", dependencies: ["LockEngine", "TestSupport"]),
         .testTarget(name: "FamilyConfigurationTests", dependencies: ["FamilyConfiguration", "TestSupport"]),
         .testTarget(

@@ -1,11 +1,11 @@
-import Foundation
 import Synchronization
+import SystemKit
 import Varlink
 
 /// The Guard (`familycontrolsd`) over its socket: what
 /// ``AuthorizationCenter/shared`` talks to. The client blocks on people and on
-/// the socket, so every call runs on a thread of its own, never on the
-/// cooperative pool.
+/// the socket, so every call runs on a small pool of threads of its own
+/// (``calls``), never on the cooperative pool.
 package struct GuardBackend: AuthorizationBackend {
     package init() {}
 
@@ -15,7 +15,7 @@ package struct GuardBackend: AuthorizationBackend {
     package func request(_ member: FamilyControlsMember, prompter: any Prompter) async -> Result<AuthorizationStatus, AuthorizationFailure> {
         let cancellation = Cancellation()
         return await withTaskCancellationHandler {
-            await Self.onOwnThread {
+            await Self.blocking {
                 do throws(GuardClientFailure) {
                     return .success(try GuardClient.request(member, prompter: prompter, connected: cancellation.attach))
                 } catch {
@@ -30,7 +30,7 @@ package struct GuardBackend: AuthorizationBackend {
     package func revoke(prompter: any Prompter) async -> Result<Void, AuthorizationFailure> {
         let cancellation = Cancellation()
         return await withTaskCancellationHandler {
-            await Self.onOwnThread {
+            await Self.blocking {
                 do throws(GuardClientFailure) {
                     try GuardClient.revoke(prompter: prompter, connected: cancellation.attach)
                     return .success(())
@@ -47,12 +47,19 @@ package struct GuardBackend: AuthorizationBackend {
         StatusFollower(update: update)
     }
 
-    /// Runs blocking work on a new thread and awaits it.
-    private static func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            let thread = Thread { continuation.resume(returning: body()) }
-            thread.name = "FamilyControls request"
-            thread.start()
+    /// Threads for calls that block. An app makes a request or a revoke at a
+    /// time, seldom more; past these, calls wait their turn, and past the
+    /// queue they fail at once.
+    static let calls = BlockingExecutor(name: "FamilyControls", maximumThreads: 4, maximumQueued: 256)
+
+    /// Runs blocking work on ``calls`` and awaits it.
+    private static func blocking<T: Sendable>(
+        _ body: @escaping @Sendable () -> Result<T, AuthorizationFailure>
+    ) async -> Result<T, AuthorizationFailure> {
+        do throws(BlockingExecutor.Saturated) {
+            return try await calls.run(body)
+        } catch {
+            return .failure(AuthorizationFailure(.unavailable, message: "too many calls to the Guard at once in this app; try again"))
         }
     }
 }

@@ -1,5 +1,8 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
+import SystemKit
 import Varlink
 
 /// Follows the Guard's status for this app (`Subscribe`) on a thread of its
@@ -13,10 +16,16 @@ final class StatusFollower: Sendable {
     private let state = Mutex(State())
 
     /// Starts following; `update` runs on the follower's thread for every status.
+    /// The thread is a loop for the follower's whole life, so it is its own,
+    /// not one of the pool's (like the Guard's event loop).
     init(update: @escaping @Sendable (AuthorizationStatus) -> Void) {
-        let thread = Thread { [self] in run(update) }
-        thread.name = "FamilyControls status"
-        thread.start()
+        do throws(Errno) {
+            try SystemThread.spawn(name: "FC status") { [self] in run(update) }.detach()
+        } catch {
+            // Without a thread the app keeps the status it read last, and
+            // every request still asks the Guard.
+            state.withLock { $0.stopped = true }
+        }
     }
 
     /// Stops following; the thread ends at its next wake-up.
@@ -41,7 +50,7 @@ final class StatusFollower: Sendable {
                 state.withLock { $0.interrupter = nil }
                 client.close()
             }
-            if !isStopped { Thread.sleep(forTimeInterval: 0.25) }
+            if !isStopped { usleep(250_000) }
         }
     }
 

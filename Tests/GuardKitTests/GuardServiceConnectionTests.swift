@@ -25,11 +25,12 @@ import FamilyConfiguration
 
     /// Serves a Guard with an empty family on a temporary socket; the test
     /// process, not being an app, is refused every app call.
-    private func withGuardService(_ body: (Watched, VarlinkClient) throws -> Void) throws {
+    private func withGuardService(conversationThreads: Int = GuardService.conversationThreads,
+                                  _ body: (Watched, VarlinkClient) throws -> Void) throws {
         try withStore { store, directory in
             let policy = try AuthorizationPolicy(store: store, configuration: GuardConfiguration(),
                                                  locker: LockEngineLocker(journal: store, logger: .quiet), logger: .quiet)
-            let watched = Watched(try GuardService(policy: policy, logger: .quiet))
+            let watched = Watched(try GuardService(policy: policy, logger: .quiet, conversationThreads: conversationThreads))
             var configuration = VarlinkServerConfiguration(vendor: "test", product: "guard", version: "0", url: "")
             configuration.logger = .quiet
             let server = try VarlinkServer(listeningOn: directory + "/guard.socket", configuration: configuration, service: watched)
@@ -70,6 +71,60 @@ import FamilyConfiguration
             #expect(connection.closeCallbackCount == 1)
             #expect(eventuallyTrue { connection.pendingCallCount == 0 })
         }
+    }
+}
+
+/// The Guard's threads are bounded: when every conversation thread is taken
+/// (people typing), one more conversation is refused at once as busy, and the
+/// call after a thread frees goes through.
+@Suite struct GuardServicePoolTests {
+    @Test func aConversationBeyondThePoolIsRefusedAsBusyAndTheNextOneRuns() throws {
+        try withStore { store, directory in
+            let policy = try AuthorizationPolicy(store: store, configuration: GuardConfiguration(),
+                                                 locker: LockEngineLocker(journal: store, logger: .quiet), logger: .quiet)
+            let service = try GuardService(policy: policy, logger: .quiet, conversationThreads: 2)
+            var configuration = VarlinkServerConfiguration(vendor: "test", product: "guard", version: "0", url: "")
+            configuration.logger = .quiet
+            let server = try VarlinkServer(listeningOn: directory + "/guard.socket", configuration: configuration, service: service)
+            defer { server.shutdown() }
+            let client = try VarlinkClient(path: directory + "/guard.socket", replyTimeout: .seconds(30))
+            defer { client.close() }
+
+            // Two conversations waiting for people hold both threads.
+            let released = Mutex(false)
+            let started = Atomic<Int>(0)
+            for _ in 0..<2 {
+                try service.conversations.submit {
+                    started.add(1, ordering: .relaxed)
+                    while !released.withLock({ $0 }) { usleep(1_000) }
+                }
+            }
+            #expect(eventuallyTrue { started.load(ordering: .relaxed) == 2 })
+
+            // Root deciding a request: a conversation, refused while the pool is full.
+            let busy = try decide(client)
+            #expect(busy.name == "org.familycontrols.guard.Unavailable")
+            #expect(busy.message.contains("busy"))
+
+            released.withLock { $0 = true }
+            #expect(eventuallyTrue { service.conversations.snapshot.idle == 2 })
+            let decided = try decide(client)
+            #expect(decided.name == "org.familycontrols.guard.NotFound")
+        }
+    }
+
+    /// Decides request 999, which does not exist; the error's name and message.
+    private func decide(_ client: VarlinkClient) throws -> (name: String, message: String) {
+        let failure: VarlinkError
+        do throws(VarlinkClientError) {
+            try client.startStreaming("org.familycontrols.guard.DecideRequest", parameters: ["id": 999, "approve": true])
+            _ = try client.receiveReply()
+            return ("reply", "")
+        } catch {
+            guard case .remote(let remote) = error else { throw error }
+            failure = remote
+        }
+        return (failure.name, failure.parameters["message"]?.stringValue ?? "")
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import PAM
+import SystemKit
 import Testing
 import TestSupport
 
@@ -214,5 +215,19 @@ struct PAMAuthenticatorTests {
                 #expect(error?.description.contains("/etc/pam.d/broken") == true)
             }
         }
+    }
+}
+
+/// PAM blocks while it converses, so the tests call it on a pool thread, the
+/// way the Guard does, and await the result.
+private let pamThreads = BlockingExecutor(name: "test-pam", maximumThreads: 4, maximumQueued: 64)
+
+extension PAMAuthenticator {
+    fileprivate func authenticate(_ request: PAMRequest, conversation: any PAMConversation) async throws(PAMError) {
+        let outcome = try? await pamThreads.run {
+            Result<Void, PAMError> { () throws(PAMError) in try self.authenticateBlocking(request, conversation: conversation) }
+        }
+        guard let outcome else { fatalError("the test pool refused work") }
+        try outcome.get()
     }
 }

@@ -105,10 +105,10 @@ package enum GuardDaemon {
         // Beside serving, not before it: a child who filled an app with entries
         // must not keep everyone else from being answered. Each app is checked
         // under its own turn, so requests and reconcile never undo each other.
-        do throws(Errno) {
-            try SystemThread.spawn(name: "reconcile") { policy.reconcile() }.detach()
+        do throws(BlockingExecutor.Saturated) {
+            try service.work.submit { policy.reconcile() }
         } catch {
-            logger.error("reconcile: cannot start its thread (\(error)); reconciling before serving more")
+            logger.error("reconcile: \(error); reconciling before serving more")
             policy.reconcile()
         }
 

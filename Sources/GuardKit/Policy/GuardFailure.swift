@@ -44,4 +44,6 @@ package struct GuardFailure: Error, Hashable, Sendable, CustomStringConvertible 
 
     static func canceled(_ message: String) -> GuardFailure { GuardFailure(.authorizationCanceled, message) }
     static func internalError(_ message: String) -> GuardFailure { GuardFailure(.unavailable, message) }
+    /// The Guard's threads are all taken (by people typing, most likely) and so is its queue.
+    static let busy = GuardFailure(.unavailable, "the Guard is busy with other callers; try again in a moment")
 }

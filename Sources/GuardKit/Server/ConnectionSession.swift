@@ -1,10 +1,10 @@
-import Dispatch
 import Synchronization
+import SystemKit
 import Varlink
 
 /// What the Guard keeps per connection: who the caller is (worked out once),
-/// the request in progress, the status subscriptions, and a serial queue that
-/// keeps slow calls in order.
+/// the request in progress, the status subscriptions, and a serial lane on the
+/// Guard's pool that keeps slow calls in order.
 ///
 /// The session registers one close handler with its connection and ends
 /// whatever is live when it runs, so no call leaves anything behind that
@@ -25,10 +25,10 @@ final class ConnectionSession: Sendable {
     private let state = Mutex(State())
     /// Slow calls (identification, admin work, revoke) run here, one at a time,
     /// so their replies leave in the order the calls came.
-    let queue: DispatchQueue
+    private let lane: SerialLane
 
-    init(id: UInt64) {
-        queue = DispatchQueue(label: "guard.connection.\(id)")
+    init(on executor: BlockingExecutor) {
+        lane = SerialLane(on: executor)
     }
 
     /// The identified caller, when already known.
@@ -39,15 +39,23 @@ final class ConnectionSession: Sendable {
     /// Whether slow calls are queued or running (fast calls must then queue behind them).
     var isIdle: Bool { state.withLock { $0.pending == 0 } }
 
-    /// Runs `body` on the session's queue, in order with other slow calls. The
+    /// Runs `body` on the session's lane, in order with other slow calls. The
     /// call stays pending on `connection` until `body` returns, which bounds
     /// what one connection can queue (the server stops reading it at the limit).
+    /// When the Guard's pool is saturated, `body` does not run and the call
+    /// is refused with a "busy, try again" error.
     func enqueue(on connection: VarlinkConnection, _ body: @escaping @Sendable () -> Void) {
         let call = connection.beginPendingCall()
         state.withLock { $0.pending += 1 }
-        queue.async {
-            body()
-            self.state.withLock { $0.pending -= 1 }
+        do throws(BlockingExecutor.Saturated) {
+            try lane.submit {
+                body()
+                self.state.withLock { $0.pending -= 1 }
+                call.finish()
+            }
+        } catch {
+            state.withLock { $0.pending -= 1 }
+            GuardService.fail(connection, .busy)
             call.finish()
         }
     }
@@ -95,10 +103,10 @@ final class ConnectionSession: Sendable {
     }
 
     /// The session of `connection`, made on first use.
-    static func of(_ connection: VarlinkConnection) -> ConnectionSession {
+    static func of(_ connection: VarlinkConnection, on executor: BlockingExecutor) -> ConnectionSession {
         let (session, made) = connection.withAttachment { slot -> (ConnectionSession, Bool) in
             if let session = slot as? ConnectionSession { return (session, false) }
-            let session = ConnectionSession(id: connection.id)
+            let session = ConnectionSession(on: executor)
             slot = session
             return (session, true)
         }

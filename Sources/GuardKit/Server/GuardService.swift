@@ -15,15 +15,33 @@ package final class GuardService: VarlinkService {
     let identifier = AppIdentifier()
     let logger: Logger
     package let interfaces: [VarlinkInterfaceDescription]
+    /// Short blocking work: identifying callers, admin calls, locks, reconcile.
+    package let work: BlockingExecutor
+    /// Calls that wait for people (a PAM conversation, a guardian's decision),
+    /// for minutes maybe. Kept apart so people taking their time never delay
+    /// identification; bounded by the requests that may wait at once
+    /// (``PendingRequests/total`` plus in-session conversations).
+    let conversations: BlockingExecutor
 
-    package init(policy: AuthorizationPolicy, logger: Logger = Logger(label: "guard")) throws {
+    /// Threads for short blocking work: enough to keep cores and disks busy.
+    package static let workThreads = 16
+    /// Conversations under way at once, beyond which a request is refused as busy.
+    package static let conversationThreads = 512
+
+    package init(policy: AuthorizationPolicy, logger: Logger = Logger(label: "guard"),
+                 workThreads: Int = GuardService.workThreads,
+                 conversationThreads: Int = GuardService.conversationThreads) throws {
         self.policy = policy
         self.logger = logger
+        // Each connection queues at most one job here (its lane's), so the
+        // server's bound on connections is the one reached first.
+        work = BlockingExecutor(name: "guard-work", maximumThreads: workThreads, maximumQueued: 1 << 16)
+        conversations = BlockingExecutor(name: "guard-talk", maximumThreads: conversationThreads, maximumQueued: 0)
         interfaces = [try VarlinkInterfaceDescription(GuardInterface.text)]
     }
 
     package func handle(_ call: VarlinkCall, on connection: VarlinkConnection) {
-        let session = ConnectionSession.of(connection)
+        let session = ConnectionSession.of(connection, on: work)
         switch call.memberName {
         case "GetStatus":
             // The hot path: answered on the loop thread once the caller is known.
@@ -120,7 +138,7 @@ package final class GuardService: VarlinkService {
     }
 
     /// Runs a call that may prompt (a request, a revoke that needs a guardian,
-    /// a guardian's decision) on a thread of its own: PAM waits for people.
+    /// a guardian's decision) on the conversation pool: PAM waits for people.
     /// Prompts go out as `continues` replies, answered with `Answer` calls;
     /// `body`'s parameters are the last reply. `who` says who is calling.
     private func startConversation<Who: Sendable>(
@@ -159,13 +177,13 @@ package final class GuardService: VarlinkService {
                 case .failure(let failure): fail(connection, failure)
                 }
             }
-            do throws(Errno) {
-                try SystemThread.spawn(name: "request", run).detach()
+            do throws(BlockingExecutor.Saturated) {
+                try conversations.submit(run)
             } catch {
-                logger.error("cannot start a request thread: \(error)")
+                logger.warning("request refused: \(error)")
                 channel.close()
                 session.endRequest()
-                fail(connection, GuardFailure(.unavailable, "the Guard is out of threads; try again"))
+                fail(connection, .busy)
             }
         }
     }
@@ -245,6 +263,10 @@ package final class GuardService: VarlinkService {
     }
 
     func fail(_ connection: VarlinkConnection, _ failure: GuardFailure) {
+        Self.fail(connection, failure)
+    }
+
+    static func fail(_ connection: VarlinkConnection, _ failure: GuardFailure) {
         var parameters: JSONObject = ["message": .string(failure.message)]
         if let status = failure.resultingStatus { parameters["status"] = .string(status.description) }
         connection.fail(failure.varlinkName, parameters: parameters)
