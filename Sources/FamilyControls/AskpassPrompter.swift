@@ -1,4 +1,5 @@
 import Foundation
+import SystemKit
 
 /// Runs a helper program once per prompt, with the prompt text as its
 /// argument, and reads the answer from its standard output, like
@@ -8,7 +9,7 @@ import Foundation
 /// An app sets one itself (`center.prompter = AskpassPrompter(program:)`);
 /// `FAMILYCONTROLS_ASKPASS` is used, by default, for an individual's own
 /// password only, never for what a parent or guardian is shown.
-public struct AskpassPrompter: Prompter {
+public struct AskpassPrompter: Prompter, SecretPrompting {
     /// The helper program's path.
     public var program: String
 
@@ -25,6 +26,17 @@ public struct AskpassPrompter: Prompter {
     }
 
     public func respond(to prompt: AuthorizationPrompt) -> String? {
+        guard let answer = run(for: prompt) else { return nil }
+        return answer.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+    }
+
+    func respondWithSecret(to prompt: AuthorizationPrompt) -> SecretBytes? {
+        run(for: prompt)
+    }
+
+    /// Runs the helper for `prompt`; its first line of output as bytes, with
+    /// the buffer it was read into zeroed.
+    private func run(for prompt: AuthorizationPrompt) -> SecretBytes? {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: program)
         process.arguments = [prompt.message]
@@ -40,10 +52,14 @@ public struct AskpassPrompter: Prompter {
             return nil
         }
         // An answer is one line; a helper that writes more is not trusted with more.
-        let data = output.fileHandleForReading.readDataToEndOfFile().prefix(4096)
+        var data = output.fileHandleForReading.readDataToEndOfFile()
+        defer { data.withUnsafeMutableBytes { SecretBytes.zero($0) } }
         process.waitUntilExit()
         guard prompt.expectsAnswer, process.terminationStatus == 0 else { return nil }
-        let text = String(decoding: data, as: UTF8.self)
-        return String(text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+        return data.withUnsafeBytes { bytes in
+            let limited = UnsafeRawBufferPointer(rebasing: bytes.prefix(4096))
+            let line = limited.firstIndex(of: UInt8(ascii: "\n")).map { UnsafeRawBufferPointer(rebasing: limited[..<$0]) } ?? limited
+            return SecretBytes(copying: line)
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SystemKit
 import Varlink
 
 /// A failure from the Guard or from reaching it: the public error case, and
@@ -107,6 +108,15 @@ enum GuardClient {
         guard let id = prompt["id"]?.intValue, let kindName = prompt["kind"]?.stringValue,
               let kind = AuthorizationPrompt.Kind(rawValue: kindName) else { return }
         let shown = AuthorizationPrompt(kind: kind, message: prompt["message"]?.stringValue ?? "")
+        // A password goes out as bytes: straight from the library's own
+        // prompters, and from an app's prompter as soon as it is handed over.
+        if kind == .secret {
+            let secret = (prompter as? any SecretPrompting).map { $0.respondWithSecret(to: shown) }
+                ?? prompter.respond(to: shown).map { SecretBytes($0) }
+            let response: JSONValue = secret.map { .secret($0) } ?? .null
+            try client.sendOneway("\(interface).Answer", parameters: ["id": .int(id), "response": response])
+            return
+        }
         let answer = prompter.respond(to: shown)
         guard shown.expectsAnswer else { return }
         var response: JSONValue = answer.map { .string($0) } ?? .null

@@ -1,3 +1,4 @@
+import SystemKit
 import Foundation
 
 /// The authentication sheet: shows prompts and returns answers. A GUI app
@@ -10,6 +11,14 @@ public protocol Prompter: Sendable {
     /// cancel the request. Called on a thread of the library's own, never the
     /// main thread, so it may block until the person answers.
     func respond(to prompt: AuthorizationPrompt) -> String?
+}
+
+/// A prompter of the library's own that can hand over a password as bytes,
+/// never as a `String` (which cannot be zeroed). The library asks it for
+/// `.secret` prompts and sends the bytes to the Guard as they are.
+protocol SecretPrompting: Prompter {
+    /// The answer to a `.secret` prompt as bytes, or nil to cancel.
+    func respondWithSecret(to prompt: AuthorizationPrompt) -> SecretBytes?
 }
 
 /// How the alert's answers are read: `y`, `yes`, `continue` allow; `n`, `no`,

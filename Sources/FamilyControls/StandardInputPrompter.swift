@@ -5,7 +5,7 @@ import Glibc
 
 /// Prompts on standard error and reads one answer per line from standard
 /// input, like `sudo -S`: for scripts and tests. End of input cancels.
-public struct StandardInputPrompter: Prompter {
+public struct StandardInputPrompter: Prompter, SecretPrompting {
     public init() {}
 
     public func respond(to prompt: AuthorizationPrompt) -> String? {
@@ -21,5 +21,11 @@ public struct StandardInputPrompter: Prompter {
         }
         if prompt.kind == .secret { writeToStandardError("\n") }
         return String(decoding: line.withUnsafeBytes { Array($0) }, as: UTF8.self)
+    }
+
+    func respondWithSecret(to prompt: AuthorizationPrompt) -> SecretBytes? {
+        writeToStandardError(prompt.message)
+        defer { writeToStandardError("\n") }
+        return try? LineReader.readLine(from: STDIN_FILENO)
     }
 }

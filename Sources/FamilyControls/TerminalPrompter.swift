@@ -2,7 +2,7 @@ import SystemKit
 
 /// Prompts on the controlling terminal (`/dev/tty`), echo off for secrets,
 /// the terminal restored on every way out, Ctrl-C included.
-public struct TerminalPrompter: Prompter {
+public struct TerminalPrompter: Prompter, SecretPrompting {
     /// Nil when the process has no controlling terminal.
     public init?() {
         guard Terminal() != nil else { return nil }
@@ -29,5 +29,10 @@ public struct TerminalPrompter: Prompter {
             guard let line = try? terminal.readLine(prompt: prompt.message, secret: prompt.kind == .secret) else { return nil }
             return String(decoding: line.withUnsafeBytes { Array($0) }, as: UTF8.self)
         }
+    }
+
+    func respondWithSecret(to prompt: AuthorizationPrompt) -> SecretBytes? {
+        guard let terminal = Terminal() else { return nil }
+        return try? terminal.readLine(prompt: prompt.message, secret: true)
     }
 }

@@ -91,7 +91,7 @@ struct GuardConnection {
         }
         guard expectsAnswer else { return }
         // No answer (end of input, Ctrl-D, a timeout) cancels, as in sudo.
-        let response: JSONValue = reply.map { secret in .string(secret.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }) } ?? .null
+        let response: JSONValue = reply.map { .secret($0) } ?? .null
         try client.sendOneway("\(Self.interface).Answer", parameters: ["id": .int(id), "response": response])
     }
 

@@ -78,7 +78,7 @@ struct LockLateEntryTests {
             #expect(late.count == 300)
             let entries = try scenario.journal.entries(user: scenario.child.name, appID: LockScenario.appID)
             #expect(entries.filter { $0.relativePath.contains("/late") }.count == 100)
-            try engine.unlock(user: scenario.child.name, appID: LockScenario.appID)
+            _ = try engine.unlock(user: scenario.child.name, appID: LockScenario.appID)
             #expect(try TreeSnapshot.take(scenario.app).items.allSatisfy { !$0.isImmutable })
         }
     }

@@ -171,6 +171,8 @@ package enum GuardDaemon {
         // An app has a call or two in flight; a client that pipelines thousands
         // waits with them in its own socket buffer, not in the Guard's memory.
         configuration.maximumPendingCallsPerConnection = maximumPendingCallsPerConnection
+        // Passwords arrive as bytes, and what carried them is zeroed.
+        configuration.secretParameters = GuardService.secretParameters
         do throws(VarlinkServerError) {
             if socketActivated {
                 return .success(try VarlinkServer(adoptingListener: 3, configuration: configuration, service: service))

@@ -15,6 +15,10 @@ package final class GuardService: VarlinkService {
     let identifier = AppIdentifier()
     let logger: Logger
     package let interfaces: [VarlinkInterfaceDescription]
+    /// Parameters whose values are secrets: the answer to a password prompt.
+    /// The server hands them over as bytes and zeroes what it read.
+    package static let secretParameters: Set<String> = ["response"]
+
     /// Short blocking work: identifying callers, admin calls, locks, reconcile.
     package let work: BlockingExecutor
     /// Calls that wait for people (a PAM conversation, a guardian's decision),
@@ -193,12 +197,18 @@ package final class GuardService: VarlinkService {
             if call.expectsReply { connection.fail(.invalidParameter("id")) }
             return
         }
-        let response = call.parameters["response"]
-        guard response == nil || response?.isNull == true || response?.stringValue != nil else {
+        // The server parses `response` as a secret (``secretParameters``); a
+        // plain string, from a server set up without that, is taken as one too.
+        let response: SecretBytes?
+        switch call.parameters["response"] {
+        case nil, .null?: response = nil
+        case .secret(let secret)?: response = secret
+        case .string(let text)?: response = SecretBytes(text)
+        case _?:
             if call.expectsReply { connection.fail(.invalidParameter("response")) }
             return
         }
-        session.activeChannel?.deliver(id: id, response: response?.stringValue)
+        session.activeChannel?.deliver(id: id, response: response)
         if call.expectsReply { connection.reply() }
     }
 

@@ -12,7 +12,7 @@ final class VarlinkRequestChannel: RequestChannel {
         /// The prompt waiting for an answer, and the answer once it came
         /// (nil inside: the client canceled).
         var waiting: Int64?
-        var answer: String??
+        var answer: SecretBytes??
         var closed = false
     }
 
@@ -40,14 +40,14 @@ final class VarlinkRequestChannel: RequestChannel {
         } onTimeout: {
             timedOut = true
         }
-        let answer = state.withLock { state -> String?? in
+        let answer = state.withLock { state -> SecretBytes?? in
             state.waiting = nil
             defer { state.answer = nil }
             return state.closed ? .some(nil) : state.answer
         }
         if timedOut, answer == nil { throw .timedOut }
-        guard let answer, let text = answer else { throw .canceled }
-        return SecretBytes(text)
+        guard let answer, let secret = answer else { throw .canceled }
+        return secret
     }
 
     func tell(_ prompt: AuthorizationPrompt) {
@@ -60,7 +60,7 @@ final class VarlinkRequestChannel: RequestChannel {
 
     /// Delivers the client's `Answer` for prompt `id`; answers to anything but
     /// the waiting prompt are ignored.
-    func deliver(id: Int64, response: String?) {
+    func deliver(id: Int64, response: SecretBytes?) {
         let delivered = state.withLock { state in
             guard state.waiting == id, state.answer == nil else { return false }
             state.answer = .some(response)

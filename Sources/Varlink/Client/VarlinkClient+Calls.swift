@@ -47,11 +47,12 @@ extension VarlinkClient {
             throw .invalidCall(.invalidMethodName(call.method))
         }
         guard !(call.oneway && call.more) else { throw .invalidCall(.onewayWithMore) }
-        let frame = call.encoded()
+        var frame = call.encoded()
         let deadline = replyTimeout.map { ContinuousClock.now + $0 }
         let result = frame.withUnsafeBytes { bytes in
             Result { () throws(VarlinkClientError) in try writeAll(bytes, deadline: deadline) }
         }
+        if call.carriesSecret { frame.withUnsafeMutableBytes { SecretBytes.zero($0) } }
         try result.get()
     }
 

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SystemKit
 
 /// Splits a byte stream into NUL-terminated frames, incrementally.
 ///
@@ -17,14 +18,18 @@ package struct FrameReader: Sendable {
 
     /// The largest frame accepted, in bytes, not counting its NUL.
     package let maximumFrameSize: Int
+    /// Whether bytes are zeroed once served, and buffers zeroed before they
+    /// are given back or outgrown: for streams that may carry secrets.
+    package let wipesConsumedBytes: Bool
     private var partial: [UInt8] = []
     /// Bytes not yet split, left when `body` asked to stop.
     private var backlog: [UInt8] = []
 
     /// A reader accepting frames of up to `maximumFrameSize` bytes.
-    package init(maximumFrameSize: Int = FrameReader.defaultMaximumFrameSize) {
+    package init(maximumFrameSize: Int = FrameReader.defaultMaximumFrameSize, wipesConsumedBytes: Bool = false) {
         precondition(maximumFrameSize > 0, "FrameReader: maximumFrameSize must be positive")
         self.maximumFrameSize = maximumFrameSize
+        self.wipesConsumedBytes = wipesConsumedBytes
     }
 
     /// Bytes of an unfinished frame held from earlier calls.
@@ -51,7 +56,7 @@ package struct FrameReader: Sendable {
     /// Holds `bytes` back unsplit, behind any held already, for
     /// ``consumeBacklog(_:)``.
     package mutating func holdBack(_ bytes: UnsafeRawBufferPointer) {
-        backlog.append(contentsOf: bytes)
+        append(bytes, to: &backlog)
     }
 
     /// Calls `body` with the completed frames held back when it last asked to
@@ -59,11 +64,12 @@ package struct FrameReader: Sendable {
     package mutating func consumeBacklog(_ body: (UnsafeRawBufferPointer) -> Bool) throws(FrameReaderError) {
         guard !backlog.isEmpty else { return }
         // Taken out first: `split` keeps what it does not serve in `backlog`.
-        let held = backlog
+        var held = backlog
         backlog = []
         let result = held.withUnsafeBytes { bytes in
             Result { () throws(FrameReaderError) in try split(bytes, body) }
         }
+        if wipesConsumedBytes { held.withUnsafeMutableBytes { SecretBytes.zero($0) } }
         try result.get()
     }
 
@@ -78,7 +84,7 @@ package struct FrameReader: Sendable {
                 guard partial.count + remaining <= maximumFrameSize else {
                     throw .frameTooLarge(limit: maximumFrameSize)
                 }
-                partial.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+                append(UnsafeRawBufferPointer(rebasing: bytes[offset...]), to: &partial)
                 return
             }
             let length = UnsafeRawPointer(terminator) - (base + offset)
@@ -87,17 +93,31 @@ package struct FrameReader: Sendable {
             if partial.isEmpty {
                 keepGoing = body(UnsafeRawBufferPointer(start: base + offset, count: length))
             } else {
-                partial.append(contentsOf: UnsafeRawBufferPointer(start: base + offset, count: length))
+                append(UnsafeRawBufferPointer(start: base + offset, count: length), to: &partial)
                 keepGoing = partial.withUnsafeBytes(body)
+                if wipesConsumedBytes { partial.withUnsafeMutableBytes { SecretBytes.zero($0) } }
                 // Keep a small buffer for the next partial frame; give big ones back.
                 partial.removeAll(keepingCapacity: partial.capacity <= 16 * 1024)
             }
             offset += length + 1
             if !keepGoing {
-                backlog.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+                append(UnsafeRawBufferPointer(rebasing: bytes[offset...]), to: &backlog)
                 return
             }
         }
+    }
+
+    /// Appends `bytes` to `buffer`; when wiping, grows it by hand so the
+    /// outgrown storage is zeroed before it is freed.
+    private func append(_ bytes: UnsafeRawBufferPointer, to buffer: inout [UInt8]) {
+        if wipesConsumedBytes, buffer.count + bytes.count > buffer.capacity {
+            var grown: [UInt8] = []
+            grown.reserveCapacity(max(buffer.capacity * 2, buffer.count + bytes.count))
+            grown.append(contentsOf: buffer)
+            buffer.withUnsafeMutableBytes { SecretBytes.zero($0) }
+            buffer = grown
+        }
+        buffer.append(contentsOf: bytes)
     }
 
     /// Feeds `bytes` and returns the completed frames as arrays; for tests and

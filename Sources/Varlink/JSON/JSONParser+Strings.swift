@@ -1,4 +1,13 @@
+import SystemKit
+
 extension JSONParser {
+    /// Parses a string starting at its opening quote into a secret: the same
+    /// rules as ``parseString()``, and the decoded bytes are zeroed once copied.
+    mutating func parseSecretString() throws(JSONParseError) -> SecretBytes {
+        var decoded = try parseStringBytes()
+        return SecretBytes(consuming: &decoded)
+    }
+
     /// Parses a string starting at its opening quote.
     mutating func parseString() throws(JSONParseError) -> String {
         let bytes = input
@@ -20,13 +29,40 @@ extension JSONParser {
         guard index < end else { throw JSONParseError(.unexpectedEnd, at: end) }
         var decoded = Array(bytes[start..<index])
         decoded.reserveCapacity(decoded.count + 16)
+        offset = try decodeRest(at: index, into: &decoded)
+        return String(decoding: decoded, as: UTF8.self)
+    }
+
+    /// Parses a string starting at its opening quote into bytes, in a buffer
+    /// sized once from the raw text (decoding only shrinks it), so no copy
+    /// is left behind by a buffer that grew.
+    private mutating func parseStringBytes() throws(JSONParseError) -> [UInt8] {
+        let bytes = input
+        let end = bytes.count
+        let start = offset + 1
+        var closing = start
+        while closing < end, bytes[closing] != Self.quote {
+            closing += bytes[closing] == Self.backslash ? 2 : 1
+        }
+        guard closing < end else { throw JSONParseError(.unexpectedEnd, at: end) }
+        var decoded: [UInt8] = []
+        decoded.reserveCapacity(closing - start)
+        offset = try decodeRest(at: start, into: &decoded)
+        return decoded
+    }
+
+    /// Decodes a string's text from `index` to its closing quote into `decoded`.
+    /// - Returns: the index after the closing quote.
+    private func decodeRest(at index: Int, into decoded: inout [UInt8]) throws(JSONParseError) -> Int {
+        let bytes = input
+        let end = bytes.count
+        var index = index
         while true {
             guard index < end else { throw JSONParseError(.unexpectedEnd, at: end) }
             let byte = bytes[index]
             switch byte {
             case Self.quote:
-                offset = index + 1
-                return String(decoding: decoded, as: UTF8.self)
+                return index + 1
             case Self.backslash:
                 index = try decodeEscape(at: index, into: &decoded)
             case 0..<0x20:

@@ -9,15 +9,22 @@ package struct JSONParser {
     package static let maximumDepth = 64
 
     private let bytes: UnsafeRawBufferPointer
+    /// Members whose string values are secrets.
+    private let secretKeys: Set<String>
     private var position = 0
     private var depth = 0
 
-    private init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+    private init(_ bytes: UnsafeRawBufferPointer, secretKeys: Set<String>) {
+        self.bytes = bytes
+        self.secretKeys = secretKeys
+    }
 
-    /// Parses `bytes` as one complete JSON text.
+    /// Parses `bytes` as one complete JSON text. The string value of a member
+    /// named in `secretKeys`, at any depth, becomes ``JSONValue/secret(_:)``
+    /// and is never made a `String`.
     /// - Throws: ``JSONParseError``.
-    package static func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> JSONValue {
-        var parser = JSONParser(bytes)
+    package static func parse(_ bytes: UnsafeRawBufferPointer, secretKeys: Set<String> = []) throws(JSONParseError) -> JSONValue {
+        var parser = JSONParser(bytes, secretKeys: secretKeys)
         let value = try parser.parseValue()
         parser.skipWhitespace()
         guard parser.position == bytes.count else { throw parser.failure(.trailingBytes) }
@@ -71,7 +78,13 @@ package struct JSONParser {
             skipWhitespace()
             guard try peek() == UInt8(ascii: ":") else { throw failure(.unexpectedByte(bytes[position])) }
             position += 1
-            let value = try parseValue()
+            let value: JSONValue
+            skipWhitespace()
+            if !secretKeys.isEmpty, secretKeys.contains(key), try peek() == UInt8(ascii: "\"") {
+                value = .secret(try parseSecretString())
+            } else {
+                value = try parseValue()
+            }
             members.append((key: key, value: value))
             skipWhitespace()
             switch try peek() {

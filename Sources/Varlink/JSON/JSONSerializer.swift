@@ -2,26 +2,35 @@
 /// so that the output is valid JSON and never contains a NUL byte (the Varlink
 /// frame terminator).
 enum JSONSerializer {
-    static func write(_ value: JSONValue, into out: inout [UInt8]) {
+    /// How ``JSONValue/secret(_:)`` is written: as it is (on the wire) or
+    /// as `"(secret)"` (in text meant for people and logs).
+    enum Secrets { case written, redacted }
+
+    static func write(_ value: JSONValue, into out: inout [UInt8], secrets: Secrets = .written) {
         switch value {
         case .null: append("null", to: &out)
         case .bool(let flag): append(flag ? "true" : "false", to: &out)
         case .int(let number): writeInteger(number, into: &out)
         case .double(let number): writeDouble(number, into: &out)
         case .string(let text): writeString(text, into: &out)
+        case .secret(let secret):
+            switch secrets {
+            case .written: secret.withUnsafeBytes { writeString(bytes: $0.assumingMemoryBound(to: UInt8.self), into: &out) }
+            case .redacted: append("\"(secret)\"", to: &out)
+            }
         case .array(let elements):
             out.append(UInt8(ascii: "["))
             for (index, element) in elements.enumerated() {
                 if index > 0 { out.append(UInt8(ascii: ",")) }
-                write(element, into: &out)
+                write(element, into: &out, secrets: secrets)
             }
             out.append(UInt8(ascii: "]"))
         case .object(let object):
-            writeObject(object, into: &out)
+            writeObject(object, into: &out, secrets: secrets)
         }
     }
 
-    static func writeObject(_ object: JSONObject, into out: inout [UInt8]) {
+    static func writeObject(_ object: JSONObject, into out: inout [UInt8], secrets: Secrets = .written) {
         out.append(UInt8(ascii: "{"))
         var first = true
         for member in object.members {
@@ -29,25 +38,30 @@ enum JSONSerializer {
             first = false
             writeString(member.key, into: &out)
             out.append(UInt8(ascii: ":"))
-            write(member.value, into: &out)
+            write(member.value, into: &out, secrets: secrets)
         }
         out.append(UInt8(ascii: "}"))
     }
 
     static func writeString(_ text: String, into out: inout [UInt8]) {
         var text = text
+        text.withUTF8 { writeString(bytes: $0, into: &out) }
+    }
+
+    /// Writes UTF-8 `bytes` as a JSON string. Invalid UTF-8 is written as it
+    /// is; only a secret's bytes (which came from a valid string) take this path
+    /// without passing through `String`.
+    static func writeString(bytes: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        text.withUTF8 { bytes in
-            var runStart = 0
-            for index in 0..<bytes.count {
-                let byte = bytes[index]
-                guard byte < 0x20 || byte == 0x22 || byte == 0x5C else { continue }
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
-                runStart = index + 1
-                appendEscape(for: byte, to: &out)
-            }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
+        var runStart = 0
+        for index in 0..<bytes.count {
+            let byte = bytes[index]
+            guard byte < 0x20 || byte == 0x22 || byte == 0x5C else { continue }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+            runStart = index + 1
+            appendEscape(for: byte, to: &out)
         }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
         out.append(UInt8(ascii: "\""))
     }
 

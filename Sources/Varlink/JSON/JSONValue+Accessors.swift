@@ -1,3 +1,5 @@
+import SystemKit
+
 extension JSONValue {
     /// The member `key` of an object; nil for a missing key or a non-object.
     package subscript(key: String) -> JSONValue? {
@@ -15,6 +17,22 @@ extension JSONValue {
     package var stringValue: String? {
         if case .string(let value) = self { return value }
         return nil
+    }
+
+    /// The secret's bytes, or nil for any other kind of value (a plain string included).
+    package var secretValue: SecretBytes? {
+        if case .secret(let value) = self { return value }
+        return nil
+    }
+
+    /// Bytes of secrets anywhere in the value; 0 when it holds none.
+    package var secretByteCount: Int {
+        switch self {
+        case .secret(let secret): secret.count
+        case .array(let elements): elements.reduce(0) { $0 + $1.secretByteCount }
+        case .object(let object): object.members.reduce(0) { $0 + $1.value.secretByteCount }
+        default: 0
+        }
     }
 
     /// The boolean, or nil for any other kind of value.

@@ -1,3 +1,5 @@
+import SystemKit
+
 /// A JSON value (RFC 8259) as Varlink carries it.
 ///
 /// Integers that fit in 64 bits stay exact in ``int(_:)``; other numbers are
@@ -14,6 +16,10 @@ package enum JSONValue: Sendable, Equatable {
     case double(Double)
     /// A string, already unescaped and valid Unicode.
     case string(String)
+    /// A string that holds a secret (a password), as bytes zeroed when
+    /// released. Written like ``string(_:)``; the parser makes one only for
+    /// the member names it is told are secret. Never shown by `description`.
+    case secret(SecretBytes)
     /// An array.
     case array([JSONValue])
     /// An object, members in order.
@@ -27,6 +33,12 @@ extension JSONValue {
     ///   ``JSONParser/maximumDepth``, or bytes after the value.
     package init(parsing bytes: UnsafeRawBufferPointer) throws(JSONParseError) {
         self = try JSONParser.parse(bytes)
+    }
+
+    /// Parses one complete JSON text from UTF-8 `bytes`; the string values of
+    /// members named in `secretKeys` become ``secret(_:)``, never a `String`.
+    package init(parsing bytes: UnsafeRawBufferPointer, secretKeys: Set<String>) throws(JSONParseError) {
+        self = try JSONParser.parse(bytes, secretKeys: secretKeys)
     }
 
     /// Parses one complete JSON text from UTF-8 `bytes`.
@@ -62,6 +74,10 @@ extension JSONValue {
 }
 
 extension JSONValue: CustomStringConvertible {
-    /// The compact JSON text.
-    package var description: String { String(decoding: serialized(), as: UTF8.self) }
+    /// The compact JSON text, with every secret shown as `"(secret)"`.
+    package var description: String {
+        var bytes: [UInt8] = []
+        JSONSerializer.write(self, into: &bytes, secrets: .redacted)
+        return String(decoding: bytes, as: UTF8.self)
+    }
 }

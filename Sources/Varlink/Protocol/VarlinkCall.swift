@@ -63,11 +63,12 @@ extension VarlinkCall {
         )
     }
 
-    /// Parses and validates one frame (without its NUL).
+    /// Parses and validates one frame (without its NUL). String values of
+    /// members named in `secretParameters` become ``JSONValue/secret(_:)``.
     /// - Throws: ``VarlinkMessageError``.
-    package init(parsing frame: UnsafeRawBufferPointer) throws(VarlinkMessageError) {
+    package init(parsing frame: UnsafeRawBufferPointer, secretParameters: Set<String> = []) throws(VarlinkMessageError) {
         let value: JSONValue
-        do { value = try JSONParser.parse(frame) } catch { throw .invalidJSON(error) }
+        do { value = try JSONParser.parse(frame, secretKeys: secretParameters) } catch { throw .invalidJSON(error) }
         try self.init(decoding: value)
     }
 
@@ -82,10 +83,20 @@ extension VarlinkCall {
 
     /// The frame to send: compact JSON and the terminating NUL.
     package func encoded() -> [UInt8] {
-        var bytes = jsonValue.serialized()
+        let value = jsonValue
+        var bytes: [UInt8] = []
+        // A frame holding a secret is sized before it is written, so it never
+        // grows and leaves a copy of the secret in the storage it outgrew.
+        // Escaping at most sextuples a byte; the redacted text bounds the rest.
+        let secrets = value.secretByteCount
+        bytes.reserveCapacity(secrets == 0 ? 64 : value.description.utf8.count + secrets * 6 + 1)
+        value.serialize(into: &bytes)
         bytes.append(0)
         return bytes
     }
+
+    /// Whether the call carries a secret, so its frame must be zeroed once sent.
+    package var carriesSecret: Bool { JSONValue.object(parameters).secretByteCount > 0 }
 
     /// Reads an optional boolean flag; absent and `null` mean false.
     static func flag(_ name: String, in object: JSONObject) throws(VarlinkMessageError) -> Bool {

@@ -62,7 +62,8 @@ extension EventLoop {
             logger.error("cannot watch connection from \(credentials): \(error)")
             return
         }
-        let reader = FrameReader(maximumFrameSize: core.configuration.maximumFrameSize)
+        let reader = FrameReader(maximumFrameSize: core.configuration.maximumFrameSize,
+                                 wipesConsumedBytes: !core.configuration.secretParameters.isEmpty)
         channels[token] = Channel(socket: socket, reader: reader, connection: connection)
         core.connectionCount.add(1, ordering: .relaxed)
         connectionsByUser[credentials.uid, default: 0] += 1

@@ -25,6 +25,10 @@ extension EventLoop {
         // the same from here, and a streamed call to it would never end.
         if count == 0 { return close(channel) }
         serve(UnsafeRawBufferPointer(rebasing: readBuffer[..<count]), on: channel)
+        // What was read may hold a secret; the reader kept its own (wiped) copy of any rest.
+        if !core.configuration.secretParameters.isEmpty {
+            SecretBytes.zero(UnsafeMutableRawBufferPointer(rebasing: readBuffer[..<count]))
+        }
     }
 
     /// Goes on with a connection whose pending calls fell below the limit:
@@ -83,7 +87,7 @@ extension EventLoop {
     private func dispatch(_ frame: UnsafeRawBufferPointer, on connection: VarlinkConnection) -> Verdict {
         let call: VarlinkCall
         do {
-            call = try VarlinkCall(parsing: frame)
+            call = try VarlinkCall(parsing: frame, secretParameters: core.configuration.secretParameters)
         } catch {
             // A JSON object with a bad field gets the standard error first; for
             // garbage there is no call to answer. Either way the stream can no

@@ -21,6 +21,11 @@ package struct VarlinkServerConfiguration: Sendable {
     package var usersWithoutConnectionLimit: Set<UInt32> = [0]
     /// The largest call frame accepted; a bigger one closes the connection.
     package var maximumFrameSize = FrameReader.defaultMaximumFrameSize
+    /// Parameters that carry secrets (a password answering a prompt). Their
+    /// string values reach the service as ``JSONValue/secret(_:)``, never as
+    /// `String`, and when any are named, every byte read from a client is
+    /// zeroed once it has been parsed.
+    package var secretParameters: Set<String> = []
     /// Reply bytes queued for a client that does not read; past it the client is dropped.
     package var maximumPendingOutput = 4 << 20
     /// Calls one connection may have pending: handed on by the service and not
