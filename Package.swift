@@ -26,9 +26,11 @@ let package = Package(
             name: "CSQLite",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // The Linux calls the Glibc module leaves out or declares badly.
+        .target(name: "CSystem"),
 
         // Swift libraries: all the logic lives here, where tests reach it.
-        .target(name: "SystemKit"),
+        .target(name: "SystemKit", dependencies: ["CSystem"]),
         .target(name: "Varlink", dependencies: ["SystemKit"]),
         // The public value types, without Foundation, so the Guard can share them
         // without loading Foundation; FamilyControls re-exports them.
