@@ -12,7 +12,8 @@ let package = Package(
         .executable(name: "familycontrols-demo", targets: ["familycontrols-demo"]),
     ],
     targets: [
-        // C: the system libraries, and the one small shim that must be C.
+        // C: the system libraries, and the small shims that must be C (the PAM
+        // conversation; the Linux calls Glibc declares badly or not at all).
         .systemLibrary(
             name: "CLibPAM",
             providers: [.apt(["libpam0g-dev"])]
@@ -26,10 +27,12 @@ let package = Package(
             name: "CSQLite",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // The Linux calls the Glibc module leaves out or declares badly.
+        .target(name: "CSystem"),
 
         // Swift libraries: all the logic lives here, where tests reach it.
         // Each depends only on those listed before it (ARCHITECTURE.md).
-        .target(name: "SystemKit"),
+        .target(name: "SystemKit", dependencies: ["CSystem"]),
         .target(name: "Varlink", dependencies: ["SystemKit"]),
         // The public value types and the Guard's endpoint, without Foundation,
         // so the Guard can share them without loading Foundation; FamilyControls

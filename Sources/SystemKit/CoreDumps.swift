@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+internal import CSystem
 
 /// Keeps a process that handles secrets out of core files.
 public enum CoreDumps {
@@ -14,17 +15,13 @@ public enum CoreDumps {
         guard setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &none) == 0 else {
             throw Errno.current("setrlimit RLIMIT_CORE")
         }
-        guard let prctl = GlibcExtras.prctl else { throw Errno(ENOSYS, operation: "prctl") }
-        let setDumpable: CInt = 4  // PR_SET_DUMPABLE, <linux/prctl.h>
-        guard prctl(setDumpable, 0, 0, 0, 0) == 0 else { throw Errno.current("prctl PR_SET_DUMPABLE") }
+        guard csystem_set_dumpable(0) == 0 else { throw Errno.current("prctl PR_SET_DUMPABLE") }
     }
 
     /// Whether this process may dump core (`PR_GET_DUMPABLE`); nil when
-    /// `prctl` cannot be reached.
+    /// `prctl` fails.
     public static var isDumpable: Bool? {
-        let getDumpable: CInt = 3  // PR_GET_DUMPABLE
-        guard let prctl = GlibcExtras.prctl else { return nil }
-        let answer = prctl(getDumpable, 0, 0, 0, 0)
+        let answer = csystem_get_dumpable()
         return answer < 0 ? nil : answer != 0
     }
 }

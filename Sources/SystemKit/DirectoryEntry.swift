@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+internal import CSystem
 
 /// One entry of a directory as `getdents64(2)` returns it.
 public struct DirectoryEntry: Hashable, Sendable {
@@ -26,8 +27,9 @@ extension FileDescriptor {
     /// kernel answers `ENOENT` for it, which reads here as an empty list.
     ///
     /// Maps to `lseek(2)` and `getdents64(2)`.
+    /// - Throws: ``Errno``; `ENOTDIR` when the descriptor is not a directory,
+    ///   `EIO` when a record is not what `getdents64` writes.
     public func readDirectory() throws(Errno) -> [DirectoryEntry] {
-        guard let getdents64 = GlibcExtras.getdents64 else { throw Errno(ENOSYS, operation: "getdents64") }
         _ = try retryingOnInterrupt("lseek") { lseek(rawValue, 0, SEEK_SET) }
         let capacity = 32 * 1024
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
@@ -36,34 +38,33 @@ extension FileDescriptor {
         while true {
             let count: Int
             do {
-                count = try retryingOnInterrupt("getdents64") { getdents64(rawValue, buffer, capacity) }
+                count = try retryingOnInterrupt("getdents64") { csystem_getdents64(rawValue, buffer, capacity) }
             } catch where error.rawValue == ENOENT {
                 return []  // Removed meanwhile: whatever was read before is gone too.
             }
             if count == 0 { return entries }
             var offset = 0
-            // struct linux_dirent64: u64 d_ino, s64 d_off, u16 d_reclen, u8 d_type, char d_name[].
-            while offset < count {
-                let record = buffer + offset
-                let inode = record.loadUnaligned(as: UInt64.self)
-                let length = Int(record.loadUnaligned(fromByteOffset: 16, as: UInt16.self))
-                let rawType = record.load(fromByteOffset: 18, as: UInt8.self)
-                let namePointer = (record + 19).assumingMemoryBound(to: UInt8.self)
-                let nameLength = strlen(UnsafeRawPointer(namePointer).assumingMemoryBound(to: CChar.self))
-                offset += length
-                let name = UnsafeBufferPointer(start: namePointer, count: nameLength)
-                if name.first == 0x2e, nameLength == 1 || (nameLength == 2 && name[1] == 0x2e) { continue }
-                entries.append(DirectoryEntry(name: FileName(bytes: name), inode: inode, type: Self.fileType(rawType)))
+            var record = csystem_directory_entry()
+            while true {
+                let decoded = csystem_next_directory_entry(buffer, count, &offset, &record)
+                if decoded == 0 { break }
+                guard decoded > 0, let start = record.name else { throw Errno(EIO, operation: "getdents64 record") }
+                let bytes = UnsafeRawBufferPointer(start: start, count: record.name_length)
+                if bytes.first == UInt8(ascii: "."), bytes.count == 1 || (bytes.count == 2 && bytes[1] == UInt8(ascii: ".")) {
+                    continue
+                }
+                let name = bytes.withMemoryRebound(to: UInt8.self) { FileName(bytes: $0) }
+                entries.append(DirectoryEntry(name: name, inode: record.inode, type: Self.fileType(record.type)))
             }
         }
     }
 
     private static func fileType(_ raw: UInt8) -> FileStatus.FileType? {
-        switch raw {
-        case 0: nil // DT_UNKNOWN
-        case 4: .directory // DT_DIR
-        case 8: .regular // DT_REG
-        case 10: .symbolicLink // DT_LNK
+        switch Int(raw) {
+        case DT_UNKNOWN: nil
+        case DT_DIR: .directory
+        case DT_REG: .regular
+        case DT_LNK: .symbolicLink
         default: .other
         }
     }

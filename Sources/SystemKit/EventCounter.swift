@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+internal import CSystem
 
 /// A kernel event counter (`eventfd(2)`), non-blocking and close-on-exec,
 /// used to wake an epoll loop from another thread. Closed when released.
@@ -9,12 +10,11 @@ public final class EventCounter: Sendable {
     public let rawValue: CInt
 
     /// Creates a counter at zero.
-    /// - Throws: ``Errno`` (`ENOSYS` when libc lacks eventfd).
+    /// - Throws: ``Errno`` (`EMFILE` when out of descriptors).
     public init() throws(Errno) {
-        guard let create = GlibcExtras.eventFD else { throw Errno(ENOSYS, operation: "eventfd") }
-        let fd = create(0, O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { throw Errno.current("eventfd") }
-        rawValue = fd
+        rawValue = try retryingOnInterrupt("eventfd") {
+            csystem_eventfd(0, CSYSTEM_EFD_CLOEXEC | CSYSTEM_EFD_NONBLOCK)
+        }
     }
 
     deinit { _ = Glibc.close(rawValue) }
@@ -23,12 +23,12 @@ public final class EventCounter: Sendable {
     public func signal() {
         var one: UInt64 = 1
         // EAGAIN means the counter is saturated: the waiter is woken anyway.
-        _ = try? retryingOnInterrupt("write eventfd") { Glibc.write(rawValue, &one, 8) }
+        _ = try? retryingOnInterrupt("write eventfd") { Glibc.write(rawValue, &one, MemoryLayout<UInt64>.size) }
     }
 
     /// Resets the counter to zero so the descriptor stops being readable.
     public func drain() {
         var value: UInt64 = 0
-        _ = try? retryingOnInterrupt("read eventfd") { Glibc.read(rawValue, &value, 8) }
+        _ = try? retryingOnInterrupt("read eventfd") { Glibc.read(rawValue, &value, MemoryLayout<UInt64>.size) }
     }
 }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+internal import CSystem
 
 /// A file's status plus the inode attributes `statx(2)` reports without
 /// opening the file.
@@ -17,45 +18,37 @@ public struct ExtendedStatus: Hashable, Sendable {
 }
 
 extension FileDescriptor {
-    // From <linux/stat.h>; the layout of struct statx is fixed kernel ABI.
-    private static let statxBasicStats: CUnsignedInt = 0x7ff
-    private static let statxAttributeImmutable: UInt64 = 0x10
-    private static let statxSize = 256
-
     /// The status and immutable attribute of `name` inside this directory, not
     /// following a symbolic link (`statx(2)` with `AT_SYMLINK_NOFOLLOW`).
     ///
-    /// Falls back to `fstatat(2)`, without the attribute, where the C library
-    /// has no `statx`.
+    /// Falls back to `fstatat(2)`, without the attribute, where the kernel
+    /// has no `statx` (`ENOSYS`, before Linux 4.11).
     public func extendedStatus(of name: FileName) throws(Errno) -> ExtendedStatus {
-        guard let statx = GlibcExtras.statx else {
+        var raw = statx()
+        do {
+            _ = try retryingOnInterrupt("statx") {
+                csystem_statx(rawValue, name.cString, AT_SYMLINK_NOFOLLOW, CSYSTEM_STATX_BASIC_STATS, &raw)
+            }
+        } catch where error.rawValue == ENOSYS {
             return ExtendedStatus(status: try status(of: name), isImmutable: nil)
         }
-        return try withUnsafeTemporaryAllocation(byteCount: Self.statxSize, alignment: 8) { (buffer) throws(Errno) in
-            guard let base = buffer.baseAddress else { throw Errno(EFAULT, operation: "statx") }
-            _ = try retryingOnInterrupt("statx") {
-                statx(rawValue, name.cString, AT_SYMLINK_NOFOLLOW, Self.statxBasicStats, base)
-            }
-            return Self.decodeStatx(base)
-        }
+        return ExtendedStatus(raw)
     }
+}
 
-    /// Reads `struct statx` at its fixed kernel ABI offsets.
-    private static func decodeStatx(_ buffer: UnsafeMutableRawPointer) -> ExtendedStatus {
-        let attributes = buffer.load(fromByteOffset: 8, as: UInt64.self)
-        let attributesMask = buffer.load(fromByteOffset: 56, as: UInt64.self)
+extension ExtendedStatus {
+    /// Copies the fields of a `struct statx`.
+    fileprivate init(_ raw: statx) {
         let status = FileStatus(
-            device: FileStatus.device(
-                major: buffer.load(fromByteOffset: 136, as: UInt32.self),
-                minor: buffer.load(fromByteOffset: 140, as: UInt32.self)
-            ),
-            inode: buffer.load(fromByteOffset: 32, as: UInt64.self),
-            mode: UInt32(buffer.load(fromByteOffset: 28, as: UInt16.self)),
-            uid: buffer.load(fromByteOffset: 20, as: UInt32.self),
-            gid: buffer.load(fromByteOffset: 24, as: UInt32.self),
-            linkCount: UInt64(buffer.load(fromByteOffset: 16, as: UInt32.self))
+            device: FileStatus.device(major: raw.stx_dev_major, minor: raw.stx_dev_minor),
+            inode: raw.stx_ino,
+            mode: UInt32(raw.stx_mode),
+            uid: raw.stx_uid,
+            gid: raw.stx_gid,
+            linkCount: UInt64(raw.stx_nlink)
         )
-        let reported = attributesMask & statxAttributeImmutable != 0
-        return ExtendedStatus(status: status, isImmutable: reported ? attributes & statxAttributeImmutable != 0 : nil)
+        let immutable = CSYSTEM_STATX_ATTR_IMMUTABLE
+        let reported = raw.stx_attributes_mask & immutable != 0
+        self.init(status: status, isImmutable: reported ? raw.stx_attributes & immutable != 0 : nil)
     }
 }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+internal import CSystem
 
 /// Whether anyone holds a file open for writing.
 public enum WriterCheck: Hashable, Sendable {
@@ -14,9 +15,6 @@ public enum WriterCheck: Hashable, Sendable {
 }
 
 extension FileDescriptor {
-    /// `F_SETLEASE`: `F_LINUX_SPECIFIC_BASE + 0`, declared only under `_GNU_SOURCE`.
-    private static let setLease: CInt = 1024
-
     /// Whether the open regular file has writers, asked of the kernel by
     /// taking a read lease and letting it go (`fcntl(F_SETLEASE, F_RDLCK)`).
     ///
@@ -30,14 +28,15 @@ extension FileDescriptor {
     /// is set): a read lease only delays another process's opening the file
     /// for writing, which an immutable file refuses anyway.
     public func writers(releasingLease: Bool = false) -> WriterCheck {
-        let taken = fcntl(rawValue, Self.setLease, CInt(F_RDLCK))
-        if taken == 0 {
-            if releasingLease { _ = fcntl(rawValue, Self.setLease, CInt(F_UNLCK)) }
-            return .none
+        do {
+            _ = try retryingOnInterrupt("fcntl F_SETLEASE") { csystem_set_lease(rawValue, CSYSTEM_F_RDLCK) }
+        } catch where error.rawValue == EAGAIN {
+            return .present
+        } catch {
+            return .unknown(error)
         }
-        let code = errno
-        if code == EAGAIN || code == EWOULDBLOCK { return .present }
-        return .unknown(Errno(code, operation: "fcntl F_SETLEASE"))
+        if releasingLease { _ = csystem_set_lease(rawValue, CSYSTEM_F_UNLCK) }
+        return .none
     }
 
     /// The target of the symbolic link `name` inside this directory (`readlinkat(2)`).

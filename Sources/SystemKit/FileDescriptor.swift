@@ -25,7 +25,7 @@ public final class FileDescriptor {
 
     deinit { close() }
 
-    /// Opens a path (`open(2)`), retrying `EINTR`. `O_CLOEXEC` is always added.
+    /// Opens a path (`open(2)`), retrying when interrupted. `O_CLOEXEC` is always added.
     public static func open(_ path: String, _ flags: CInt, mode: mode_t = 0) throws(Errno) -> FileDescriptor {
         let fd = try retryingOnInterrupt("open \(path)") { Glibc.open(path, flags | O_CLOEXEC, mode) }
         return FileDescriptor(taking: fd)

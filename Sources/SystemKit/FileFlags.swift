@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+internal import CSystem
 
 /// Inode flags, as `chattr(1)` and `lsattr(1)` show them.
 ///
@@ -12,17 +13,12 @@ public struct FileFlags: OptionSet, Hashable, Sendable {
 
     /// `FS_IMMUTABLE_FL`: no writes, no renames, no unlinks, no links, no
     /// owner or mode changes, even by root without `CAP_LINUX_IMMUTABLE`.
-    public static let immutable = FileFlags(rawValue: 0x10)
+    public static let immutable = FileFlags(rawValue: CSYSTEM_FS_IMMUTABLE_FL)
     /// `FS_APPEND_FL`: writes may only append.
-    public static let appendOnly = FileFlags(rawValue: 0x20)
+    public static let appendOnly = FileFlags(rawValue: CSYSTEM_FS_APPEND_FL)
 }
 
 extension FileDescriptor {
-    // _IOR('f', 1, long) and _IOW('f', 2, long) on x86_64 and aarch64; the
-    // kernel reads and writes an int whatever the encoded size says.
-    private static let getFlagsRequest: UInt = 0x8008_6601
-    private static let setFlagsRequest: UInt = 0x4008_6602
-
     /// The inode flags of the open file (`ioctl(FS_IOC_GETFLAGS)`).
     ///
     /// Needs a descriptor opened for reading: `O_PATH` descriptors fail with `EBADF`.
@@ -30,7 +26,7 @@ extension FileDescriptor {
     ///   filesystem has no inode flags.
     public func flags() throws(Errno) -> FileFlags {
         var value: CInt = 0
-        _ = try retryingOnInterrupt("ioctl FS_IOC_GETFLAGS") { ioctl(rawValue, Self.getFlagsRequest, &value) }
+        _ = try retryingOnInterrupt("ioctl FS_IOC_GETFLAGS") { csystem_get_inode_flags(rawValue, &value) }
         return FileFlags(rawValue: value)
     }
 
@@ -41,7 +37,7 @@ extension FileDescriptor {
     /// - Throws: ``Errno``; `EPERM` without `CAP_LINUX_IMMUTABLE`.
     public func setFlags(_ flags: FileFlags) throws(Errno) {
         var value = flags.rawValue
-        _ = try retryingOnInterrupt("ioctl FS_IOC_SETFLAGS") { ioctl(rawValue, Self.setFlagsRequest, &value) }
+        _ = try retryingOnInterrupt("ioctl FS_IOC_SETFLAGS") { csystem_set_inode_flags(rawValue, &value) }
     }
 }
 

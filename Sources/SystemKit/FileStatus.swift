@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+internal import CSystem
 
 /// What `stat(2)` says about one file: identity, kind, owner and permission bits.
 ///
@@ -46,14 +47,16 @@ public struct FileStatus: Hashable, Sendable {
     }
 
     /// The permission bits (`st_mode & 07777`): setuid, setgid, sticky and rwx.
-    public var permissions: UInt32 { mode & 0o7777 }
+    public var permissions: UInt32 { mode & Self.permissionBits }
+
+    private static let permissionBits = UInt32(S_ISUID | S_ISGID | S_ISVTX | S_IRWXU | S_IRWXG | S_IRWXO)
 
     /// The kind of file.
     public var type: FileType {
-        switch mode & 0o170000 {
-        case 0o040000: .directory
-        case 0o100000: .regular
-        case 0o120000: .symbolicLink
+        switch mode & UInt32(S_IFMT) {
+        case UInt32(S_IFDIR): .directory
+        case UInt32(S_IFREG): .regular
+        case UInt32(S_IFLNK): .symbolicLink
         default: .other
         }
     }
@@ -63,11 +66,9 @@ public struct FileStatus: Hashable, Sendable {
         device == other.device && inode == other.inode
     }
 
-    /// Combines major and minor numbers the way glibc's `makedev(3)` does, so
+    /// Combines major and minor numbers with glibc's `makedev(3)`, so
     /// `statx(2)` results compare equal to `st_dev`.
     public static func device(major: UInt32, minor: UInt32) -> UInt64 {
-        let major = UInt64(major), minor = UInt64(minor)
-        return ((major & 0xffff_f000) << 32) | ((major & 0x0000_0fff) << 8)
-            | ((minor & 0xffff_ff00) << 12) | (minor & 0x0000_00ff)
+        csystem_makedev(major, minor)
     }
 }

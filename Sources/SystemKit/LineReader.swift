@@ -35,10 +35,13 @@ public enum LineReader {
         while true {
             try waitReadable(descriptor, deadline: deadline)
             var byte: UInt8 = 0
-            let n = read(descriptor, &byte, 1)
-            if n < 0 {
-                if errno == EINTR || errno == EAGAIN { continue }
-                throw .failed(.current("read"))
+            let n: Int
+            do {
+                n = try retryingOnInterrupt("read") { read(descriptor, &byte, 1) }
+            } catch where error.rawValue == EAGAIN {
+                continue  // A non-blocking descriptor someone else read first: wait again.
+            } catch {
+                throw .failed(error)
             }
             if n == 0 {
                 // End of input ends the line only if something came before it.
@@ -55,20 +58,14 @@ public enum LineReader {
     }
 
     private static func waitReadable(_ descriptor: CInt, deadline: ContinuousClock.Instant?) throws(Failure) {
-        while true {
-            var timeout: CInt = -1
-            if let deadline {
-                let left = deadline - ContinuousClock.now
-                if left <= .zero { throw .timedOut }
-                let (seconds, attoseconds) = left.components
-                timeout = CInt(min(seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1, Int64(Int32.max)))
-            }
-            var pfd = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&pfd, 1, timeout)
-            if ready > 0 { return }
-            if ready == 0 { continue }
-            if errno == EINTR { continue }
-            throw .failed(.current("poll"))
+        // A byte that arrives after the deadline is too late, even if it is already waiting.
+        if let deadline, ContinuousClock.now >= deadline { throw .timedOut }
+        let ready: Int16?
+        do {
+            ready = try Poll.wait(for: Int16(POLLIN), on: descriptor, until: deadline)
+        } catch {
+            throw .failed(error)
         }
+        if ready == nil { throw .timedOut }
     }
 }

@@ -4,26 +4,24 @@ import Glibc
 
 /// Waits until one descriptor is ready (`poll(2)`), for blocking clients that
 /// need a timeout.
+///
+/// The one wrapper around `poll(2)` in the project.
 public enum Poll {
     /// Waits for `events` (`POLLIN`, `POLLOUT`) on `descriptor`.
     /// - Parameter deadline: give up at this instant; nil waits indefinitely.
     /// - Returns: the returned events (`POLLHUP` and `POLLERR` included), or
     ///   nil when the deadline passed first.
-    /// - Throws: ``Errno`` from `poll(2)`. `EINTR` is retried with the time left.
+    /// - Throws: ``Errno`` from `poll(2)`. An interrupted wait is retried with the time left.
     public static func wait(
         for events: Int16, on descriptor: CInt, until deadline: ContinuousClock.Instant?
     ) throws(Errno) -> Int16? {
         var entry = pollfd(fd: descriptor, events: events, revents: 0)
         while true {
-            let timeout = milliseconds(until: deadline)
-            let result = poll(&entry, 1, timeout)
+            // The timeout is worked out afresh for each try: after an interruption, only the time left.
+            let result = try retryingOnInterrupt("poll") { poll(&entry, 1, milliseconds(until: deadline)) }
             if result > 0 { return entry.revents }
-            if result == 0 {
-                // poll rounds down to whole milliseconds; only give up once the deadline passed.
-                if let deadline, ContinuousClock.now >= deadline { return nil }
-                continue
-            }
-            if errno != EINTR { throw Errno.current("poll") }
+            // poll rounds down to whole milliseconds; only give up once the deadline passed.
+            if let deadline, ContinuousClock.now >= deadline { return nil }
         }
     }
 

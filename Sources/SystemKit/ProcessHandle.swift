@@ -1,20 +1,23 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+internal import CSystem
 
 /// Process descriptors (pidfds): a handle on one process that a recycled pid
 /// can never be mistaken for.
 public enum ProcessHandle {
     /// Whether the process behind `pidfd` is still running (`pidfd_send_signal` with signal 0).
+    ///
+    /// A process that has exited but not yet been reaped still counts as alive.
     public static func isAlive(pidfd: CInt) -> Bool {
-        guard let sendSignal = GlibcExtras.pidfdSendSignal else { return true }
-        return sendSignal(pidfd, 0, nil, 0) == 0
+        csystem_pidfd_send_signal(pidfd, 0, 0) == 0
     }
 
-    /// A pidfd for `pid` (`pidfd_open(2)`), for kernels whose sockets lack `SO_PEERPIDFD`.
+    /// A pidfd for `pid` (`pidfd_open(2)`), for kernels whose sockets lack
+    /// `SO_PEERPIDFD`; nil when there is no such process (`ESRCH`) or the call
+    /// fails otherwise.
     public static func open(pid: pid_t) -> FileDescriptor? {
-        guard let openFunction = GlibcExtras.pidfdOpen else { return nil }
-        let fd = openFunction(pid, 0)
+        let fd = csystem_pidfd_open(pid, 0)
         return fd >= 0 ? FileDescriptor(taking: fd) : nil
     }
 }

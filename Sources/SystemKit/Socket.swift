@@ -1,12 +1,13 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+internal import CSystem
 
-/// Unix stream socket calls (`socket(7)`, `unix(7)`), with `EINTR` retried and
-/// failures as ``Errno``.
+/// Unix stream socket calls (`socket(7)`, `unix(7)`), with interrupted calls
+/// retried (``retryingOnInterrupt(_:_:)``) and failures as ``Errno``.
 public enum Socket {
     /// `SO_PEERPIDFD`, from Linux 6.5; not yet in every libc's headers.
-    public static let peerPIDFDOption: CInt = 77
+    public static let peerPIDFDOption: CInt = CSYSTEM_SO_PEERPIDFD
 
     /// A new `AF_UNIX` stream socket, close-on-exec (`socket(2)`).
     public static func makeUnixStream(nonBlocking: Bool) throws(Errno) -> FileDescriptor {
@@ -21,29 +22,26 @@ public enum Socket {
     /// - Returns: nil when no connection is waiting (`EAGAIN`).
     /// - Throws: ``Errno``; `EMFILE`/`ENFILE` mean the descriptor table is full.
     public static func accept(_ listener: CInt) throws(Errno) -> FileDescriptor? {
-        guard let accept4 = GlibcExtras.accept4 else { throw Errno(ENOSYS, operation: "accept4") }
         let flags = CInt(SOCK_CLOEXEC.rawValue) | CInt(SOCK_NONBLOCK.rawValue)
         while true {
-            let fd = accept4(listener, nil, nil, flags)
-            if fd >= 0 { return FileDescriptor(taking: fd) }
-            switch errno {
-            // ECONNABORTED: the client gave up while queued; try the next one.
-            case EINTR, ECONNABORTED: continue
-            case EAGAIN: return nil
-            default: throw Errno.current("accept4")
+            do {
+                let fd = try retryingOnInterrupt("accept4") { csystem_accept4(listener, nil, nil, flags) }
+                return FileDescriptor(taking: fd)
+            } catch where error.rawValue == ECONNABORTED {
+                continue  // The client gave up while queued; try the next one.
+            } catch where error.rawValue == EAGAIN {
+                return nil
             }
         }
     }
 
     /// The credentials the kernel recorded for the peer of `socket` (`SO_PEERCRED`).
     public static func peerCredentials(of socket: CInt) throws(Errno) -> PeerCredentials {
-        // struct ucred is three 32-bit fields: pid, uid, gid. Glibc exports it
-        // only under _GNU_SOURCE, so read it as a homogeneous tuple.
-        var raw: (UInt32, UInt32, UInt32) = (0, 0, 0)
-        var length = socklen_t(MemoryLayout.size(ofValue: raw))
-        let result = getsockopt(socket, SOL_SOCKET, SO_PEERCRED, &raw, &length)
-        guard result == 0 else { throw Errno.current("getsockopt SO_PEERCRED") }
-        return PeerCredentials(pid: pid_t(bitPattern: raw.0), uid: raw.1, gid: raw.2)
+        var pid: pid_t = 0, uid: uid_t = 0, gid: gid_t = 0
+        guard csystem_peer_credentials(socket, &pid, &uid, &gid) == 0 else {
+            throw Errno.current("getsockopt SO_PEERCRED")
+        }
+        return PeerCredentials(pid: pid, uid: uid, gid: gid)
     }
 
     /// A pidfd for the peer of `socket` (`SO_PEERPIDFD`), pinning the very process
@@ -67,14 +65,12 @@ public enum Socket {
     /// - Returns: bytes sent; 0 when the socket buffer is full (`EAGAIN`).
     /// - Throws: ``Errno``, `EPIPE` or `ECONNRESET` once the peer is gone.
     public static func sendNonBlocking(_ socket: CInt, _ bytes: UnsafeRawBufferPointer) throws(Errno) -> Int {
-        while true {
-            let sent = Glibc.send(socket, bytes.baseAddress, bytes.count, CInt(MSG_DONTWAIT | MSG_NOSIGNAL))
-            if sent >= 0 { return sent }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN: return 0
-            default: throw Errno.current("send")
+        do {
+            return try retryingOnInterrupt("send") {
+                Glibc.send(socket, bytes.baseAddress, bytes.count, CInt(MSG_DONTWAIT | MSG_NOSIGNAL))
             }
+        } catch where error.rawValue == EAGAIN {
+            return 0
         }
     }
 

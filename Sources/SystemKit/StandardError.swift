@@ -20,9 +20,9 @@ private func write(_ text: String, to descriptor: CInt) {
         guard let base = buffer.baseAddress else { return }
         var offset = 0
         while offset < buffer.count {
-            let n = Glibc.write(descriptor, base + offset, buffer.count - offset)
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return }
+            // Nowhere to report a failure to write to standard error: the rest is dropped.
+            guard let n = try? retryingOnInterrupt("write", { Glibc.write(descriptor, base + offset, buffer.count - offset) }),
+                  n > 0 else { return }
             offset += n
         }
     }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+internal import CSystem
 
 /// A joinable POSIX thread running a Swift closure (`pthread_create(3)`).
 ///
@@ -33,9 +34,8 @@ public struct SystemThread: Sendable {
         let result = pthread_create(&handle, nil, { argument in
             guard let argument else { return nil }
             let start = Unmanaged<Start>.fromOpaque(argument).takeRetainedValue()
-            if let setName = GlibcExtras.setThreadName {
-                _ = setName(pthread_self(), String(start.name.utf8.prefix(15)) ?? "swift-thread")
-            }
+            let name = String(start.name.utf8.prefix(CSYSTEM_THREAD_NAME_MAX)) ?? "swift-thread"
+            _ = csystem_set_thread_name(name)
             start.body()
             return nil
         }, start)
@@ -59,5 +59,20 @@ public struct SystemThread: Sendable {
     /// join (`pthread_detach(3)`). Call at most once, instead of ``join()``.
     public func detach() {
         _ = pthread_detach(handle)
+    }
+
+    /// Blocks the calling thread for `duration` (`nanosleep(2)`), sleeping on
+    /// for the time left when a signal handler interrupts it.
+    public static func sleep(for duration: Duration) {
+        guard duration > .zero else { return }
+        let (seconds, attoseconds) = duration.components
+        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+        var remaining = timespec()
+        // nanosleep fails otherwise only for a malformed request, which this is not.
+        _ = try? retryingOnInterrupt("nanosleep") {
+            let result = nanosleep(&request, &remaining)
+            if result != 0 { request = remaining }
+            return result
+        }
     }
 }

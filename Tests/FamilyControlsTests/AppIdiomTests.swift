@@ -77,12 +77,26 @@ enum Swiftc {
         return candidates.first { FileManager.default.fileExists(atPath: "\($0)/FamilyControls.swiftmodule") } ?? candidates[0]
     }
 
+    /// `-Xcc -fmodule-map-file=` for each module map SwiftPM generated for a C
+    /// target beside `modules` (CSystem): a Swift module that imports a C
+    /// module, even as `internal import`, needs it found by its clients too,
+    /// as SwiftPM does for a package that depends on the library.
+    static var clangModuleMapFlags: [String] {
+        let build = URL(fileURLWithPath: modules).deletingLastPathComponent().path
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: build)) ?? []
+        return entries.filter { $0.hasSuffix(".build") }.sorted()
+            .map { "\(build)/\($0)/module.modulemap" }
+            .filter { FileManager.default.fileExists(atPath: $0) }
+            .flatMap { ["-Xcc", "-fmodule-map-file=\($0)"] }
+    }
+
     /// Typechecks `sources` as one module against the built modules.
     static func typecheck(_ sources: [String], languageMode: String, moduleName: String) throws -> ProcessResult {
         guard let path else { throw FixtureError("no swiftc") }
         return try withTemporaryDirectorySync { cache in
             try run(path, ["-typecheck", "-swift-version", languageMode, "-parse-as-library",
-                           "-module-name", moduleName, "-I", modules, "-module-cache-path", cache] + sources)
+                           "-module-name", moduleName, "-I", modules, "-module-cache-path", cache]
+                           + clangModuleMapFlags + sources)
         }
     }
 }

@@ -23,7 +23,7 @@ struct DocumentationCatalogTests {
                     "-output-dir", directory, "-minimum-access-level", "public",
                     "-module-cache-path", "\(directory)/cache",
                     "-experimental-allowed-reexported-modules=FamilyControlsModel",
-                ])
+                ] + Swiftc.clangModuleMapFlags)
                 guard symbols.succeeded else { return (symbols, nil as ProcessResult?) }
                 let converted = try run(docc, [
                     "convert", "\(packageRoot)/Sources/FamilyControls/FamilyControls.docc",

@@ -19,14 +19,12 @@ extension VarlinkClient {
             case 0, EISCONN:
                 do { try Socket.setNonBlocking(socket.rawValue, false) } catch { throw .system(error) }
                 return socket
-            case EINTR:
-                continue
             case EAGAIN:
                 // A Unix socket's full accept queue: connect cannot wait for
                 // room without blocking, so retry until the deadline.
                 let left = ContinuousClock.now.duration(to: deadline)
                 guard left > .zero else { throw .connectTimedOut(path) }
-                sleep(for: min(pause, left))
+                SystemThread.sleep(for: min(pause, left))
                 pause = min(pause * 2, .milliseconds(50))
             case EINPROGRESS:
                 try waitForConnect(socket.rawValue, path: path, deadline: deadline)
@@ -38,12 +36,16 @@ extension VarlinkClient {
         }
     }
 
-    /// One `connect(2)`; 0 or the errno it failed with.
+    /// One `connect(2)`, retried if interrupted; 0 or the errno it failed with.
     private static func attempt(_ socket: CInt, _ address: UnixSocketAddress) -> CInt {
-        let result = try? address.withSocketAddress { pointer, length throws(Errno) in
-            Glibc.connect(socket, pointer, length) == 0 ? 0 : errno
+        do {
+            try address.withSocketAddress { pointer, length throws(Errno) in
+                _ = try retryingOnInterrupt("connect") { Glibc.connect(socket, pointer, length) }
+            }
+            return 0
+        } catch {
+            return error.rawValue
         }
-        return result ?? EINVAL
     }
 
     /// Waits for an in-progress connect and turns its outcome into `EISCONN`
@@ -63,14 +65,5 @@ extension VarlinkClient {
         case EACCES, EPERM: throw .permissionDenied(path)
         default: throw .connectFailed(path, Errno(code, operation: "connect \(path)"))
         }
-    }
-
-    private static func sleep(for duration: Duration) {
-        var request = timespec(
-            tv_sec: Int(duration.components.seconds),
-            tv_nsec: Int(duration.components.attoseconds / 1_000_000_000)
-        )
-        var remaining = timespec()
-        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
     }
 }

@@ -42,6 +42,10 @@ extension VarlinkClient {
         let count = recv(socket.rawValue, receiveBuffer.baseAddress, receiveBuffer.count, 0)
         if count < 0 {
             switch errno {
+            // Not retried here, by design: recv was interrupted, or found
+            // nothing, only because nothing had arrived, and a blocking retry
+            // could outlast the deadline. The caller's loop checks the
+            // deadline and polls again.
             case EINTR, EAGAIN: return
             case ECONNRESET: throw fail(interrupter.wasInterrupted ? .interrupted : .connectionClosed)
             default: throw fail(.system(Errno.current("recv")))

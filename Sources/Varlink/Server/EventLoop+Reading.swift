@@ -17,6 +17,9 @@ extension EventLoop {
         let count = recv(channel.socket.rawValue, readBuffer.baseAddress, readBuffer.count, 0)
         if count < 0 {
             let code = errno
+            // Not retried here, by design: the socket is non-blocking and its
+            // registration level-triggered, so after EAGAIN or EINTR epoll
+            // reports it again and the loop serves other connections meanwhile.
             if code == EAGAIN || code == EINTR { return }
             logger.debug("\(channel.connection): read failed: \(Errno(code, operation: "recv"))")
             return close(channel)

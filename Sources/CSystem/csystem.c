@@ -1,0 +1,300 @@
+/* accept4, statx, getdents64, the pidfd calls, pthread_setname_np,
+   F_SETLEASE and struct ucred are declared only under _GNU_SOURCE. */
+#define _GNU_SOURCE
+#include "CSystem.h"
+
+#ifdef __linux__
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/types.h>
+#include <linux/fs.h>
+
+/* glibc added getdents64 in 2.30 and the pidfd wrappers in 2.36; before
+   that, and with other C libraries, the raw system calls. */
+#if defined(__GLIBC__)
+#if !__GLIBC_PREREQ(2, 30)
+#define CSYSTEM_RAW_GETDENTS64 1
+#endif
+#if !__GLIBC_PREREQ(2, 36)
+#define CSYSTEM_RAW_PIDFD 1
+#endif
+#else
+#define CSYSTEM_RAW_GETDENTS64 1
+#define CSYSTEM_RAW_PIDFD 1
+#endif
+
+#ifndef CSYSTEM_RAW_PIDFD
+#include <sys/pidfd.h>
+#endif
+
+/* The header speaks plain C types where glibc has typedefs. */
+_Static_assert(sizeof(socklen_t) == sizeof(unsigned int), "socklen_t is not an unsigned int");
+_Static_assert(sizeof(pid_t) == sizeof(int), "pid_t is not an int");
+_Static_assert(sizeof(uid_t) == sizeof(unsigned int), "uid_t is not an unsigned int");
+_Static_assert(sizeof(gid_t) == sizeof(unsigned int), "gid_t is not an unsigned int");
+_Static_assert(sizeof(ssize_t) == sizeof(long), "ssize_t is not a long");
+
+const int CSYSTEM_EPOLL_CLOEXEC = EPOLL_CLOEXEC;
+const int CSYSTEM_EPOLL_CTL_ADD = EPOLL_CTL_ADD;
+const int CSYSTEM_EPOLL_CTL_DEL = EPOLL_CTL_DEL;
+const int CSYSTEM_EPOLL_CTL_MOD = EPOLL_CTL_MOD;
+const uint32_t CSYSTEM_EPOLLIN = EPOLLIN;
+const uint32_t CSYSTEM_EPOLLOUT = EPOLLOUT;
+const uint32_t CSYSTEM_EPOLLERR = EPOLLERR;
+const uint32_t CSYSTEM_EPOLLHUP = EPOLLHUP;
+const uint32_t CSYSTEM_EPOLLRDHUP = EPOLLRDHUP;
+const int CSYSTEM_EFD_CLOEXEC = EFD_CLOEXEC;
+const int CSYSTEM_EFD_NONBLOCK = EFD_NONBLOCK;
+
+#ifdef SO_PEERPIDFD
+const int CSYSTEM_SO_PEERPIDFD = SO_PEERPIDFD;
+#else
+/* <asm-generic/socket.h> of Linux 6.5, which x86-64 and AArch64 use. */
+const int CSYSTEM_SO_PEERPIDFD = 77;
+#endif
+
+const int CSYSTEM_F_RDLCK = F_RDLCK;
+const int CSYSTEM_F_WRLCK = F_WRLCK;
+const int CSYSTEM_F_UNLCK = F_UNLCK;
+const int CSYSTEM_FS_IMMUTABLE_FL = FS_IMMUTABLE_FL;
+const int CSYSTEM_FS_APPEND_FL = FS_APPEND_FL;
+
+/* MARK: epoll(7) and eventfd(2) */
+
+int csystem_epoll_create1(int flags) {
+    return epoll_create1(flags);
+}
+
+int csystem_epoll_ctl(int epfd, int operation, int fd, uint32_t events, uint64_t data) {
+    struct epoll_event event;
+    memset(&event, 0, sizeof(event));
+    event.events = events;
+    event.data.u64 = data;
+    return epoll_ctl(epfd, operation, fd, &event);
+}
+
+struct epoll_event *csystem_epoll_events_allocate(int capacity) {
+    if (capacity <= 0) {
+        return NULL;
+    }
+    return calloc((size_t)capacity, sizeof(struct epoll_event));
+}
+
+void csystem_epoll_events_free(struct epoll_event *events) {
+    free(events);
+}
+
+int csystem_epoll_wait(int epfd, struct epoll_event *events, int capacity, int timeout) {
+    return epoll_wait(epfd, events, capacity, timeout);
+}
+
+uint32_t csystem_epoll_event_flags(const struct epoll_event *events, int index) {
+    return events[index].events;
+}
+
+uint64_t csystem_epoll_event_data(const struct epoll_event *events, int index) {
+    return events[index].data.u64;
+}
+
+int csystem_eventfd(unsigned int initial, int flags) {
+    return eventfd(initial, flags);
+}
+
+/* MARK: Sockets */
+
+int csystem_accept4(int listener, struct sockaddr *address, unsigned int *length, int flags) {
+    return accept4(listener, address, length, flags);
+}
+
+int csystem_peer_credentials(int socket, int *pid, unsigned int *uid, unsigned int *gid) {
+    if (pid == NULL || uid == NULL || gid == NULL) {
+        errno = EFAULT;
+        return -1;
+    }
+    struct ucred credentials;
+    memset(&credentials, 0, sizeof(credentials));
+    socklen_t length = sizeof(credentials);
+    if (getsockopt(socket, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) {
+        return -1;
+    }
+    if (length != sizeof(credentials)) {
+        errno = EINVAL;
+        return -1;
+    }
+    *pid = credentials.pid;
+    *uid = credentials.uid;
+    *gid = credentials.gid;
+    return 0;
+}
+
+/* MARK: Files and directories */
+
+int csystem_statx(int dirfd, const char *path, int flags, unsigned int mask, struct statx *buffer) {
+    return statx(dirfd, path, flags, mask, buffer);
+}
+
+uint64_t csystem_makedev(unsigned int major, unsigned int minor) {
+    return makedev(major, minor);
+}
+
+int csystem_fstatfs_type(int fd, uint64_t *type) {
+    if (type == NULL) {
+        errno = EFAULT;
+        return -1;
+    }
+    struct statfs status;
+    if (fstatfs(fd, &status) != 0) {
+        return -1;
+    }
+    /* f_type is a signed __fsword_t; the magic numbers are unsigned 32-bit. */
+    *type = (uint64_t)(unsigned long)status.f_type;
+    return 0;
+}
+
+/* Magic numbers <linux/magic.h> does not carry, from each filesystem's own source. */
+#define CSYSTEM_ZFS_SUPER_MAGIC 0x2FC12FC1      /* OpenZFS, include/sys/fs/zfs.h */
+#define CSYSTEM_NTFS_SB_MAGIC 0x5346544E        /* fs/ntfs: "NTFS" */
+#define CSYSTEM_NTFS3_SUPER_MAGIC 0x7366746E    /* fs/ntfs3: "ntfs" */
+#define CSYSTEM_JFS_SUPER_MAGIC 0x3153464A      /* fs/jfs/jfs_superblock.h: "JFS1" */
+#define CSYSTEM_VIRTIOFS_SHARE_MAGIC 0x6A656A63 /* a virtiofs host share (Docker Desktop, lima) */
+
+const char *csystem_filesystem_name(uint64_t magic) {
+    switch (magic) {
+    case EXT4_SUPER_MAGIC: return "ext2/3/4";
+    case BTRFS_SUPER_MAGIC: return "btrfs";
+    case XFS_SUPER_MAGIC: return "xfs";
+    case CSYSTEM_ZFS_SUPER_MAGIC: return "zfs";
+    case TMPFS_MAGIC: return "tmpfs";
+    case RAMFS_MAGIC: return "ramfs";
+    case NFS_SUPER_MAGIC: return "nfs";
+    case FUSE_SUPER_MAGIC: return "fuse";
+    case OVERLAYFS_SUPER_MAGIC: return "overlayfs";
+    case V9FS_MAGIC: return "9p";
+    case CIFS_SUPER_MAGIC: return "cifs";
+    case SMB2_SUPER_MAGIC: return "smb2";
+    case MSDOS_SUPER_MAGIC: return "vfat";
+    case EXFAT_SUPER_MAGIC: return "exfat";
+    case CSYSTEM_NTFS_SB_MAGIC: return "ntfs";
+    case CSYSTEM_NTFS3_SUPER_MAGIC: return "ntfs3";
+    case SQUASHFS_MAGIC: return "squashfs";
+    case EROFS_SUPER_MAGIC_V1: return "erofs";
+    case CSYSTEM_VIRTIOFS_SHARE_MAGIC: return "virtiofs";
+    case F2FS_SUPER_MAGIC: return "f2fs";
+    case CSYSTEM_JFS_SUPER_MAGIC: return "jfs";
+    case REISERFS_SUPER_MAGIC: return "reiserfs";
+    case PROC_SUPER_MAGIC: return "proc";
+    case SYSFS_MAGIC: return "sysfs";
+    default: return NULL;
+    }
+}
+
+/* The record getdents64(2) writes (its man page's struct linux_dirent64):
+   glibc's struct dirent64 has the same fixed part but a fixed-size name. */
+struct linux_dirent64 {
+    uint64_t d_ino;
+    int64_t d_off;
+    unsigned short d_reclen;
+    unsigned char d_type;
+    char d_name[];
+};
+
+long csystem_getdents64(int fd, void *buffer, size_t length) {
+#ifdef CSYSTEM_RAW_GETDENTS64
+    return syscall(SYS_getdents64, fd, buffer, length);
+#else
+    return getdents64(fd, buffer, length);
+#endif
+}
+
+int csystem_next_directory_entry(const void *buffer, size_t length, size_t *offset,
+                                 csystem_directory_entry *entry) {
+    if (buffer == NULL || offset == NULL || entry == NULL || *offset > length) {
+        return -1;
+    }
+    if (*offset == length) {
+        return 0;
+    }
+    const size_t header = offsetof(struct linux_dirent64, d_name);
+    const size_t left = length - *offset;
+    if (left < header) {
+        return -1;
+    }
+    const unsigned char *record = (const unsigned char *)buffer + *offset;
+    /* Copied out rather than cast: nothing here relies on the buffer's alignment. */
+    struct linux_dirent64 fixed;
+    memcpy(&fixed, record, header);
+    if (fixed.d_reclen <= header || fixed.d_reclen > left) {
+        return -1;
+    }
+    const char *name = (const char *)record + header;
+    const char *end = memchr(name, '\0', fixed.d_reclen - header);
+    if (end == NULL) {
+        return -1;
+    }
+    entry->inode = fixed.d_ino;
+    entry->type = fixed.d_type;
+    entry->name = name;
+    entry->name_length = (size_t)(end - name);
+    *offset += fixed.d_reclen;
+    return 1;
+}
+
+int csystem_set_lease(int fd, int lease) {
+    return fcntl(fd, F_SETLEASE, lease);
+}
+
+int csystem_get_inode_flags(int fd, int *flags) {
+    return ioctl(fd, FS_IOC_GETFLAGS, flags);
+}
+
+int csystem_set_inode_flags(int fd, const int *flags) {
+    return ioctl(fd, FS_IOC_SETFLAGS, flags);
+}
+
+/* MARK: Processes and threads */
+
+int csystem_pidfd_open(int pid, unsigned int flags) {
+#ifdef CSYSTEM_RAW_PIDFD
+    return (int)syscall(SYS_pidfd_open, (pid_t)pid, flags);
+#else
+    return pidfd_open((pid_t)pid, flags);
+#endif
+}
+
+int csystem_pidfd_send_signal(int pidfd, int signal, unsigned int flags) {
+#ifdef CSYSTEM_RAW_PIDFD
+    return (int)syscall(SYS_pidfd_send_signal, pidfd, signal, NULL, flags);
+#else
+    return pidfd_send_signal(pidfd, signal, NULL, flags);
+#endif
+}
+
+/* prctl is variadic: each option gets a wrapper of its own fixed arity,
+   passing the unused arguments as the zeros prctl(2) asks for. */
+int csystem_set_dumpable(int dumpable) {
+    return prctl(PR_SET_DUMPABLE, (unsigned long)dumpable, 0UL, 0UL, 0UL);
+}
+
+int csystem_get_dumpable(void) {
+    return prctl(PR_GET_DUMPABLE, 0UL, 0UL, 0UL, 0UL);
+}
+
+int csystem_set_thread_name(const char *name) {
+    return pthread_setname_np(pthread_self(), name);
+}
+
+#endif /* __linux__ */

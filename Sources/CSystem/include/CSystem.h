@@ -1,0 +1,205 @@
+#ifndef CSYSTEM_H
+#define CSYSTEM_H
+
+/*
+ * The Linux calls and constants SystemKit needs that the Swift Glibc module
+ * declares badly or not at all: headers outside its module map
+ * (<sys/epoll.h>, <sys/eventfd.h>, <sys/statfs.h>), functions glibc declares
+ * only under _GNU_SOURCE (accept4, statx, getdents64, the pidfd calls,
+ * pthread_setname_np, F_SETLEASE, struct ucred), a variadic function
+ * (prctl), and ioctls whose request number misstates their argument.
+ *
+ * Every function is real C in csystem.c, compiled with _GNU_SOURCE, so no
+ * declaration here depends on a feature macro Swift's importer lacks.
+ * Functions return what the call returns and leave errno set on failure;
+ * retrying EINTR is the Swift side's job (retryingOnInterrupt).
+ *
+ * This header includes only kernel headers and <stdint.h>: a glibc header
+ * that the Glibc module includes too would be copied into this module, and
+ * its macros (O_RDONLY, S_IFMT) and types (pthread_t) would then be
+ * ambiguous or mis-attributed in Swift. What comes from such headers is
+ * declared here with plain C types, or as `extern const` values defined in
+ * csystem.c.
+ */
+
+#ifdef __linux__
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/magic.h>
+#include <linux/stat.h>
+
+/* MARK: epoll(7) and eventfd(2) */
+
+/// glibc's `struct epoll_event`, kept opaque: it is packed on x86-64 and
+/// naturally aligned elsewhere, and only C lays it out.
+struct epoll_event;
+
+/// `epoll_create1(2)`.
+int csystem_epoll_create1(int flags);
+
+/// `epoll_ctl(2)` with the `struct epoll_event` built from `events` and
+/// `data` (`data.u64`). Both are ignored for `CSYSTEM_EPOLL_CTL_DEL`.
+int csystem_epoll_ctl(int epfd, int operation, int fd, uint32_t events, uint64_t data);
+
+/// Room for `capacity` zeroed events (`calloc(3)`), or NULL when out of memory.
+struct epoll_event *csystem_epoll_events_allocate(int capacity);
+
+/// Frees what `csystem_epoll_events_allocate` returned.
+void csystem_epoll_events_free(struct epoll_event *events);
+
+/// `epoll_wait(2)` into `events`, which has room for `capacity` entries.
+int csystem_epoll_wait(int epfd, struct epoll_event *events, int capacity, int timeout);
+
+/// The flags of entry `index` of an `epoll_wait` result.
+uint32_t csystem_epoll_event_flags(const struct epoll_event *events, int index);
+
+/// The registration data (`data.u64`) of entry `index` of an `epoll_wait` result.
+uint64_t csystem_epoll_event_data(const struct epoll_event *events, int index);
+
+/// `EPOLL_CLOEXEC`.
+extern const int CSYSTEM_EPOLL_CLOEXEC;
+/// `EPOLL_CTL_ADD`.
+extern const int CSYSTEM_EPOLL_CTL_ADD;
+/// `EPOLL_CTL_DEL`.
+extern const int CSYSTEM_EPOLL_CTL_DEL;
+/// `EPOLL_CTL_MOD`.
+extern const int CSYSTEM_EPOLL_CTL_MOD;
+/// `EPOLLIN`.
+extern const uint32_t CSYSTEM_EPOLLIN;
+/// `EPOLLOUT`.
+extern const uint32_t CSYSTEM_EPOLLOUT;
+/// `EPOLLERR`.
+extern const uint32_t CSYSTEM_EPOLLERR;
+/// `EPOLLHUP`.
+extern const uint32_t CSYSTEM_EPOLLHUP;
+/// `EPOLLRDHUP`.
+extern const uint32_t CSYSTEM_EPOLLRDHUP;
+
+/// `eventfd(2)`.
+int csystem_eventfd(unsigned int initial, int flags);
+
+/// `EFD_CLOEXEC`.
+extern const int CSYSTEM_EFD_CLOEXEC;
+/// `EFD_NONBLOCK`.
+extern const int CSYSTEM_EFD_NONBLOCK;
+
+/* MARK: Sockets */
+
+struct sockaddr;
+
+/// `accept4(2)`; `length` points to a `socklen_t`.
+int csystem_accept4(int listener, struct sockaddr *address, unsigned int *length, int flags);
+
+/// The peer's credentials as the kernel recorded them at connect time
+/// (`getsockopt(SO_PEERCRED)` into a `struct ucred`): a `pid_t`, a `uid_t`
+/// and a `gid_t`. 0, or -1 with errno set (`EINVAL` if the kernel answered
+/// with an unexpected size).
+int csystem_peer_credentials(int socket, int *pid, unsigned int *uid, unsigned int *gid);
+
+/// `SO_PEERPIDFD` (Linux 6.5): a pidfd for the peer of a Unix socket.
+/// csystem.c supplies the asm-generic value where kernel headers predate it.
+extern const int CSYSTEM_SO_PEERPIDFD;
+
+/* MARK: Files and directories */
+
+/// `statx(2)`, filling the kernel's own `struct statx` (<linux/stat.h>).
+int csystem_statx(int dirfd, const char *path, int flags, unsigned int mask, struct statx *buffer);
+
+static const unsigned int CSYSTEM_STATX_BASIC_STATS = STATX_BASIC_STATS;
+static const uint64_t CSYSTEM_STATX_ATTR_IMMUTABLE = STATX_ATTR_IMMUTABLE;
+
+/// `makedev(3)`: the `dev_t` glibc builds from a major and minor number, so
+/// `statx` results compare equal to `st_dev`.
+uint64_t csystem_makedev(unsigned int major, unsigned int minor);
+
+/// `fstatfs(2)`, keeping only `f_type`, the filesystem's magic number.
+int csystem_fstatfs_type(int fd, uint64_t *type);
+
+/// A short name for a `statfs` `f_type` (`"ext2/3/4"`, `"tmpfs"`), or NULL
+/// for a magic number this table does not know.
+const char *csystem_filesystem_name(uint64_t magic);
+
+static const uint64_t CSYSTEM_EXT4_SUPER_MAGIC = EXT4_SUPER_MAGIC;
+static const uint64_t CSYSTEM_BTRFS_SUPER_MAGIC = BTRFS_SUPER_MAGIC;
+static const uint64_t CSYSTEM_XFS_SUPER_MAGIC = XFS_SUPER_MAGIC;
+static const uint64_t CSYSTEM_TMPFS_MAGIC = TMPFS_MAGIC;
+static const uint64_t CSYSTEM_RAMFS_MAGIC = RAMFS_MAGIC;
+static const uint64_t CSYSTEM_NFS_SUPER_MAGIC = NFS_SUPER_MAGIC;
+static const uint64_t CSYSTEM_FUSE_SUPER_MAGIC = FUSE_SUPER_MAGIC;
+static const uint64_t CSYSTEM_OVERLAYFS_SUPER_MAGIC = OVERLAYFS_SUPER_MAGIC;
+
+/// `getdents64(2)`: fills `buffer` with `struct linux_dirent64` records.
+/// Returns the bytes filled (an `ssize_t`), 0 at the end, or -1.
+long csystem_getdents64(int fd, void *buffer, size_t length);
+
+/// One record of a `getdents64` buffer, decoded.
+typedef struct csystem_directory_entry {
+    /// `d_ino`.
+    uint64_t inode;
+    /// `d_type`: one of the `DT_*` constants of <dirent.h>.
+    unsigned char type;
+    /// `d_name`, pointing into the buffer; NUL-terminated.
+    const char *name;
+    /// The length of `name`, without the NUL.
+    size_t name_length;
+} csystem_directory_entry;
+
+/// Decodes the record at `*offset` of the first `length` bytes of `buffer`
+/// and moves `*offset` past it.
+/// Returns 1 for a record, 0 once `*offset` reaches `length`, and -1 when
+/// the record does not fit in what is left or its name has no NUL (the
+/// buffer is not what getdents64 wrote); `*entry` is then untouched.
+int csystem_next_directory_entry(const void *buffer, size_t length, size_t *offset,
+                                 csystem_directory_entry *entry);
+
+/// `fcntl(fd, F_SETLEASE, lease)`; `lease` is `CSYSTEM_F_RDLCK`,
+/// `CSYSTEM_F_WRLCK` or `CSYSTEM_F_UNLCK`.
+int csystem_set_lease(int fd, int lease);
+
+/// `F_RDLCK`: a read lease.
+extern const int CSYSTEM_F_RDLCK;
+/// `F_WRLCK`: a write lease.
+extern const int CSYSTEM_F_WRLCK;
+/// `F_UNLCK`: no lease; releases the one held.
+extern const int CSYSTEM_F_UNLCK;
+
+/// `ioctl(fd, FS_IOC_GETFLAGS, flags)`. The request is encoded with a `long`
+/// argument, but the kernel reads and writes an `int` (`ioctl_iflags(2)`).
+int csystem_get_inode_flags(int fd, int *flags);
+
+/// `ioctl(fd, FS_IOC_SETFLAGS, flags)`, with the same `int` argument.
+int csystem_set_inode_flags(int fd, const int *flags);
+
+/// `FS_IMMUTABLE_FL` (<linux/fs.h>, whose <linux/mount.h> this header
+/// cannot include beside glibc's <sys/mount.h>).
+extern const int CSYSTEM_FS_IMMUTABLE_FL;
+/// `FS_APPEND_FL`.
+extern const int CSYSTEM_FS_APPEND_FL;
+
+/* MARK: Processes and threads */
+
+/// `pidfd_open(2)` for a `pid_t`.
+int csystem_pidfd_open(int pid, unsigned int flags);
+
+/// `pidfd_send_signal(2)` without a `siginfo_t` (the kernel fills in one as
+/// `kill(2)` would); signal 0 only checks that the process exists.
+int csystem_pidfd_send_signal(int pidfd, int signal, unsigned int flags);
+
+/// `prctl(PR_SET_DUMPABLE, dumpable)`: 0 makes the process undumpable, 1
+/// dumpable again.
+int csystem_set_dumpable(int dumpable);
+
+/// `prctl(PR_GET_DUMPABLE)`: 0 or 1 (2 under `suid_dumpable`), or -1.
+int csystem_get_dumpable(void);
+
+/// `pthread_setname_np(3)` for the calling thread; `name` must fit in
+/// `CSYSTEM_THREAD_NAME_MAX` bytes.
+int csystem_set_thread_name(const char *name);
+
+/// The longest thread name in bytes: the kernel's 16-byte `comm`, less the
+/// NUL (`TASK_COMM_LEN`, which no user-space header exports).
+static const size_t CSYSTEM_THREAD_NAME_MAX = 15;
+
+#endif /* __linux__ */
+
+#endif /* CSYSTEM_H */
