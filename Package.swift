@@ -72,6 +72,7 @@ let package = Package(
         // Tests: one target per library, plus end-to-end tests of real processes.
         .target(name: "TestSupport", dependencies: ["SystemKit"], path: "Tests/TestSupport"),
         .testTarget(name: "CPAMTests", dependencies: ["CPAM"]),
+        .testTarget(name: "ArchitectureTests", dependencies: ["TestSupport"]),
         .testTarget(name: "SystemKitTests", dependencies: ["SystemKit"]),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink"]),
         .testTarget(name: "FamilyControlsTests", dependencies: ["FamilyControls", "FamilyControlsTesting", "TestSupport"]),

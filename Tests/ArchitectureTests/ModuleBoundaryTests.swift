@@ -1,0 +1,151 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The module graph of ARCHITECTURE.md, checked against the code: what each
+/// module imports it depends on, the arrows run one way, the administrator's
+/// command and the app library stay small, and what must be written once is.
+@Suite struct ModuleBoundaryTests {
+    /// Each target's declared dependencies, from the manifest as SwiftPM reads it.
+    private static let manifest: Result<[String: [String]], FixtureError> = {
+        do {
+            let scratch = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: scratch) }
+            // A scratch path of its own, so this works while `swift test` holds the build's lock.
+            let dumped = try run("/usr/bin/env", ["swift", "package", "--package-path", packageRoot,
+                                                  "--scratch-path", scratch, "dump-package"])
+            guard dumped.status == 0,
+                  let json = try JSONSerialization.jsonObject(with: Data(dumped.standardOutput.utf8)) as? [String: Any],
+                  let targets = json["targets"] as? [[String: Any]] else {
+                return .failure(FixtureError("swift package dump-package failed: \(dumped.standardError)"))
+            }
+            var graph: [String: [String]] = [:]
+            for target in targets {
+                guard let name = target["name"] as? String else { continue }
+                let dependencies = (target["dependencies"] as? [[String: Any]] ?? []).compactMap { dependency in
+                    ((dependency["byName"] ?? dependency["target"]) as? [Any])?.first as? String
+                }
+                graph[name] = dependencies
+            }
+            return .success(graph)
+        } catch {
+            return .failure(FixtureError("cannot read the manifest: \(error)"))
+        }
+    }()
+
+    private func graph() throws -> [String: [String]] { try Self.manifest.get() }
+
+    /// Everything `target` depends on, directly or not.
+    private func closure(of target: String, in graph: [String: [String]]) -> Set<String> {
+        var seen: Set<String> = []
+        var stack = graph[target] ?? []
+        while let next = stack.popLast() {
+            if seen.insert(next).inserted { stack.append(contentsOf: graph[next] ?? []) }
+        }
+        return seen
+    }
+
+    /// The modules the Swift files under `directory` import.
+    private func imports(under directory: String) throws -> Set<String> {
+        var found: Set<String> = []
+        let pattern = /^(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal|fileprivate|private)\s+)?import\s+(?:(?:struct|class|enum|func|var|typealias|protocol)\s+)?(\w+)/
+        guard let files = FileManager.default.enumerator(atPath: directory) else { return found }
+        for case let file as String in files where file.hasSuffix(".swift") {
+            let text = try String(contentsOfFile: directory + "/" + file, encoding: .utf8)
+            for line in text.split(separator: "\n") {
+                if let match = line.trimmingCharacters(in: .whitespaces).firstMatch(of: pattern) {
+                    found.insert(String(match.1))
+                }
+            }
+        }
+        return found
+    }
+
+    private func sourceDirectory(of target: String) -> String? {
+        for parent in ["Sources", "Tests", "Plugins"] {
+            let path = "\(packageRoot)/\(parent)/\(target)"
+            if FileManager.default.fileExists(atPath: path) { return path }
+        }
+        return nil
+    }
+
+    @Test func everyModuleImportsOnlyWhatItDependsOn() throws {
+        let graph = try graph()
+        #expect(graph.count >= 20, "the manifest lists \(graph.count) targets")
+        var wrong: [String] = []
+        for target in graph.keys.sorted() {
+            guard let directory = sourceDirectory(of: target) else { continue }
+            let allowed = closure(of: target, in: graph)
+            for module in try imports(under: directory).sorted() where graph[module] != nil && module != target {
+                if !allowed.contains(module) { wrong.append("\(target) imports \(module), which it does not depend on") }
+            }
+        }
+        #expect(wrong.isEmpty, "\(wrong.joined(separator: "\n"))")
+    }
+
+    @Test func theArrowsRunOneWay() throws {
+        let graph = try graph()
+        for target in graph.keys {
+            #expect(!closure(of: target, in: graph).contains(target), "\(target) depends on itself through a cycle")
+        }
+        // The layers, bottom up: nothing reaches a layer above its own.
+        let layers: [[String]] = [
+            ["CSystem", "CLibPAM", "CSQLite", "FamilyControlsModel"],
+            ["CPAM", "SystemKit"],
+            ["Varlink", "SQLite", "PAM", "LockEngine", "FamilyConfiguration"],
+            ["GuardKit", "FamilyCtl", "FamilyControls"],
+        ]
+        for (level, layer) in layers.enumerated() {
+            let above = Set(layers[(level + 1)...].joined())
+            for target in layer {
+                let reached = closure(of: target, in: graph).intersection(above)
+                #expect(reached.isEmpty, "\(target) reaches \(reached.sorted()) above it")
+            }
+        }
+    }
+
+    @Test func theAdministratorsCommandAndTheAppLibraryStaySmall() throws {
+        let graph = try graph()
+        let familyctl = closure(of: "familyctl", in: graph)
+        #expect(familyctl.isDisjoint(with: ["GuardKit", "SQLite", "CSQLite", "LockEngine"]),
+                "familyctl links \(familyctl.sorted())")
+        let app = closure(of: "FamilyControls", in: graph)
+        #expect(app.isDisjoint(with: ["GuardKit", "SQLite", "CSQLite", "LockEngine", "PAM", "CPAM", "FamilyConfiguration"]),
+                "apps link \(app.sorted())")
+    }
+
+    /// Lines of Swift under Sources that contain `needle`, outside `except`.
+    private func sourceLines(containing needle: String, except: String? = nil) throws -> [String] {
+        let sources = packageRoot + "/Sources"
+        var hits: [String] = []
+        guard let files = FileManager.default.enumerator(atPath: sources) else { return hits }
+        for case let file as String in files where file.hasSuffix(".swift") && file != except {
+            let text = try String(contentsOfFile: sources + "/" + file, encoding: .utf8)
+            for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+            where line.contains(needle) && !line.trimmingCharacters(in: .whitespaces).hasPrefix("///") {
+                hits.append("\(file):\(number + 1): \(line.trimmingCharacters(in: .whitespaces))")
+            }
+        }
+        return hits
+    }
+
+    @Test func theEndpointIsWrittenOnce() throws {
+        let endpoint = "FamilyControlsModel/GuardEndpoint.swift"
+        for literal in ["\"/run/familycontrols/guard.socket\"", "\"FAMILYCONTROLS_SOCKET\"", "\"org.familycontrols.guard\""] {
+            let elsewhere = try sourceLines(containing: literal, except: endpoint)
+            #expect(elsewhere.isEmpty, "\(literal) is written again: \(elsewhere)")
+            #expect(try !sourceLines(containing: literal).isEmpty, "\(literal) is not in \(endpoint) any more")
+        }
+    }
+
+    @Test func noFunctionIsLookedUpAtRunTime() throws {
+        let lookups = try sourceLines(containing: "dlsym") + sourceLines(containing: "dlopen")
+        #expect(lookups.isEmpty, "\(lookups)")
+    }
+
+    @Test func theGuardInterfaceIsEmbeddedFromConfigNotCopied() throws {
+        let idl = try String(contentsOfFile: packageRoot + "/Config/org.familycontrols.guard.varlink", encoding: .utf8)
+        let distinctive = try #require(idl.split(separator: "\n").first { $0.hasPrefix("method ") })
+        #expect(try sourceLines(containing: String(distinctive)).isEmpty, "the interface text is copied into Swift")
+    }
+}
