@@ -186,12 +186,6 @@ extension AuthorizationPolicy {
         return (try? family.isGuardian(requester, of: user)) == true
     }
 
-    /// `user`'s app roots, expanded; none when NSS no longer knows the user.
-    func appRoots(of user: String) -> [String] {
-        guard let account = try? UserDatabase.user(named: user) else { return [] }
-        return family.appRoots(for: account)
-    }
-
     /// The first `ROOT/APPID` directory of `account`, opened (never through
     /// a link), which must be theirs and not open to everyone.
     private func appDirectory(_ appID: String, for account: UserAccount) throws(GuardFailure) -> OpenedDirectory {

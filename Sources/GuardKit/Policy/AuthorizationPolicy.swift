@@ -88,7 +88,16 @@ package final class AuthorizationPolicy: Sendable {
         let users = Set(records.filter { $0.member == .child && $0.status == .approved }.map(\.user))
         let family = self.family
         return users.sorted().filter { user in
-            guard let account = try? UserDatabase.user(named: user) else { return true }
+            // Only an answer counts: a user NSS cannot look up now (a directory
+            // server down) keeps their locks until it can.
+            let account: UserAccount?
+            do throws(Errno) {
+                account = try UserDatabase.user(named: user)
+            } catch {
+                logger.warning("cannot look up \(user) (\(error)); keeping their locks until it can be")
+                return false
+            }
+            guard let account else { return true }
             return (try? family.isChild(account)) == false
         }
     }
