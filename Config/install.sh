@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds FamilyControls, installs it, and runs the Guard.
 #
-#   Config/install.sh              install, then start the Guard (systemd, or the foreground)
-#   Config/install.sh --no-start   install only
-#   PREFIX=/usr Config/install.sh  install under another prefix (default /usr/local)
+#   Config/install.sh                  install, then start the Guard (systemd, or the foreground)
+#   Config/install.sh --no-start       install only
+#   Config/install.sh --packages-only  install the Debian packages the build and the tests need, nothing else
+#   PREFIX=/usr Config/install.sh      install under another prefix (default /usr/local)
 #
 # Existing /etc files (pam.d services, familycontrols.conf) are never
 # overwritten: the shipped versions are installed beside them as *.dist.
@@ -13,8 +14,9 @@ cd "$(dirname "$0")/.."
 start=yes
 case "${1:-}" in
     --no-start) start=no ;;
+    --packages-only) start=packages ;;
     "") ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     *) echo "install.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
 esac
 if [ "$(id -u)" -ne 0 ]; then
@@ -23,12 +25,31 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 prefix=${PREFIX:-/usr/local}
 
+# What the build, the Guard and the tests need, so that `swift build && swift
+# test` passes next on a fresh machine:
+#   libpam0g-dev, libsqlite3-dev: the C libraries the package links.
+#   libpam-modules, libpam-runtime: pam_unix and the common-* stacks the services include.
+#   e2fsprogs: chattr/lsattr; passwd, login: useradd, chpasswd, chage, usermod.
+#   procps: pkill; util-linux: setpriv, runuser.
+#   For the tests: libpam-wrapper (pam_chatty), sqlite3 (the audit table),
+#   strace (a traced app is refused), xfsprogs and btrfs-progs (locks on XFS
+#   and btrfs loop mounts), gcc and libc6-dev (a library a child preloads),
+#   perl (children racing the lock), libpam-oath and oathtool (one-time
+#   codes), python3 and the varlink package (an independent client).
+packages="libpam0g-dev libsqlite3-dev libpam-modules libpam-runtime e2fsprogs passwd login procps util-linux
+    libpam-wrapper sqlite3 strace xfsprogs btrfs-progs gcc libc6-dev perl libpam-oath oathtool python3 python3-pip"
 if command -v apt-get >/dev/null; then
-    echo "==> installing build and run dependencies"
+    echo "==> installing build, run and test dependencies"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    apt-get install -y -qq --no-install-recommends libpam0g-dev libsqlite3-dev e2fsprogs >/dev/null
+    # shellcheck disable=SC2086
+    apt-get install -y -qq --no-install-recommends $packages >/dev/null
+    python3 -m pip install --quiet --disable-pip-version-check varlink 2>/dev/null \
+        || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages varlink
+else
+    echo "install.sh: no apt-get here; install the equivalents of: $packages" >&2
 fi
+[ "$start" = packages ] && exit 0
 
 echo "==> building (release)"
 swift build -c release --product familycontrolsd
