@@ -18,6 +18,9 @@ package struct PAMError: Error, Hashable, Sendable, CustomStringConvertible {
         case timedOut
         case userChanged
         case serviceMisconfigured
+        /// The service has no file in the pam.d folder: libpam would fall
+        /// back to `other`, skipping whatever the site put in the service.
+        case serviceMissing
     }
 
     package var reason: Reason
@@ -26,6 +29,8 @@ package struct PAMError: Error, Hashable, Sendable, CustomStringConvertible {
     package var user: String
     /// The libpam code behind the failure, when there was one.
     package var code: PAMResultCode?
+    /// What exactly is wrong, for ``Reason/serviceMissing``.
+    package var detail: String?
 
     package init(_ reason: Reason, service: String, user: String, code: PAMResultCode? = nil) {
         self.reason = reason
@@ -51,6 +56,8 @@ package struct PAMError: Error, Hashable, Sendable, CustomStringConvertible {
         case .timedOut: text = "authentication of \(user) timed out waiting for an answer"
         case .userChanged: text = "authentication refused: the PAM stack changed the user from \(user)"
         case .serviceMisconfigured: text = "PAM service \(service) failed: check /etc/pam.d/\(service) and the system log"
+        case .serviceMissing: text = "PAM service \(service) cannot be used: \(self.detail ?? "no such service") "
+            + "(refused rather than letting libpam fall back to the \"other\" service)"
         }
         return "\(service): \(text)\(detail)"
     }
@@ -71,7 +78,7 @@ package struct PAMError: Error, Hashable, Sendable, CustomStringConvertible {
             "Authentication canceled."
         case .timedOut:
             "Authentication timed out."
-        case .serviceMisconfigured:
+        case .serviceMisconfigured, .serviceMissing:
             "Authentication is not available: the system's PAM configuration failed."
         }
     }

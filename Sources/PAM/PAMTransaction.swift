@@ -18,6 +18,11 @@ enum PAMTransaction {
             PAMError(reason, service: request.service, user: request.user, code: code)
         }
 
+        if let problem = PAMServiceFile.problem(service: request.service, directory: request.configurationDirectory) {
+            var error = failure(.serviceMissing)
+            error.detail = problem
+            throw error
+        }
         var handle: OpaquePointer?
         let started = PAMResultCode(rawValue: cpam_start(
             request.service, request.user, request.configurationDirectory, state, &handle))

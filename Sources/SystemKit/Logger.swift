@@ -30,7 +30,19 @@ public struct Logger: Sendable {
     public var minimumLevel: Level
 
     private static let writeLock = Mutex(())
-    private static let journalPrefix = getenv("JOURNAL_STREAM") != nil
+    private static let journalPrefix = writesToJournal
+
+    /// Whether standard error is journald's stream: `JOURNAL_STREAM` names
+    /// its device and inode (sd_journal_stream_fd(3)), and they must match,
+    /// since a child of a service inherits the variable but not always the stream.
+    public static let writesToJournal: Bool = {
+        guard let value = getenv("JOURNAL_STREAM") else { return false }
+        let parts = String(cString: value).split(separator: ":")
+        var status = stat()
+        guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]),
+              fstat(STDERR_FILENO, &status) == 0 else { return false }
+        return UInt64(status.st_dev) == device && UInt64(status.st_ino) == inode
+    }()
 
     public init(label: String, minimumLevel: Level = .info) {
         self.label = label

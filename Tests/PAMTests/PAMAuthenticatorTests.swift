@@ -202,6 +202,46 @@ struct PAMAuthenticatorTests {
         }
     }
 
+    /// libpam would use `other` for a service with no file, and Debian's
+    /// `other` is the common stack: the right password would pass, skipping
+    /// whatever the site's service file says. Refused before libpam is asked.
+    @Test func aServiceWithNoFileIsRefusedNotSentToOther() async throws {
+        try await withTemporaryDirectory { pamDir in
+            try "auth required pam_permit.so\naccount required pam_permit.so\n"
+                .write(toFile: "\(pamDir)/other", atomically: true, encoding: .utf8)
+            try await withThrowawayUser { user in
+                let error = await failure { () throws(PAMError) in
+                    try await authenticator.authenticate(request(user.name, service: "no-such-service", pamDir: pamDir),
+                                                         conversation: ScriptedConversation([]))
+                }
+                #expect(error?.reason == .serviceMissing)
+                #expect(error?.description.contains("\(pamDir)/no-such-service does not exist") == true, "\(String(describing: error))")
+            }
+        }
+    }
+
+    @Test func aServiceFileOthersMayChangeIsRefused() async throws {
+        try await withTemporaryDirectory { pamDir in
+            let path = "\(pamDir)/open"
+            try "auth required pam_permit.so\naccount required pam_permit.so\n".write(toFile: path, atomically: true, encoding: .utf8)
+            chmod(path, 0o666)
+            try await withThrowawayUser { user in
+                let error = await failure { () throws(PAMError) in
+                    try await authenticator.authenticate(request(user.name, service: "open", pamDir: pamDir),
+                                                         conversation: ScriptedConversation([]))
+                }
+                #expect(error?.reason == .serviceMissing)
+                #expect(error?.description.contains("can be changed by users other than root") == true)
+                chmod(path, 0o644)
+                let allowed = await failure { () throws(PAMError) in
+                    try await authenticator.authenticate(request(user.name, service: "open", pamDir: pamDir),
+                                                         conversation: ScriptedConversation([]))
+                }
+                #expect(allowed == nil, "the same file, closed to others, is used")
+            }
+        }
+    }
+
     @Test func brokenServiceIsReportedAsMisconfigured() async throws {
         try await withTemporaryDirectory { pamDir in
             try "auth required pam_no_such_module_here.so\naccount required pam_permit.so\n"

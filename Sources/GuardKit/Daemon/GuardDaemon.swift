@@ -13,9 +13,12 @@ import FamilyConfiguration
 package enum GuardDaemon {
     package static let usage = """
         usage: familycontrolsd [--config FILE] [--socket PATH] [--state-dir DIR] [--pam-dir DIR]
+               familycontrolsd --check-config [--config FILE] [--pam-dir DIR]
 
         The FamilyControls Guard. Runs in the foreground and logs to standard error.
 
+          --check-config    check the configuration and exit: 0 when it may be used
+                            (warnings are printed), 3 when it is invalid or unsafe
           --config FILE     configuration (default \(GuardConfiguration.defaultPath))
           --socket PATH     Varlink socket (default \(defaultSocket))
           --state-dir DIR   store folder (default \(defaultStateDirectory))
@@ -41,13 +44,14 @@ package enum GuardDaemon {
 
         let logger = Logger(label: "familycontrolsd")
         func fail(_ code: ExitCode, _ message: String) -> Int32 {
-            writeToStandardError("familycontrolsd: \(message)\n")
+            // Under systemd, as an error: `journalctl -p err` shows why the Guard did not start.
+            writeToStandardError("\(Logger.writesToJournal ? "<3>" : "")familycontrolsd: \(message)\n")
             return code.rawValue
         }
         let arguments: Arguments
         do throws(UsageError) {
             arguments = try Arguments(tokens, .init(valued: ["--config", "--socket", "--state-dir", "--pam-dir"],
-                                                     flags: ["--help", "-h", "--version"]))
+                                                     flags: ["--help", "-h", "--version", "--check-config"]))
         } catch {
             return fail(.usage, "\(error)\nTry 'familycontrolsd --help'.")
         }
@@ -55,6 +59,10 @@ package enum GuardDaemon {
         if arguments.has("--version") { print("familycontrolsd \(FamilyControlsVersion.string)"); return 0 }
         guard arguments.operands.isEmpty else {
             return fail(.usage, "unexpected argument \"\(arguments.operands[0].clipped)\"\nTry 'familycontrolsd --help'.")
+        }
+        if arguments.has("--check-config") {
+            return checkConfiguration(path: arguments["--config"] ?? GuardConfiguration.defaultPath,
+                                      pamDirectory: arguments["--pam-dir"])
         }
         guard geteuid() == 0 else {
             return fail(.permission, "must be run as root: the Guard authenticates through PAM and locks app folders")
@@ -77,6 +85,13 @@ package enum GuardDaemon {
         // Before touching the store: a second Guard must not reconcile behind the first one's back.
         if !socketActivated && VarlinkServer.probeSocket(at: socketPath) == .live {
             return fail(.failure, "another Guard already answers on \(socketPath)")
+        }
+        let findings = ConfigurationCheck.findings(path: configPath, configuration: configuration,
+                                                   pamDirectory: arguments["--pam-dir"])
+        for finding in findings where finding.severity == .warning { logger.warning("\(finding)") }
+        if ConfigurationCheck.refuses(findings) {
+            for finding in findings where finding.severity == .refused { logger.error("\(finding)") }
+            return fail(.configuration, "unsafe configuration refused; see familycontrolsd --check-config")
         }
         let store: Store
         do throws(StoreError) {
@@ -117,8 +132,16 @@ package enum GuardDaemon {
             guard sigwait(&signals, &received) == 0 else { continue }
             if received == SIGHUP {
                 do throws(ConfigError) {
-                    policy.reload(try GuardConfiguration.load(path: configPath))
-                    logger.notice("reloaded \(configPath)")
+                    let reloaded = try GuardConfiguration.load(path: configPath)
+                    let findings = ConfigurationCheck.findings(path: configPath, configuration: reloaded,
+                                                               pamDirectory: arguments["--pam-dir"])
+                    for finding in findings { logger.log(finding.severity == .refused ? .error : .warning, "\(finding)") }
+                    if ConfigurationCheck.refuses(findings) {
+                        logger.error("reload refused, keeping the previous configuration: the new one is unsafe")
+                    } else {
+                        policy.reload(reloaded)
+                        logger.notice("reloaded \(configPath)")
+                    }
                 } catch {
                     logger.error("reload refused, keeping the previous configuration: \(error)")
                 }
@@ -154,6 +177,31 @@ package enum GuardDaemon {
     /// Calls one connection may have waiting for the Guard's work (identification,
     /// admin calls); past it the Guard reads no more of that connection's calls.
     package static let maximumPendingCallsPerConnection = 64
+
+    /// `--check-config`: prints every finding, then a summary; 0 when the
+    /// configuration may be used, 3 when it is invalid or unsafe.
+    private static func checkConfiguration(path: String, pamDirectory: String?) -> Int32 {
+        let configuration: GuardConfiguration
+        do throws(ConfigError) {
+            configuration = try GuardConfiguration.load(path: path)
+        } catch {
+            writeToStandardError("\(error.line > 0 ? "\(error.file):\(error.line)" : error.file): refused: \(error.message)\n")
+            writeToStandardError("familycontrolsd: \(path): invalid\n")
+            return ExitCode.configuration.rawValue
+        }
+        let findings = ConfigurationCheck.findings(path: path, configuration: configuration, pamDirectory: pamDirectory)
+        for finding in findings { writeToStandardError("\(finding)\n") }
+        let refused = findings.filter { $0.severity == .refused }.count
+        let warnings = findings.count - refused
+        func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
+        let source = access(path, F_OK) == 0 ? path : "\(path) (absent: the embedded defaults)"
+        if refused > 0 {
+            writeToStandardError("familycontrolsd: \(source): refused (\(count(refused, "problem")), \(count(warnings, "warning")))\n")
+            return ExitCode.configuration.rawValue
+        }
+        print("familycontrolsd: \(source): OK" + (warnings > 0 ? " (\(count(warnings, "warning")))" : ""))
+        return 0
+    }
 
     /// Adopts systemd's socket when there is one; otherwise creates the socket,
     /// replacing a stale file only when no one answers on it.

@@ -124,7 +124,7 @@ final class AuthenticationSheet: Sendable {
                                  outcome: .noAuthenticationMethod, detail: error.description)
                     throw GuardFailure(.authenticationMethodUnavailable,
                         "\(user) has no usable password or other way to authenticate; ask an administrator")
-                case .serviceMisconfigured:
+                case .serviceMisconfigured, .serviceMissing:
                     ledger.audit(.cancel, actor: authenticating, user: user, appID: appID, member: member,
                                  outcome: .pamError, detail: error.description)
                     throw GuardFailure(.unavailable, error.publicMessage)
@@ -174,7 +174,7 @@ final class AuthenticationSheet: Sendable {
                 switch error.reason {
                 case .canceled, .timedOut:
                     throw .canceled("the authentication was \(error.reason == .timedOut ? "timed out" : "canceled")")
-                case .serviceMisconfigured:
+                case .serviceMisconfigured, .serviceMissing:
                     throw GuardFailure(.unavailable, error.publicMessage)
                 default:
                     backoff.recordFailure(of: key)
