@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <syslog.h>
 #include <sys/sysmacros.h>
 #include <sys/types.h>
 #include <linux/fs.h>
@@ -298,3 +299,18 @@ int csystem_set_thread_name(const char *name) {
 }
 
 #endif /* __linux__ */
+
+/* MARK: The system log */
+
+const int CSYSTEM_LOG_AUTHPRIV = LOG_AUTHPRIV;
+
+static void csystem_open_log(void) {
+    /* The program's name as the tag, its pid beside it; the facility comes with each message. */
+    openlog(NULL, LOG_PID, LOG_USER);
+}
+
+void csystem_syslog(int facility, int priority, const char *message) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, csystem_open_log);
+    syslog(facility | priority, "%s", message);
+}

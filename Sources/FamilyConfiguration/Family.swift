@@ -15,11 +15,16 @@ package struct Family: Sendable {
         try Self.matches(account, configuration.children)
     }
 
-    /// Whether `guardian` may approve for `child`: listed as the child's guardian
-    /// (or the family's, when the child has no list of its own) and not the child.
+    /// Whether `guardian` may approve for `child`: `child` is a user listed
+    /// as a child (an adult has no guardian, whatever `Guardians=` says),
+    /// `guardian` is listed as the child's guardian (or the family's, when the
+    /// child has no list of its own), and is not the child.
     package func isGuardian(_ guardian: UserAccount, of child: String) throws(Errno) -> Bool {
-        guard guardian.name != child else { return false }
-        return try Self.matches(guardian, configuration.guardianPrincipals(of: child))
+        guard guardian.name != child, Principal.isValidName(child),
+              try Self.matches(guardian, configuration.guardianPrincipals(of: child)),
+              let account = try UserDatabase.user(named: child)
+        else { return false }
+        return try isChild(account)
     }
 
     /// The app roots for `account`, expanded.

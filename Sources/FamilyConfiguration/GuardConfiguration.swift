@@ -39,6 +39,8 @@ package struct GuardConfiguration: Hashable, Sendable {
     /// authenticate in the child's own app (off: what a guardian types there
     /// passes through processes the child controls; see familycontrols.conf(5)).
     package var inSessionApproval = false
+    /// `[Audit] Retention=`: how long audit events are kept; nil keeps them forever.
+    package var auditRetention: Duration? = .seconds(365 * 86_400)
 
     /// The embedded defaults: no family yet, standard roots and services.
     package init() {}
@@ -124,12 +126,20 @@ package struct GuardConfiguration: Hashable, Sendable {
                         + "IndividualService, PromptTimeout, MaxAttempts, FailureDelay, PendingTimeout or InSessionApproval)")
                 }
             }
+        case ("Audit", nil):
+            for entry in section.entries {
+                guard entry.key == "Retention" else {
+                    throw fail(entry.line, "unknown key \"\(entry.key.clipped)\" in [Audit] (expected Retention)")
+                }
+                auditRetention = try Self.retention(entry, file: file)
+            }
         case ("Child", nil):
             throw fail(section.line, "[Child] needs a user name: [Child alice]")
-        case (let name, let argument?) where ["Family", "Apps", "Authentication"].contains(name):
+        case (let name, let argument?) where ["Family", "Apps", "Authentication", "Audit"].contains(name):
             throw fail(section.line, "[\(name)] takes no argument, found \"\(argument.clipped)\"")
         default:
-            throw fail(section.line, "unknown section [\(section.name.clipped)] (expected [Family], [Child NAME], [Apps] or [Authentication])")
+            throw fail(section.line, "unknown section [\(section.name.clipped)] "
+                + "(expected [Family], [Child NAME], [Apps], [Authentication] or [Audit])")
         }
     }
 
@@ -168,6 +178,25 @@ package struct GuardConfiguration: Hashable, Sendable {
                               "\(entry.key)= expects a pam.d service name (letters, digits, _ . -), found \"\(value.clipped)\"")
         }
         return value
+    }
+
+    /// A retention such as `90d`, `26w` or `2y` (365 days each), from 1 day
+    /// to 100 years; `infinity` keeps everything.
+    private static func retention(_ entry: INIFile.Entry, file: String) throws(ConfigError) -> Duration? {
+        let value = entry.value.lowercased()
+        if value == "infinity" { return nil }
+        let digits = value.prefix(while: { $0.isASCII && $0.isNumber })
+        let unit = value.dropFirst(digits.count).trimmingWhitespace()
+        let days: [String: Int] = ["d": 1, "day": 1, "days": 1, "w": 7, "week": 7, "weeks": 7, "y": 365, "year": 365, "years": 365]
+        guard let number = Int(digits), digits.count <= 6, let factor = days[unit] else {
+            throw ConfigError(file: file, line: entry.line,
+                              "Retention= expects a time such as 90d, 26w or 2y, or infinity, found \"\(entry.value.clipped)\"")
+        }
+        guard (1...36_500).contains(number * factor) else {
+            throw ConfigError(file: file, line: entry.line,
+                              "Retention= must be between 1d and 100y, or infinity, found \"\(entry.value.clipped)\"")
+        }
+        return .seconds(number * factor * 86_400)
     }
 
     /// `yes`/`no`, as systemd spells booleans (`true`/`false`, `on`/`off`, `1`/`0` too).

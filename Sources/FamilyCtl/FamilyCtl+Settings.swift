@@ -18,6 +18,10 @@ extension FamilyCtl {
         let rows = (reply["authorizations"]?.arrayValue ?? []).compactMap(\.objectValue)
         if arguments.has("--json") {
             print(statusJSON(rows))
+        } else if rows.isEmpty && geteuid() != 0 && arguments["--user"] == nil {
+            // Not root and nothing shown: most likely not a guardian at all.
+            print("No authorizations you may see: familyctl status lists the authorizations of your children "
+                + "(everyone's, for root). An app shows its own status.")
         } else {
             print(statusTable(rows))
         }

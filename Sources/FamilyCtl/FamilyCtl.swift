@@ -7,88 +7,190 @@ import FamilyControlsModel
 /// `familyctl`, the administrator's command: "Settings" for FamilyControls,
 /// used the way `sudo` is used.
 package enum FamilyCtl {
-    package static let usage = """
-        usage: familyctl [--socket PATH] VERB [OPTIONS]
+    /// One verb: how it is written, what it does, and what runs it.
+    struct Verb: Sendable {
+        var name: String
+        /// The synopsis after `familyctl`, one line per form.
+        var synopsis: [String]
+        /// What it does, a sentence or three.
+        var summary: String
+        var run: @Sendable (_ tokens: [String], _ socket: String?) throws(CommandFailure) -> Void
 
-        Verbs:
-          requests [--watch] [--json]
-                          The requests of your children waiting for you to decide
-                          (all of them for root); --watch shows new ones as they come.
-          approve ID [--stdin]
-          deny ID [--stdin]
-                          Decide request ID, after authenticating as yourself on this
-                          terminal (root is not asked): approve locks the app.
-          status [--user USER] [--json]
-                          List authorizations: user, app, member, status, who
-                          approved, when, lock state, path. Your children's, or all
-                          for root.
-          set --user USER --app APP approved|denied
-                          Approve or deny an app for a child of yours (any user for root).
-          revoke --user USER --app APP
-                          Revoke an app's authorization; its lock is released. A
-                          guardian for their own children, root for anyone.
-          graduate USER   A child becomes an adult: revoke every child approval. Needs root.
-          locks verify [--no-repair]
-                          Check every lock against the store; repair drift. Exits 1
-                          when drift was found. Needs root.
-          authenticate USER --member child|individual [--pam-dir DIR] [--config FILE]
-                       [--child USER] [--stdin]
-                          Check a user's password through the FamilyControls PAM
-                          services (child: familycontrols-guardian, individual:
-                          familycontrols-individual). Needs root.
+        /// `familyctl VERB --help`.
+        var help: String {
+            "usage: " + synopsis.map { form in
+                // Continuation lines indented past "usage: familyctl ".
+                String(FamilyCtl.wrapped("familyctl \(form)", indent: String(repeating: " ", count: 17)).dropFirst(17))
+            }.joined(separator: "\n       ") + "\n\n"
+                + wrapped(summary, indent: "") + "\n\nSee familyctl(8)."
+        }
+    }
 
-        Options:
-          --socket PATH   The Guard's socket (default $FAMILYCONTROLS_SOCKET or
-                          /run/familycontrols/guard.socket); before or after the verb.
-          -h, --help      Show this help.
-          --version       Show the version.
+    static let verbs: [Verb] = [
+        Verb(name: "requests", synopsis: ["requests [--watch] [--json]"],
+             summary: "The requests of your children waiting for you to decide (all of them for root); "
+                + "--watch shows new ones as they come.") { tokens, socket throws(CommandFailure) in try requests(tokens, socket: socket) },
+        Verb(name: "approve", synopsis: ["approve ID [--stdin]"],
+             summary: "Approve request ID after authenticating as yourself on this terminal (root is not asked); "
+                + "the app is locked. --stdin reads the password from standard input.") { tokens, socket throws(CommandFailure) in
+            try decide(tokens, approve: true, socket: socket)
+        },
+        Verb(name: "deny", synopsis: ["deny ID [--stdin]"],
+             summary: "Deny request ID after authenticating as yourself on this terminal (root is not asked).") { tokens, socket throws(CommandFailure) in
+            try decide(tokens, approve: false, socket: socket)
+        },
+        Verb(name: "status", synopsis: ["status [--user USER] [--json]"],
+             summary: "List authorizations: user, app, member, status, who approved, when, lock state, path. "
+                + "Your children's, or everyone's for root.") { tokens, socket throws(CommandFailure) in try status(tokens, socket: socket) },
+        Verb(name: "set", synopsis: ["set --user USER --app APP approved|denied"],
+             summary: "Approve or deny an app for a child of yours (any user for root).") { tokens, socket throws(CommandFailure) in
+            try set(tokens, socket: socket)
+        },
+        Verb(name: "revoke", synopsis: ["revoke --user USER --app APP"],
+             summary: "Revoke an app's authorization; its lock is released. A guardian for their own children, "
+                + "root for anyone.") { tokens, socket throws(CommandFailure) in try revoke(tokens, socket: socket) },
+        Verb(name: "graduate", synopsis: ["graduate USER"],
+             summary: "A child becomes an adult: revoke every child approval of USER. Needs root.") { tokens, socket throws(CommandFailure) in
+            try graduate(tokens, socket: socket)
+        },
+        Verb(name: "log", synopsis: ["log [--user USER] [--app APP] [--since TIME] [--limit N] [--json]"],
+             summary: "The audit trail, oldest first: who requested, approved, denied, revoked or failed to "
+                + "authenticate, and when. TIME is 2026-11-30, \"2026-11-30 08:00\", today, yesterday, or an age "
+                + "such as 90min, 12h or 7d. The newest N events (default 1000, at most 2000). Your children's, "
+                + "or everyone's for root.") { tokens, socket throws(CommandFailure) in try log(tokens, socket: socket) },
+        Verb(name: "locks", synopsis: ["locks verify [--no-repair]"],
+             summary: "Check every lock against the store and repair drift. Exits 1 when drift was found. "
+                + "Needs root.") { tokens, socket throws(CommandFailure) in try locks(tokens, socket: socket) },
+        Verb(name: "authenticate",
+             synopsis: ["authenticate USER --member child|individual [--pam-dir DIR] [--config FILE] [--child USER] [--stdin]"],
+             summary: "Check a user's password through the FamilyControls PAM services (child: the guardian "
+                + "service, individual: the individual service), as the Guard would. Needs root.") { tokens, _ throws(CommandFailure) in
+            try authenticate(tokens)
+        },
+        Verb(name: "help", synopsis: ["help [VERB]"], summary: "Show this help, or one verb's.") { tokens, _ throws(CommandFailure) in
+            try help(tokens)
+        },
+    ]
 
-        See familyctl(8).
-        """
+    package static var usage: String {
+        var text = "usage: familyctl [--socket PATH] VERB [OPTIONS]\n\nVerbs:\n"
+        for verb in verbs {
+            for form in verb.synopsis {
+                // A long synopsis continues on an indented line, as man(1) shows it.
+                let lines = wrapped(form, indent: "      ").split(separator: "\n")
+                text += "  " + lines[0].drop(while: { $0 == " " }) + "\n" + lines.dropFirst().map { "\($0)\n" }.joined()
+            }
+            text += wrapped(verb.summary, indent: "                  ") + "\n"
+        }
+        text += """
+
+            Options:
+              --socket PATH   The Guard's socket (default $\(GuardEndpoint.socketVariable) or
+                              \(GuardEndpoint.defaultSocket)); before or after the verb.
+              -h, --help      Show this help; after a verb, that verb's.
+              --version       Show the version.
+
+            Exit status: 0 done, 1 refused or failed, 2 usage, 3 configuration,
+            4 needs root, 5 the Guard could not be reached. See familyctl(8).
+            """
+        return text
+    }
 
     /// Runs the command line `arguments` (without the program name) and returns the exit status.
     package static func main(_ arguments: [String]) -> Int32 {
-        let verbs = ["authenticate", "status", "set", "revoke", "graduate", "locks", "requests", "approve", "deny"]
-        // Global options may come before or after the verb: find the verb first.
-        guard let verbIndex = arguments.firstIndex(where: { verbs.contains($0) }) else {
-            if arguments.contains("--help") || arguments.contains("-h") {
-                print(usage)
-                return ExitCode.success.rawValue
+        do throws(CommandFailure) {
+            var rest = arguments
+            let socket = try takeSocketOption(&rest)
+            // The verb is the first word that is not an option.
+            guard let verbIndex = rest.firstIndex(where: { !$0.hasPrefix("-") }) else {
+                if rest.contains("--help") || rest.contains("-h") {
+                    print(usage)
+                    return ExitCode.success.rawValue
+                }
+                if rest.contains("--version") {
+                    print("familyctl \(FamilyControlsVersion.string)")
+                    return ExitCode.success.rawValue
+                }
+                if let option = rest.first {
+                    throw CommandFailure(.usage, "unknown option \"\(option.clipped)\" (options come with a verb)")
+                }
+                // Nothing at all: the overview, as sudo and systemctl answer.
+                writeToStandardError(usage + "\n")
+                return ExitCode.usage.rawValue
             }
-            if arguments.contains("--version") {
+            if let option = rest[..<verbIndex].first(where: { !["--help", "-h", "--version"].contains($0) }) {
+                throw CommandFailure(.usage, "unknown option \"\(option.clipped)\" before the verb")
+            }
+            let leading = rest[..<verbIndex]
+            let name = rest.remove(at: verbIndex)
+            rest.removeFirst(verbIndex)
+            guard let verb = verbs.first(where: { $0.name == name }) else {
+                throw CommandFailure(.usage, "unknown verb \"\(name.clipped)\"" + suggestion(for: name))
+            }
+            if leading.contains("--version") {
                 print("familyctl \(FamilyControlsVersion.string)")
                 return ExitCode.success.rawValue
             }
-            let word = arguments.first(where: { !$0.hasPrefix("-") })
-            writeToStandardError(word.map { "familyctl: unknown verb \"\($0.clipped)\"\n" } ?? "familyctl: no verb given\n")
-            writeToStandardError(usage + "\n")
-            return ExitCode.usage.rawValue
-        }
-        var rest = arguments
-        let verb = rest.remove(at: verbIndex)
-        do throws(CommandFailure) {
-            let socket = try takeSocketOption(&rest)
-            if rest.contains("--help") || rest.contains("-h") {
-                print(usage)
+            if leading.contains("--help") || leading.contains("-h") || rest.contains("--help") || rest.contains("-h") {
+                print(verb.help)
                 return ExitCode.success.rawValue
             }
-            switch verb {
-            case "status": try status(rest, socket: socket)
-            case "set": try set(rest, socket: socket)
-            case "revoke": try revoke(rest, socket: socket)
-            case "graduate": try graduate(rest, socket: socket)
-            case "locks": try locks(rest, socket: socket)
-            case "requests": try requests(rest, socket: socket)
-            case "approve": try decide(rest, approve: true, socket: socket)
-            case "deny": try decide(rest, approve: false, socket: socket)
-            default: try authenticate(rest)
-            }
+            try verb.run(rest, socket)
             return ExitCode.success.rawValue
         } catch {
             writeToStandardError("familyctl: \(error.message)\n")
-            if error.code == .usage { writeToStandardError("Try 'familyctl --help'.\n") }
+            if error.code == .usage { writeToStandardError("Try 'familyctl help'.\n") }
             return error.code.rawValue
         }
+    }
+
+    /// `familyctl help [VERB]`.
+    static func help(_ tokens: [String]) throws(CommandFailure) {
+        guard let name = tokens.first else {
+            print(usage)
+            return
+        }
+        guard tokens.count == 1, let verb = verbs.first(where: { $0.name == name }) else {
+            throw CommandFailure(.usage, "help takes one verb, found \"\(tokens.joined(separator: " ").clipped)\"" + suggestion(for: name))
+        }
+        print(verb.help)
+    }
+
+    /// ", did you mean …?" for a verb one letter off, or nothing.
+    static func suggestion(for word: String) -> String {
+        let close = verbs.map(\.name).filter { distance($0, word) <= 2 }
+        return close.isEmpty ? "" : " (did you mean \(close.joined(separator: " or "))?)"
+    }
+
+    /// Levenshtein distance, for suggestions.
+    private static func distance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        var row = Array(0...b.count)
+        for i in 1...max(a.count, 1) where !a.isEmpty {
+            var previous = row[0]
+            row[0] = i
+            for j in stride(from: 1, through: b.count, by: 1) {
+                let old = row[j]
+                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
+                previous = old
+            }
+        }
+        return a.isEmpty ? b.count : row[b.count]
+    }
+
+    /// `text` wrapped at 78 columns, each line after `indent`.
+    static func wrapped(_ text: String, indent: String) -> String {
+        var lines: [String] = []
+        var line = ""
+        for word in text.split(separator: " ") {
+            if !line.isEmpty && indent.count + line.count + 1 + word.count > 78 {
+                lines.append(indent + line)
+                line = ""
+            }
+            line += (line.isEmpty ? "" : " ") + word
+        }
+        if !line.isEmpty { lines.append(indent + line) }
+        return lines.joined(separator: "\n")
     }
 
     /// Removes the global `--socket PATH` (or `--socket=PATH`) wherever it stands.
@@ -133,7 +235,3 @@ struct CommandFailure: Error {
     }
 }
 
-/// The version of the FamilyControls tools.
-package enum FamilyControlsVersion {
-    package static let string = "0.1.0"
-}

@@ -96,6 +96,25 @@ struct SettingsTests {
         }
     }
 
+    @Test func aGuardianHasNoSayOverAnAdult() async throws {
+        try await withGuard { guardd in
+            // Guardians= is the family's; the adult is not among Children=.
+            let adult = guardd.adult.name
+            let set = try await guardd.familyctlAsGuardian(["set", "--user", adult, "--app", GuardFixture.appID, "approved"])
+            #expect(set.status == 4, "\(set.standardError)")
+            #expect(try await guardd.authorization(user: adult) == nil)
+            try await guardd.familyctl(["set", "--user", adult, "--app", GuardFixture.appID, "denied"]).requireSuccess()
+            let revoke = try await guardd.familyctlAsGuardian(["revoke", "--user", adult, "--app", GuardFixture.appID])
+            #expect(revoke.status == 4, "\(revoke.standardError)")
+            #expect(try await guardd.storedStatus(user: adult) == "denied")
+            let view = try await guardd.familyctlAsGuardian(["status"])
+            #expect(!view.standardOutput.contains(adult), "\(view.standardOutput)")
+            let asked = try await guardd.familyctlAsGuardian(["status", "--user", adult])
+            #expect(asked.status == 4, "\(asked.standardError)")
+            #expect(asked.standardError.contains("only root or a guardian of \(adult) may see"))
+        }
+    }
+
     @Test func setDeniedAndUnknownUserErrors() async throws {
         try await withGuard { guardd in
             let denied = try await guardd.familyctl(["set", "--user", guardd.child.name, "--app", GuardFixture.appID, "denied"])

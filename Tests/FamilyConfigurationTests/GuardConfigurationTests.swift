@@ -87,9 +87,20 @@ import TestSupport
         #expect(configuration.promptTimeout.components.seconds == Int64(seconds))
     }
 
+    @Test(arguments: [("90d", 90), ("26w", 182), ("2y", 730), ("1 year", 365), ("1D", 1), ("100y", 36_500)])
+    func auditRetentionAcceptsDaysWeeksAndYears(text: String, days: Int) throws {
+        let configuration = try parse("[Audit]\nRetention=\(text)\n")
+        #expect(configuration.auditRetention == .seconds(days * 86_400))
+    }
+
+    @Test func auditRetentionDefaultsToAYearAndInfinityKeepsEverything() throws {
+        #expect(try parse("").auditRetention == .seconds(365 * 86_400))
+        #expect(try parse("[Audit]\nRetention=infinity\n").auditRetention == nil)
+    }
+
     @Test(arguments: [
         ("[Family]\nGuardian=bob\n", 2, "unknown key \"Guardian\" in [Family] (expected Guardians or Children)"),
-        ("[Family]\nChildren=alice\n[Famly]\n", 3, "unknown section [Famly] (expected [Family], [Child NAME], [Apps] or [Authentication])"),
+        ("[Family]\nChildren=alice\n[Famly]\n", 3, "unknown section [Famly] (expected [Family], [Child NAME], [Apps], [Authentication] or [Audit])"),
         ("Children=alice\n", 1, "Children= appears before any [Section] header"),
         ("[Family]\nChildren alice\n", 2, "expected Key=Value or [Section], found \"Children alice\""),
         ("[Family\n", 1, "expected a section header like [Family], found \"[Family\""),
@@ -116,6 +127,11 @@ import TestSupport
         ("[Authentication]\nTimeout=1\n", 2, "unknown key \"Timeout\" in [Authentication] (expected GuardianService, IndividualService, PromptTimeout, MaxAttempts, FailureDelay, PendingTimeout or InSessionApproval)"),
         ("[Authentication]\nFailureDelay=2h\n", 2, "FailureDelay= must be between 0 and 1h, found \"2h\""),
         ("[Authentication]\nFailureDelay=-1\n", 2, "FailureDelay= expects a time such as 60s, 2min or 1h, found \"-1\""),
+        ("[Audit]\nRetention=0d\n", 2, "Retention= must be between 1d and 100y, or infinity, found \"0d\""),
+        ("[Audit]\nRetention=101y\n", 2, "Retention= must be between 1d and 100y, or infinity, found \"101y\""),
+        ("[Audit]\nRetention=forever\n", 2, "Retention= expects a time such as 90d, 26w or 2y, or infinity, found \"forever\""),
+        ("[Audit]\nRetention=12h\n", 2, "Retention= expects a time such as 90d, 26w or 2y, or infinity, found \"12h\""),
+        ("[Audit]\nKeep=1d\n", 2, "unknown key \"Keep\" in [Audit] (expected Retention)"),
         ("[Family]\n=bob\n", 2, "expected a key made of letters and digits before \"=\", found \"\""),
     ])
     func malformedFilesNameLineAndExpectation(text: String, line: Int, message: String) {

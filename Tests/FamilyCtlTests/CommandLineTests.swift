@@ -2,6 +2,10 @@
 import SystemKit
 import Testing
 import Varlink
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
 
 /// familyctl's own parts that need no Guard: where the socket comes from,
 /// and how requests and authorizations are shown.
@@ -43,5 +47,99 @@ import Varlink
         #expect(FamilyCtl.main(["frobnicate"]) == ExitCode.usage.rawValue)
         #expect(FamilyCtl.main(["approve"]) == ExitCode.usage.rawValue)
         #expect(FamilyCtl.main(["approve", "seven"]) == ExitCode.usage.rawValue)
+    }
+
+    @Test func unknownOptionsAndVerbsAreUsageErrorsNeverANoVerbMessage() {
+        #expect(FamilyCtl.main(["--frobnicate"]) == ExitCode.usage.rawValue)
+        #expect(FamilyCtl.main(["--frobnicate", "status"]) == ExitCode.usage.rawValue)
+        #expect(FamilyCtl.main(["log", "--frobnicate"]) == ExitCode.usage.rawValue)
+        #expect(FamilyCtl.main(["help", "frobnicate"]) == ExitCode.usage.rawValue)
+        #expect(FamilyCtl.main(["help", "status", "log"]) == ExitCode.usage.rawValue)
+        #expect(FamilyCtl.main([]) == ExitCode.usage.rawValue)
+    }
+
+    @Test func helpComesForEveryVerbInEveryForm() {
+        #expect(FamilyCtl.main(["help"]) == ExitCode.success.rawValue)
+        for verb in FamilyCtl.verbs {
+            #expect(FamilyCtl.main(["help", verb.name]) == ExitCode.success.rawValue)
+            #expect(FamilyCtl.main([verb.name, "--help"]) == ExitCode.success.rawValue)
+            #expect(FamilyCtl.main(["-h", verb.name]) == ExitCode.success.rawValue)
+            #expect(verb.help.hasPrefix("usage: familyctl \(verb.name)"), "\(verb.help)")
+            #expect(verb.help.hasSuffix("See familyctl(8)."))
+            // The overview names every verb, and every line fits a terminal.
+            #expect(FamilyCtl.usage.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+                .contains(verb.synopsis[0]))
+        }
+        #expect(FamilyCtl.usage.split(separator: "\n").allSatisfy { $0.count <= 80 }, "\(FamilyCtl.usage)")
+        #expect(FamilyCtl.usage.contains("Exit status: 0 done"))
+    }
+
+    @Test("a verb a letter or two off is suggested", arguments: [
+        ("stauts", " (did you mean status?)"), ("aprove", " (did you mean approve?)"), ("lgo", " (did you mean log?)"),
+        ("frobnicate", ""),
+    ])
+    func suggestions(_ word: String, _ expected: String) {
+        #expect(FamilyCtl.suggestion(for: word) == expected)
+    }
+
+    @Test("--since reads dates, dates with times, today, yesterday and ages")
+    func sinceTimes() throws {
+        let now = 1_764_547_200.0 + 3600 * 10.5  // some morning
+        func local(_ year: Int32, _ month: Int32, _ day: Int32, _ hour: Int32 = 0, _ minute: Int32 = 0, _ second: Int32 = 0) -> Double {
+            var parts = tm()
+            parts.tm_year = year - 1900
+            parts.tm_mon = month - 1
+            parts.tm_mday = day
+            parts.tm_hour = hour
+            parts.tm_min = minute
+            parts.tm_sec = second
+            parts.tm_isdst = -1
+            return Double(mktime(&parts))
+        }
+        #expect(FamilyCtl.parseTime("2026-11-30", now: now) == local(2026, 11, 30))
+        #expect(FamilyCtl.parseTime("2026-11-30 08:05", now: now) == local(2026, 11, 30, 8, 5))
+        #expect(FamilyCtl.parseTime("2026-11-30T08:05:09", now: now) == local(2026, 11, 30, 8, 5, 9))
+        #expect(FamilyCtl.parseTime("90min", now: now) == now - 5400)
+        #expect(FamilyCtl.parseTime("12h", now: now) == now - 43_200)
+        #expect(FamilyCtl.parseTime("7d", now: now) == now - 7 * 86_400)
+        #expect(FamilyCtl.parseTime("2w", now: now) == now - 14 * 86_400)
+        let today = try #require(FamilyCtl.parseTime("today", now: now))
+        let yesterday = try #require(FamilyCtl.parseTime("Yesterday", now: now))
+        #expect(today <= now && now - today < 86_400 + 3600)
+        #expect(today - yesterday >= 23 * 3600 && today - yesterday <= 25 * 3600)
+        for bad in ["soon", "2026-02-31", "2026-13-01", "2026-11-30 25:00", "2026-11-30 08", "12x", "", "-5d",
+                    "9999999d", "2026-11-30 08:00 extra", "1969-12-31"] {
+            #expect(FamilyCtl.parseTime(bad, now: now) == nil, "\(bad)")
+        }
+    }
+
+    @Test func logRowsShowEveryFieldEscapedAndJSONKeepsThemWhole() {
+        let event: JSONObject = [
+            "id": .int(42), "at": .double(0), "actor": .string("bob"), "action": .string("approve"),
+            "user": .string("alice"), "app": .string("org.example.Paint\u{1b}]0;x"), "member": .string("child"),
+            "outcome": .string("success"), "detail": .null,
+        ]
+        let table = FamilyCtl.logTable([event])
+        let lines = table.split(separator: "\n")
+        #expect(lines.first?.hasPrefix("TIME") == true)
+        #expect(lines.count == 2)
+        #expect(lines[1].contains("bob") && lines[1].contains("approve") && lines[1].contains("alice")
+                && lines[1].contains("org.example.Paint\\x1B]0;x") && lines[1].contains("success"))
+        #expect(!table.unicodeScalars.contains { $0.value == 0x1b })
+        let json = FamilyCtl.logJSON([event])
+        let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+        let events = object?["events"] as? [[String: Any]] ?? []
+        #expect(events.count == 1)
+        #expect(events.first?["time"] as? String == "1970-01-01T00:00:00Z")
+        #expect(events.first?["app"] as? String == "org.example.Paint\u{1b}]0;x")
+        #expect(events.first?["detail"] is NSNull)
+        #expect(Set(events.first?.keys.map { $0 } ?? []) == ["id", "time", "actor", "action", "user", "app", "member", "outcome", "detail"])
+    }
+
+    @Test func logRefusesBadOptionsBeforeCallingTheGuard() {
+        for arguments in [["log", "--since", "soon"], ["log", "--limit", "0"], ["log", "--limit", "2001"],
+                          ["log", "alice"], ["log", "--user"]] {
+            #expect(FamilyCtl.main(arguments + ["--socket", "/nonexistent/socket"]) == ExitCode.usage.rawValue, "\(arguments)")
+        }
     }
 }

@@ -13,7 +13,7 @@ import Varlink
         #expect(description.name == "org.familycontrols.guard")
         #expect(description.methods == ["GetStatus", "Subscribe", "RequestAuthorization", "Answer", "RevokeAuthorization",
                                         "ListAuthorizations", "SetStatus", "Revoke", "Graduate", "ListRequests",
-                                        "WatchRequests", "DecideRequest", "VerifyLocks"])
+                                        "WatchRequests", "DecideRequest", "VerifyLocks", "ReadAudit"])
     }
 
     @Test func everyErrorTheGuardSendsIsDeclared() {

@@ -64,6 +64,37 @@ struct StoreAuditTests {
         }
     }
 
+    @Test("filtering by app and by time, and reading on before an id, as familyctl log pages back")
+    func appSinceAndPaging() throws {
+        try withStore { store, _ throws in
+            var ids: [Int64] = []
+            for index in 0..<8 {
+                ids.append(try store.appendAudit(.sample(appID: index < 4 ? "org.example.Paint" : "org.example.Chess",
+                                                         seconds: 1000 + Double(index))))
+            }
+            try store.appendAudit(.sample(appID: nil, seconds: 2000))
+            #expect(try store.auditEvents(appID: "org.example.Chess").map(\.at.timeIntervalSince1970) == [1004, 1005, 1006, 1007])
+            #expect(try store.auditEvents(since: 1006).map(\.at.timeIntervalSince1970) == [1006, 1007, 2000])
+            #expect(try store.auditEvents(appID: "org.example.Paint", since: 1002).map(\.at.timeIntervalSince1970) == [1002, 1003])
+            #expect(try store.auditEvents(beforeID: ids[5], limit: 2).map(\.id) == [ids[3], ids[4]])
+            #expect(try store.auditEvents(beforeID: ids[0]) == [])
+        }
+    }
+
+    @Test("pruning removes exactly the events older than the cutoff and says how many")
+    func prune() throws {
+        try withStore { store, _ throws in
+            for seconds in [10.0, 20, 29.5, 30, 40] { try store.appendAudit(.sample(seconds: seconds)) }
+            #expect(try store.pruneAudit(before: 30) == 3)
+            #expect(try store.auditEvents().map(\.at.timeIntervalSince1970) == [30, 40])
+            #expect(try store.pruneAudit(before: 30) == 0)
+            // Ids keep increasing after a prune: a reader paging by id never sees one twice.
+            let next = try store.appendAudit(.sample(seconds: 50))
+            #expect(try store.auditEvents().map(\.id).allSatisfy { ($0 ?? 0) <= next })
+            #expect(next > 5)
+        }
+    }
+
     @Test("an event without an actor, action or outcome is refused",
           arguments: [AuditEvent.sample(actor: ""), .sample(action: ""), .sample(outcome: "")])
     func requiredFields(_ event: AuditEvent) throws {

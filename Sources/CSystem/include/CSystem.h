@@ -200,6 +200,16 @@ int csystem_set_thread_name(const char *name);
 /// NUL (`TASK_COMM_LEN`, which no user-space header exports).
 static const size_t CSYSTEM_THREAD_NAME_MAX = 15;
 
+/* MARK: The system log */
+
+/// `openlog(3)` once (the program's name, `LOG_PID`), then `syslog(3)` of
+/// `message` as it is (never as a format) at `facility | priority`: the
+/// variadic `syslog` itself does not reach Swift.
+void csystem_syslog(int facility, int priority, const char *message);
+
+/// `LOG_AUTHPRIV`, the facility of authentication messages (sudo's, sshd's).
+extern const int CSYSTEM_LOG_AUTHPRIV;
+
 #endif /* __linux__ */
 
 #endif /* CSYSTEM_H */

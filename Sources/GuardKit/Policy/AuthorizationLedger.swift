@@ -23,11 +23,17 @@ package final class AuthorizationLedger: Sendable {
     let maximumDenialsPerUser: Int
     private let hub = StatusHub()
     private let statuses: Mutex<[StatusHub.Key: Cached]>
+    /// How long audit events are kept (`[Audit] Retention=`), read when pruning.
+    private let retention: @Sendable () -> Duration?
+    /// When the audit trail was last pruned; it is pruned at most hourly.
+    private let lastPrune = Mutex<ContinuousClock.Instant?>(nil)
 
-    init(store: Store, logger: Logger, maximumDenialsPerUser: Int) throws(StoreError) {
+    init(store: Store, logger: Logger, maximumDenialsPerUser: Int,
+         retention: @escaping @Sendable () -> Duration? = { nil }) throws(StoreError) {
         self.store = store
         self.logger = logger
         self.maximumDenialsPerUser = maximumDenialsPerUser
+        self.retention = retention
         var cache: [StatusHub.Key: Cached] = [:]
         for record in try store.authorizations() {
             cache[StatusHub.Key(user: record.user, appID: record.appID)] = Cached(record)
@@ -141,6 +147,45 @@ package final class AuthorizationLedger: Sendable {
             _ = try store.appendAudit(row)
         } catch {
             logger.error("store: cannot append audit \(row.action) for \(row.user): \(error)")
+        }
+        reportToSecurityLog(row)
+        pruneAuditIfDue()
+    }
+
+    /// Authentications and decisions also go to syslog's `authpriv`, as
+    /// sudo's do: failures at `alert`, approvals and denials at `notice`.
+    private func reportToSecurityLog(_ row: AuditEvent) {
+        let priority: SecurityLog.Priority
+        switch row.outcome {
+        case .authenticationFailed, .tooManyFailures, .tooManyTries: priority = .alert
+        case .approved, .denied, .revoked: priority = .notice
+        default: return
+        }
+        var fields = ["USER=\(row.user)"]
+        if let appID = row.appID { fields.append("APP=\(appID)") }
+        if let member = row.member { fields.append("MEMBER=\(member)") }
+        fields.append("ACTION=\(row.action)")
+        if let detail = row.detail { fields.append("DETAIL=\(detail)") }
+        SecurityLog.log(priority, "\(row.actor) : \(row.outcome) ; " + fields.joined(separator: " ; "))
+    }
+
+    /// Deletes audit events older than `[Audit] Retention=`, at most once an hour.
+    func pruneAuditIfDue(now: ContinuousClock.Instant = .now) {
+        let due = lastPrune.withLock { last in
+            guard last.map({ now - $0 >= .seconds(3600) }) ?? true else { return false }
+            last = now
+            return true
+        }
+        guard due, let keep = retention() else { return }
+        let cutoff = Date().timeIntervalSince1970 - Double(keep.components.seconds)
+        do throws(StoreError) {
+            let removed = try store.pruneAudit(before: cutoff)
+            if removed > 0 {
+                logger.notice("audit: removed \(removed) event\(removed == 1 ? "" : "s") older than "
+                    + "\(keep.components.seconds / 86_400) days ([Audit] Retention=)")
+            }
+        } catch {
+            logger.error("audit: cannot remove old events: \(error)")
         }
     }
 }

@@ -90,12 +90,66 @@ extension AuthorizationPolicy {
 
     /// Every authorization the requester may see: all for root, their children's for a guardian.
     package func list(user: String?, requester: UserAccount) throws(GuardFailure) -> [AuthorizationView] {
+        if let user, !may(requester, administer: user) {
+            throw GuardFailure(.permissionDenied, "only root or a guardian of \(user.clipped) may see \(user.clipped)'s authorizations")
+        }
+        let records = try ledger.authorizations(user: user)
+        if let user, records.isEmpty { try requireKnown(user) }
         var views: [AuthorizationView] = []
-        for record in try ledger.authorizations(user: user) where may(requester, administer: record.user) {
+        for record in records where may(requester, administer: record.user) {
             views.append(try view(record))
         }
         return views
     }
+
+    /// A user named by an administrator who has nothing recorded must at
+    /// least exist: a typo answers "no such user", not "nothing found".
+    /// (A deleted user's records are still shown, and can still be cleared.)
+    private func requireKnown(_ user: String) throws(GuardFailure) {
+        let known: UserAccount?
+        do throws(Errno) {
+            known = Principal.isValidName(user) ? try UserDatabase.user(named: user) : nil
+        } catch {
+            throw GuardFailure(.networkError, "the user directory could not be reached to look up \(user.clipped): \(error)")
+        }
+        guard known != nil else { throw GuardFailure(.notFound, "no such user \(user.clipped)") }
+    }
+
+    /// `familyctl log`: the newest `limit` audit events, oldest first,
+    /// filtered as asked. Root reads all; a guardian the events about their
+    /// own children, read back page by page (within the newest
+    /// `auditScanBound` events) until `limit` of theirs are found.
+    package func auditEvents(user: String?, appID: String?, since: Double?, limit: Int,
+                             requester: UserAccount) throws(GuardFailure) -> [AuditEvent] {
+        if let user, requester.uid != 0, !may(requester, administer: user) {
+            throw GuardFailure(.permissionDenied, "only root or a guardian of \(user.clipped) may read \(user.clipped)'s audit events")
+        }
+        var events: [AuditEvent] = []
+        do throws(StoreError) {
+            if requester.uid == 0 || user != nil {
+                events = try ledger.store.auditEvents(user: user, appID: appID, since: since, limit: limit)
+            } else {
+                let page = 500
+                var before: Int64?
+                var scanned = 0
+                while events.count < limit, scanned < Self.auditScanBound {
+                    let batch = try ledger.store.auditEvents(appID: appID, since: since, beforeID: before, limit: page)
+                    events.insert(contentsOf: batch.filter { may(requester, administer: $0.user) }, at: 0)
+                    scanned += batch.count
+                    guard batch.count == page, let first = batch.first?.id else { break }
+                    before = first
+                }
+                events = Array(events.suffix(limit))
+            }
+        } catch {
+            throw GuardFailure(.unavailable, "the audit trail cannot be read: \(error)")
+        }
+        if let user, events.isEmpty { try requireKnown(user) }
+        return events
+    }
+
+    /// How far back a guardian's `familyctl log` without `--user` reads.
+    static let auditScanBound = 100_000
 
     func view(_ record: AuthorizationRecord) throws(GuardFailure) -> AuthorizationView {
         let (lock, path) = try keeper.state(of: record)
@@ -166,7 +220,9 @@ extension AuthorizationPolicy {
         guard requester.uid == 0 else {
             throw GuardFailure(.permissionDenied, "only root may graduate a child")
         }
-        let records = try ledger.authorizations(user: user).filter { $0.member == .child && $0.status == .approved }
+        let all = try ledger.authorizations(user: user)
+        if all.isEmpty { try requireKnown(user) }
+        let records = all.filter { $0.member == .child && $0.status == .approved }
         var revoked: [String] = []
         for record in records {
             try requests.withExclusiveAccess(to: StatusHub.Key(user: user, appID: record.appID)) { () throws(GuardFailure) in

@@ -40,7 +40,10 @@ package final class AuthorizationPolicy: Sendable {
                  settings: Settings = Settings(), logger: Logger = Logger(label: "guard")) throws(StoreError) {
         self.logger = logger
         families = FamilyState(configuration)
-        ledger = try AuthorizationLedger(store: store, logger: logger, maximumDenialsPerUser: settings.maximumDenialsPerUser)
+        let families = families
+        ledger = try AuthorizationLedger(store: store, logger: logger, maximumDenialsPerUser: settings.maximumDenialsPerUser,
+                                         retention: { families.current.configuration.auditRetention })
+        ledger.pruneAuditIfDue()
         sheet = AuthenticationSheet(ledger: ledger, families: families, logger: logger, pamDirectory: settings.pamDirectory)
         desk = GuardianDesk(ledger: ledger, families: families, logger: logger)
         keeper = LockKeeper(locker: locker, ledger: ledger, families: families, logger: logger, requests: requests)

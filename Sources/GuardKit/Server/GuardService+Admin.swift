@@ -37,6 +37,35 @@ extension GuardService {
             case "Graduate":
                 let revoked = try policy.graduate(user: try string("user"), requester: requester)
                 return ["revoked": .array(revoked.map { .string($0) })]
+            case "ReadAudit":
+                func optional(_ name: String) throws(GuardFailure) -> JSONValue? {
+                    switch parameters[name] {
+                    case nil, .null?: return nil
+                    case let value?: return value
+                    }
+                }
+                let user = try optional("user")
+                let app = try optional("app")
+                guard user == nil || user?.stringValue != nil, app == nil || app?.stringValue != nil else {
+                    throw GuardFailure(.familyControls(.invalidArgument), "parameters user and app must be strings or null")
+                }
+                let since: Double?
+                switch try optional("since") {
+                case nil: since = nil
+                case .int(let seconds)?: since = Double(seconds)
+                case .double(let seconds)? where seconds.isFinite: since = seconds
+                case _?: throw GuardFailure(.familyControls(.invalidArgument), "parameter since must be a number of Unix seconds")
+                }
+                let limit: Int
+                switch try optional("limit") {
+                case nil: limit = 1000
+                case .int(let value)? where (1...GuardService.maximumAuditEvents).contains(value): limit = Int(value)
+                case _?: throw GuardFailure(.familyControls(.invalidArgument),
+                                            "parameter limit must be a whole number from 1 to \(GuardService.maximumAuditEvents)")
+                }
+                let events = try policy.auditEvents(user: user?.stringValue, appID: app?.stringValue, since: since,
+                                                    limit: limit, requester: requester)
+                return ["events": .array(events.map { .object($0.json) })]
             case "ListRequests":
                 return ["requests": .array(policy.pendingRequests(for: requester).map { .object($0.json) })]
             case "VerifyLocks":
@@ -59,6 +88,24 @@ extension GuardService {
             throw GuardFailure(.permissionDenied, "uid \(uid) has no account in the user directory")
         }
         return account
+    }
+}
+
+extension GuardService {
+    /// The most audit events one `ReadAudit` returns: a reply stays well
+    /// under the client's frame bound.
+    package static let maximumAuditEvents: Int64 = 2000
+}
+
+extension AuditEvent {
+    /// The event as `ReadAudit` sends it.
+    var json: JSONObject {
+        [
+            "id": .int(id ?? 0), "at": .double(atSeconds), "actor": .string(actor), "action": .string(action.rawValue),
+            "user": .string(user), "app": appID.map { .string($0) } ?? .null,
+            "member": member.map { .string($0.description) } ?? .null, "outcome": .string(outcome.rawValue),
+            "detail": detail.map { .string($0) } ?? .null,
+        ]
     }
 }
 

@@ -13,21 +13,50 @@ extension Store {
         }
     }
 
-    /// The latest `limit` audit events, or only those about `user`, oldest first.
+    /// The latest `limit` audit events, oldest first: all, or only those
+    /// about `user`, about `appID`, at or after `since` (Unix seconds),
+    /// appended before the event numbered `beforeID` (to read on from there).
     ///
     /// Order is the order events were appended, which a clock change cannot upset.
-    package func auditEvents(user: String? = nil, limit: Int = 1000) throws(StoreError) -> [AuditEvent] {
-        let filter = user == nil ? "" : "WHERE user = ?2"
+    package func auditEvents(user: String? = nil, appID: String? = nil, since: Double? = nil,
+                             beforeID: Int64? = nil, limit: Int = 1000) throws(StoreError) -> [AuditEvent] {
+        var conditions: [String] = []
+        var values: [SQLiteValue] = [.integer(Int64(max(0, limit)))]
+        if let user {
+            values.append(.text(user))
+            conditions.append("user = ?\(values.count)")
+        }
+        if let appID {
+            values.append(.text(appID))
+            conditions.append("app_id = ?\(values.count)")
+        }
+        if let since {
+            values.append(.real(since))
+            conditions.append("at >= ?\(values.count)")
+        }
+        if let beforeID {
+            values.append(.integer(beforeID))
+            conditions.append("id < ?\(values.count)")
+        }
+        let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         // The inner query picks the newest `limit`; the outer puts them in order.
         let sql = """
             SELECT * FROM (
                 SELECT \(auditColumns) FROM audit \(filter) ORDER BY id DESC LIMIT ?1
             ) ORDER BY id
             """
-        var values: [SQLiteValue] = [.integer(Int64(max(0, limit)))]
-        if let user { values.append(.text(user)) }
         return try withConnection { (connection) throws(StoreError) in
             try connection.query(sql, values, row: connection.auditEvent)
+        }
+    }
+
+    /// Deletes the audit events from before `cutoff` (Unix seconds).
+    /// - Returns: how many were deleted.
+    @discardableResult
+    package func pruneAudit(before cutoff: Double) throws(StoreError) -> Int {
+        try withConnection { (connection) throws(StoreError) in
+            try connection.execute("DELETE FROM audit WHERE at < ?1", [.real(cutoff)])
+            return connection.changes
         }
     }
 }

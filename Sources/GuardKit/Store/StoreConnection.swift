@@ -39,6 +39,7 @@ struct StoreConnection {
 
     /// The rowid of the latest INSERT.
     var lastInsertRowID: Int64 { database.lastInsertRowID }
+    var changes: Int { database.changes }
 
     /// Runs SQLite calls, reporting their failure as a ``StoreError``.
     func sqlite<T>(_ body: () throws(SQLiteError) -> T) throws(StoreError) -> T {

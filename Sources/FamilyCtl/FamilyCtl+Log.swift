@@ -1,0 +1,137 @@
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+import SystemKit
+import Varlink
+
+// The audit trail, read the way `journalctl` and `last` are read.
+extension FamilyCtl {
+    /// `familyctl log [--user USER] [--app APP] [--since TIME] [--limit N] [--json]`
+    static func log(_ tokens: [String], socket: String?) throws(CommandFailure) {
+        let arguments = try parse(tokens, valued: ["--user", "--app", "--since", "--limit"], flags: ["--json"])
+        guard arguments.operands.isEmpty else {
+            throw CommandFailure(.usage, "log takes no operands; use --user USER or --app APP")
+        }
+        var parameters: JSONObject = [:]
+        if let user = arguments["--user"] { parameters["user"] = .string(user) }
+        if let app = arguments["--app"] { parameters["app"] = .string(app) }
+        if let since = arguments["--since"] {
+            guard let seconds = parseTime(since, now: Date().timeIntervalSince1970) else {
+                throw CommandFailure(.usage, "--since expects a date (2026-11-30), a date and time (\"2026-11-30 08:00\"), "
+                    + "today, yesterday, or an age such as 90min, 12h or 7d; found \"\(since.clipped)\"")
+            }
+            parameters["since"] = .double(seconds)
+        }
+        if let text = arguments["--limit"] {
+            guard let limit = Int64(text), (1...2000).contains(limit) else {
+                throw CommandFailure(.usage, "--limit expects a whole number from 1 to 2000, found \"\(text.clipped)\"")
+            }
+            parameters["limit"] = .int(limit)
+        }
+        let connection = try GuardConnection(socket: GuardConnection.socketPath(socket))
+        let events = (try connection.call("ReadAudit", parameters)["events"]?.arrayValue ?? []).compactMap(\.objectValue)
+        if arguments.has("--json") {
+            print(logJSON(events))
+        } else if events.isEmpty {
+            print(geteuid() == 0 || arguments["--user"] != nil
+                ? "No audit events."
+                : "No audit events you may read: familyctl log shows the events about your children (everyone's, for root).")
+        } else {
+            print(logTable(events))
+        }
+    }
+
+    /// The documented `--json` form: `{"events": [ … ]}`, each with `id`,
+    /// `time` (ISO 8601, UTC), `actor`, `action`, `user`, `app`, `member`,
+    /// `outcome` and `detail` (null when absent).
+    static func logJSON(_ events: [JSONObject]) -> String {
+        let items: [JSONValue] = events.map { event in
+            .object([
+                "id": event["id"] ?? .null,
+                "time": .string(isoDate(event["at"]?.doubleValue ?? 0)),
+                "actor": event["actor"] ?? .null, "action": event["action"] ?? .null,
+                "user": event["user"] ?? .null, "app": event["app"] ?? .null,
+                "member": event["member"] ?? .null, "outcome": event["outcome"] ?? .null,
+                "detail": event["detail"] ?? .null,
+            ])
+        }
+        return JSONValue.object(["events": .array(items)]).description
+    }
+
+    static func logTable(_ events: [JSONObject]) -> String {
+        let header = ["TIME", "ACTOR", "ACTION", "USER", "APP", "OUTCOME", "DETAIL"]
+        let rows: [[String]] = events.map { event in
+            func text(_ key: String) -> String { event[key]?.stringValue ?? "-" }
+            return [localTime(event["at"]?.doubleValue ?? 0), text("actor"), text("action"), text("user"), text("app"),
+                    text("outcome"), event["detail"]?.stringValue ?? ""]
+        }
+        return columns([header] + rows)
+    }
+
+    /// `YYYY-MM-DD HH:MM:SS` in the machine's time zone, as `last` and syslog show times.
+    static func localTime(_ seconds: Double) -> String {
+        var time = time_t(seconds.rounded(.down))
+        var parts = tm()
+        localtime_r(&time, &parts)
+        func pad(_ value: Int32, _ width: Int = 2) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1))-\(pad(parts.tm_mday)) "
+            + "\(pad(parts.tm_hour)):\(pad(parts.tm_min)):\(pad(parts.tm_sec))"
+    }
+
+    /// `--since` as Unix seconds: `YYYY-MM-DD`, `YYYY-MM-DD HH:MM[:SS]` (or
+    /// with a `T`) in local time, `today`, `yesterday`, or an age (`90min`,
+    /// `12h`, `7d`, `2w`, `30s`) before `now`. Nil for anything else.
+    static func parseTime(_ text: String, now: Double) -> Double? {
+        let text = text.trimmingWhitespace().lowercased()
+        if text == "today" || text == "yesterday" {
+            var time = time_t(now)
+            var parts = tm()
+            localtime_r(&time, &parts)
+            parts.tm_hour = 0
+            parts.tm_min = 0
+            parts.tm_sec = 0
+            if text == "yesterday" { parts.tm_mday -= 1 }
+            parts.tm_isdst = -1
+            return Double(mktime(&parts))
+        }
+        let digits = text.prefix(while: { $0.isASCII && $0.isNumber })
+        let units: [String: Double] = ["s": 1, "sec": 1, "min": 60, "m": 60, "h": 3600, "d": 86_400, "w": 604_800]
+        if !digits.isEmpty, digits.count <= 6, let number = Double(digits), let unit = units[String(text.dropFirst(digits.count))] {
+            return now - number * unit
+        }
+        // A date, then perhaps a time.
+        let fields = text.split(whereSeparator: { $0 == " " || $0 == "t" }).map(String.init)
+        guard (1...2).contains(fields.count) else { return nil }
+        let date = fields[0].split(separator: "-", omittingEmptySubsequences: false).map { Int32($0) }
+        guard date.count == 3, let year = date[0], let month = date[1], let day = date[2],
+              (1970...9999).contains(year), (1...12).contains(month), (1...31).contains(day) else { return nil }
+        var hour: Int32 = 0, minute: Int32 = 0, second: Int32 = 0
+        if fields.count == 2 {
+            let clock = fields[1].split(separator: ":", omittingEmptySubsequences: false).map { Int32($0) }
+            guard (2...3).contains(clock.count), let h = clock[0], let m = clock[1], (0...23).contains(h), (0...59).contains(m)
+            else { return nil }
+            hour = h
+            minute = m
+            if clock.count == 3 {
+                guard let s = clock[2], (0...60).contains(s) else { return nil }
+                second = s
+            }
+        }
+        var parts = tm()
+        parts.tm_year = year - 1900
+        parts.tm_mon = month - 1
+        parts.tm_mday = day
+        parts.tm_hour = hour
+        parts.tm_min = minute
+        parts.tm_sec = second
+        parts.tm_isdst = -1
+        let seconds = mktime(&parts)
+        // mktime normalises 2026-02-31 into March: such a date does not exist.
+        guard seconds != -1, parts.tm_mday == day, parts.tm_mon == month - 1 else { return nil }
+        return Double(seconds)
+    }
+}
