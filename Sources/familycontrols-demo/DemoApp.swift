@@ -11,11 +11,22 @@ struct DemoApp {
                familycontrols-demo watch [--member child|individual] [--stdin]
                familycontrols-demo revoke [--stdin]
                familycontrols-demo status
+               familycontrols-demo --help
+
+        request  ask for an authorization and print the status it ends in
+        watch    request, then print every change of status until interrupted
+        revoke   give up this app's authorization
+        status   print the current status
+        --stdin  answer the prompts from standard input instead of a terminal
         """
 
     static func main() async {
         var arguments = Array(CommandLine.arguments.dropFirst())
         guard !arguments.isEmpty else { fail(usage, code: 2) }
+        if ["-h", "--help", "help"].contains(arguments[0]) {
+            print(usage)
+            exit(0)
+        }
         let verb = arguments.removeFirst()
         var member = FamilyControlsMember.child
         while let option = arguments.first {
