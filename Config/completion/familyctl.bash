@@ -7,16 +7,18 @@ _familyctl() {
     local word
     for word in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
         case $word in
-            authenticate|status|set|revoke|graduate|locks|requests|approve|deny) verb=$word; break ;;
+            authenticate|status|set|revoke|graduate|locks|requests|approve|deny|log|help) verb=$word; break ;;
         esac
     done
     case $prev in
         --socket|--pam-dir|--config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --user|--child) COMPREPLY=($(compgen -u -- "$cur")); return ;;
         --member) COMPREPLY=($(compgen -W "child individual" -- "$cur")); return ;;
+        --since) COMPREPLY=($(compgen -W "today yesterday 1h 12h 7d" -- "$cur")); return ;;
+        --app|--limit) return ;;
     esac
     case $verb in
-        "") COMPREPLY=($(compgen -W "requests approve deny status set revoke graduate locks authenticate --socket --help --version" -- "$cur")) ;;
+        "") COMPREPLY=($(compgen -W "requests approve deny status set revoke graduate log locks authenticate help --socket --help --version" -- "$cur")) ;;
         requests) COMPREPLY=($(compgen -W "--watch --json" -- "$cur")) ;;
         approve|deny) COMPREPLY=($(compgen -W "--stdin" -- "$cur")) ;;
         authenticate) COMPREPLY=($(compgen -W "--member --pam-dir --config --child --stdin" -- "$cur") $(compgen -u -- "$cur")) ;;
@@ -25,6 +27,8 @@ _familyctl() {
         revoke) COMPREPLY=($(compgen -W "--user --app" -- "$cur")) ;;
         graduate) COMPREPLY=($(compgen -u -- "$cur")) ;;
         locks) COMPREPLY=($(compgen -W "verify --no-repair" -- "$cur")) ;;
+        log) COMPREPLY=($(compgen -W "--user --app --since --limit --json" -- "$cur")) ;;
+        help) COMPREPLY=($(compgen -W "requests approve deny status set revoke graduate log locks authenticate" -- "$cur")) ;;
     esac
 }
 complete -F _familyctl familyctl

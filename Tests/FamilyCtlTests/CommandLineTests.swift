@@ -1,6 +1,7 @@
 @testable import FamilyCtl
 import SystemKit
 import Testing
+import TestSupport
 import Varlink
 #if canImport(Glibc)
 import Glibc
@@ -140,6 +141,18 @@ import Foundation
         for arguments in [["log", "--since", "soon"], ["log", "--limit", "0"], ["log", "--limit", "2001"],
                           ["log", "alice"], ["log", "--user"]] {
             #expect(FamilyCtl.main(arguments + ["--socket", "/nonexistent/socket"]) == ExitCode.usage.rawValue, "\(arguments)")
+        }
+    }
+
+    @Test func everyVerbIsInTheManualAndTheCompletion() throws {
+        let manual = try String(contentsOfFile: "\(packageRoot)/Config/man/familyctl.8", encoding: .utf8)
+        let completion = try String(contentsOfFile: "\(packageRoot)/Config/completion/familyctl.bash", encoding: .utf8)
+        for verb in FamilyCtl.verbs {
+            #expect(manual.contains("\\fB\(verb.name)\\fP") || manual.contains(".BR \(verb.name) ")
+                    || manual.contains(".BR \"\(verb.name) ") || manual.contains(".BI \"\(verb.name) "),
+                    "familyctl(8) has no entry for \(verb.name)")
+            #expect(completion.contains(" \(verb.name) ") || completion.contains("\"\(verb.name) "),
+                    "the completion does not offer \(verb.name)")
         }
     }
 }
