@@ -10,6 +10,7 @@ let usage = """
     usage: familycontrols-bench socket [options]   Varlink round trip vs a bare Unix-socket round trip
            familycontrols-bench guard [options]    the real Guard's status call vs the same floor, and its memory
            familycontrols-bench lock [options]     lock/unlock vs chown -R + chattr -R
+           familycontrols-bench anchors [--runs N] familyctl vs pkcheck and pamtester, the Guard's memory vs polkitd's
     """
 switch arguments.first {
 case "socket":
@@ -18,6 +19,8 @@ case "echo-server":
     exit(runEchoServer(Array(arguments.dropFirst())))
 case "guard":
     exit(runGuardBenchmark(Array(arguments.dropFirst())))
+case "anchors":
+    exit(runAnchorBenchmark(Array(arguments.dropFirst())))
 case "lock":
     exit(runLockBenchmark(Array(arguments.dropFirst())))
 case "-h", "--help":

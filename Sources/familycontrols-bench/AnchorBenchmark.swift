@@ -1,0 +1,217 @@
+// The administrator's tools against the system tools they are compared with:
+// `familyctl status` (a whole process, to a running Guard) against `pkcheck`
+// (a whole process, to a running polkitd on a private system bus);
+// `familyctl authenticate` on a permit-only PAM stack against `pamtester` on
+// the same stack; and the Guard's resident memory against polkitd's.
+// A comparison whose anchor is not installed is skipped, with the reason.
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+import SystemKit
+
+/// `familycontrols-bench anchors [--runs N]`: needs root (the Guard and PAM do).
+func runAnchorBenchmark(_ arguments: [String]) -> Int32 {
+    guard geteuid() == 0 else {
+        writeToStandardError("familycontrols-bench anchors: must be run as root (it starts a Guard)\n")
+        return 77
+    }
+    var runs = 200
+    var rest = arguments[...]
+    while let flag = rest.popFirst() {
+        guard flag == "--runs", let text = rest.popFirst(), let value = Int(text), value > 0 else {
+            writeToStandardError("familycontrols-bench anchors: usage: anchors [--runs N]\n")
+            return 64
+        }
+        runs = value
+    }
+    do {
+        try AnchorBenchmark(runs: runs).run()
+        return 0
+    } catch {
+        writeToStandardError("familycontrols-bench anchors: \(error)\n")
+        return 1
+    }
+}
+
+private struct AnchorBenchmark {
+    let runs: Int
+    struct Failure: Error, CustomStringConvertible { let description: String }
+
+    func run() throws {
+        let binaries = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().path
+        let familyctl = "\(binaries)/familyctl", guardBinary = "\(binaries)/familycontrolsd"
+        for binary in [familyctl, guardBinary] where access(binary, X_OK) != 0 {
+            throw Failure(description: "no \(binary); build it first (swift build -c release)")
+        }
+        let directory = "/tmp/fcbench-anchors-\(getpid())"
+        try? FileManager.default.removeItem(atPath: directory)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var children: [pid_t] = []
+        defer {
+            for pid in children {
+                kill(pid, SIGTERM)
+                var status: CInt = 0
+                waitpid(pid, &status, 0)
+            }
+        }
+
+        // The Guard, on its own socket and store.
+        let socket = "\(directory)/guard.socket"
+        try "[Apps]\nRoots=\(directory)/apps/%u\n".write(toFile: "\(directory)/guard.conf", atomically: true, encoding: .utf8)
+        children.append(try spawn([guardBinary, "--socket", socket, "--state-dir", "\(directory)/state",
+                                   "--config", "\(directory)/guard.conf"]))
+        try waitUntil("the Guard to answer") { try runProcess([familyctl, "status", "--socket", socket]) == 0 }
+        print("Anchors: whole processes, \(runs) runs each, interleaved; medians.")
+
+        // polkitd on a private system bus, if installed.
+        var polkitd: pid_t?
+        let candidates = ["/usr/lib/polkit-1/polkitd", "/usr/libexec/polkitd"]
+        let polkitBinary = candidates.first { path in access(path, X_OK) == 0 }
+        let pkcheck = "/usr/bin/pkcheck", busDaemon = "/usr/bin/dbus-daemon"
+        if let polkitBinary, access(pkcheck, X_OK) == 0, access(busDaemon, X_OK) == 0 {
+            let bus = "\(directory)/system_bus_socket"
+            try """
+                <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+                 "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+                <busconfig>
+                  <type>system</type>
+                  <listen>unix:path=\(bus)</listen>
+                  <auth>EXTERNAL</auth>
+                  <policy context="default">
+                    <allow user="*"/><allow own="*"/><allow send_destination="*"/><allow receive_type="*"/>
+                  </policy>
+                </busconfig>
+                """.write(toFile: "\(directory)/bus.conf", atomically: true, encoding: .utf8)
+            children.append(try spawn([busDaemon, "--nofork", "--config-file=\(directory)/bus.conf"]))
+            setenv("DBUS_SYSTEM_BUS_ADDRESS", "unix:path=\(bus)", 1)
+            try waitUntil("the private system bus") { access(bus, F_OK) == 0 }
+            let started = try spawn([polkitBinary, "--no-debug"])
+            children.append(started)
+            polkitd = started
+            try waitUntil("polkitd to answer") {
+                try runProcess([pkcheck, "--action-id", "org.freedesktop.policykit.exec", "--process", String(getpid())]) == 0
+            }
+            let (ours, theirs) = try compare(
+                [familyctl, "status", "--socket", socket],
+                [pkcheck, "--action-id", "org.freedesktop.policykit.exec", "--process", String(getpid())])
+            report("familyctl status vs pkcheck", ours, theirs, target: 0.5)
+        } else {
+            print("(a) familyctl status vs pkcheck: skipped, polkitd, pkcheck or dbus-daemon is not installed "
+                + "(Debian: polkitd pkexec dbus)")
+        }
+
+        // One PAM authentication on a permit-only stack, in /etc/pam.d for pamtester.
+        if access("/usr/bin/pamtester", X_OK) == 0 {
+            let service = "fcbench-permit-\(getpid())"
+            let file = "/etc/pam.d/\(service)"
+            try "auth required pam_permit.so\naccount required pam_permit.so\n"
+                .write(toFile: file, atomically: true, encoding: .utf8)
+            defer { unlink(file) }
+            try "[Authentication]\nIndividualService=\(service)\n"
+                .write(toFile: "\(directory)/permit.conf", atomically: true, encoding: .utf8)
+            let (ours, theirs) = try compare(
+                [familyctl, "authenticate", "root", "--member", "individual", "--config", "\(directory)/permit.conf", "--stdin"],
+                ["/usr/bin/pamtester", service, "root", "authenticate"])
+            report("familyctl authenticate vs pamtester (pam_permit stack)", ours, theirs, target: 1.1)
+        } else {
+            print("(b) familyctl authenticate vs pamtester: skipped, pamtester is not installed (Debian: pamtester)")
+        }
+
+        // Resident memory, both idle after serving the calls above.
+        usleep(300_000)
+        let guardMemory = memory(of: children[0])
+        print("(c) Guard resident memory: \(guardMemory.rss) kB (RssAnon \(guardMemory.anonymous) kB)", terminator: "")
+        if let polkitd {
+            let theirs = memory(of: polkitd)
+            let ratio = Double(guardMemory.rss) / Double(max(theirs.rss, 1))
+            print("; polkitd \(theirs.rss) kB (RssAnon \(theirs.anonymous) kB); ratio \(format(ratio))× "
+                + "[target ≤ 1.00×: \(ratio <= 1 ? "met" : "NOT met")]")
+        } else {
+            print("; polkitd not installed, no comparison")
+        }
+    }
+
+    private func report(_ name: String, _ ours: Double, _ theirs: Double, target: Double) {
+        let ratio = ours / theirs
+        let label = name.hasPrefix("familyctl status") ? "(a)" : "(b)"
+        print("\(label) \(name): \(format(ours * 1000)) ms vs \(format(theirs * 1000)) ms; ratio \(format(ratio))× "
+            + "[target ≤ \(format(target))×: \(ratio <= target ? "met" : "NOT met")]")
+    }
+
+    /// Medians of `runs` runs of each command, alternating, after a warm-up.
+    private func compare(_ ours: [String], _ theirs: [String]) throws -> (Double, Double) {
+        var a: [Double] = [], b: [Double] = []
+        for index in -5..<runs {
+            for (command, isOurs) in [(ours, true), (theirs, false)] {
+                let start = monotonicSeconds()
+                let status = try runProcess(command)
+                let elapsed = monotonicSeconds() - start
+                guard status == 0 else {
+                    throw Failure(description: "\(command.joined(separator: " ")) failed (wait status \(status))")
+                }
+                if index >= 0 { isOurs ? a.append(elapsed) : b.append(elapsed) }
+            }
+        }
+        return (median(a), median(b))
+    }
+
+    private func waitUntil(_ what: String, _ ready: () throws -> Bool) throws {
+        for _ in 0..<200 {
+            if try ready() { return }
+            usleep(25_000)
+        }
+        throw Failure(description: "gave up waiting for \(what)")
+    }
+
+    private func memory(of pid: pid_t) -> (rss: Int, anonymous: Int) {
+        let text = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        func field(_ name: String) -> Int {
+            let line = text.split(separator: "\n").first { $0.hasPrefix(name + ":") } ?? ""
+            return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+        }
+        return (field("VmRSS"), field("RssAnon"))
+    }
+}
+
+private func format(_ value: Double) -> String {
+    let hundredths = Int((value * 100).rounded())
+    let fraction = String(hundredths % 100)
+    return "\(hundredths / 100).\(fraction.count == 1 ? "0" + fraction : fraction)"
+}
+
+private func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
+}
+
+private func monotonicSeconds() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+}
+
+/// Starts `arguments` with standard input, output and error on /dev/null.
+private func spawn(_ arguments: [String]) throws -> pid_t {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    for descriptor in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] {
+        posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", descriptor == STDIN_FILENO ? O_RDONLY : O_WRONLY, 0)
+    }
+    var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var pid: pid_t = 0
+    let spawned = posix_spawn(&pid, arguments[0], &actions, nil, &argv, environ)
+    guard spawned == 0 else { throw Errno(spawned, operation: "posix_spawn \(arguments[0])") }
+    return pid
+}
+
+/// Runs `arguments` to completion, quietly; returns its wait status.
+private func runProcess(_ arguments: [String]) throws -> CInt {
+    let pid = try spawn(arguments)
+    var status: CInt = 0
+    _ = try retryingOnInterrupt("waitpid") { waitpid(pid, &status, 0) }
+    return status
+}
