@@ -1,7 +1,7 @@
-import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
+import SystemKit
 
 /// Everything `familycontrols.conf` says: who is in the family, where apps
 /// live, and how people authenticate.
@@ -49,15 +49,15 @@ package struct GuardConfiguration: Hashable, Sendable {
     /// defaults; anywhere else it is an error.
     /// - Throws: ``ConfigError`` naming the file and line.
     package static func load(path: String = defaultPath) throws(ConfigError) -> GuardConfiguration {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch let error as CocoaError where error.code == .fileReadNoSuchFile && path == defaultPath {
+        let data: [UInt8]
+        do throws(Errno) {
+            data = try FileDescriptor.readFile(path, limit: (1 << 20) + 1)
+        } catch where error.rawValue == ENOENT && path == defaultPath {
             return GuardConfiguration()
-        } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
+        } catch where error.rawValue == ENOENT {
             throw ConfigError(file: path, line: 0, "no such file")
         } catch {
-            throw ConfigError(file: path, line: 0, "cannot be read: \(error)")
+            throw ConfigError(file: path, line: 0, "cannot be read: \(Errno(error.rawValue))")
         }
         guard data.count <= 1 << 20 else { throw ConfigError(file: path, line: 0, "larger than 1 MiB") }
         guard let text = String(validating: data, as: UTF8.self) else {

@@ -1,6 +1,9 @@
 import Foundation
 @_exported import FamilyControlsModel
 
+/// `localizedDescription` is ``FamilyControlsError/errorDescription``.
+extension FamilyControlsError: LocalizedError {}
+
 extension FamilyControlsError: CustomNSError {
     /// `FamilyControls.FamilyControlsError`, Apple's domain.
     public static var errorDomain: String { "FamilyControls.FamilyControlsError" }

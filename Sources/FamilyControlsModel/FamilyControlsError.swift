@@ -1,5 +1,3 @@
-import FoundationEssentials
-
 /// An error that occurs while requesting or revoking authorization.
 ///
 /// The cases and codes are Apple's (0–8) and the domain is
@@ -58,7 +56,9 @@ public enum FamilyControlsError: Int, Error, Hashable, Sendable, CaseIterable {
     }
 }
 
-extension FamilyControlsError: LocalizedError {
+extension FamilyControlsError {
+    /// A sentence for a person; the app library makes it the error's
+    /// `LocalizedError` description.
     public var errorDescription: String? {
         switch self {
         case .restricted:

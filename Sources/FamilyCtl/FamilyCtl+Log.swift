@@ -1,4 +1,3 @@
-import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,7 +16,7 @@ extension FamilyCtl {
         if let user = arguments["--user"] { parameters["user"] = .string(user) }
         if let app = arguments["--app"] { parameters["app"] = .string(app) }
         if let since = arguments["--since"] {
-            guard let seconds = parseTime(since, now: Date().timeIntervalSince1970) else {
+            guard let seconds = parseTime(since, now: UnixTime.now.seconds) else {
                 throw CommandFailure(.usage, "--since expects a date (2026-11-30), a date and time (\"2026-11-30 08:00\"), "
                     + "today, yesterday, or an age such as 90min, 12h or 7d; found \"\(since.clipped)\"")
             }
@@ -63,23 +62,10 @@ extension FamilyCtl {
         let header = ["TIME", "ACTOR", "ACTION", "USER", "APP", "OUTCOME", "DETAIL"]
         let rows: [[String]] = events.map { event in
             func text(_ key: String) -> String { event[key]?.stringValue ?? "-" }
-            return [localTime(event["at"]?.doubleValue ?? 0), text("actor"), text("action"), text("user"), text("app"),
+            return [UnixTime(seconds: event["at"]?.doubleValue ?? 0).localDescription, text("actor"), text("action"), text("user"), text("app"),
                     text("outcome"), event["detail"]?.stringValue ?? ""]
         }
         return columns([header] + rows)
-    }
-
-    /// `YYYY-MM-DD HH:MM:SS` in the machine's time zone, as `last` and syslog show times.
-    static func localTime(_ seconds: Double) -> String {
-        var time = time_t(seconds.rounded(.down))
-        var parts = tm()
-        localtime_r(&time, &parts)
-        func pad(_ value: Int32, _ width: Int = 2) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
-        }
-        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1))-\(pad(parts.tm_mday)) "
-            + "\(pad(parts.tm_hour)):\(pad(parts.tm_min)):\(pad(parts.tm_sec))"
     }
 
     /// `--since` as Unix seconds: `YYYY-MM-DD`, `YYYY-MM-DD HH:MM[:SS]` (or

@@ -1,5 +1,4 @@
 import FamilyControlsModel
-import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -73,7 +72,7 @@ extension FamilyCtl {
     }
 
     static func isoDate(_ seconds: Double) -> String {
-        Date(timeIntervalSince1970: seconds).formatted(.iso8601)
+        UnixTime(seconds: seconds).iso8601
     }
 
     /// `familyctl set --user USER --app APP approved|denied`

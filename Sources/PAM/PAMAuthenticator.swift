@@ -1,5 +1,4 @@
 import CPAM
-import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,4 @@
 import CSQLite
-import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -128,7 +127,7 @@ package final class SQLiteStatement {
         case SQLITE_INTEGER: .integer(int64(at: column))
         case SQLITE_FLOAT: .real(double(at: column))
         case SQLITE_TEXT: string(at: column).map { .text($0) } ?? .null
-        case SQLITE_BLOB: data(at: column).map { .blob($0) } ?? .null
+        case SQLITE_BLOB: bytes(at: column).map { .blob($0) } ?? .null
         default: .null
         }
     }
@@ -153,11 +152,11 @@ package final class SQLiteStatement {
     }
 
     /// The column as bytes (`sqlite3_column_blob`), or nil for NULL.
-    package func data(at column: Int) -> Data? {
+    package func bytes(at column: Int) -> [UInt8]? {
         let index = CInt(clamping: column)
         guard !isNull(at: column) else { return nil }
-        guard let bytes = sqlite3_column_blob(handle, index) else { return Data() }
-        return Data(bytes: bytes, count: Int(sqlite3_column_bytes(handle, index)))
+        guard let bytes = sqlite3_column_blob(handle, index) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(handle, index))))
     }
 }
 

@@ -1,4 +1,3 @@
-import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,7 +13,7 @@ package enum SQLiteValue: Hashable, Sendable {
     /// UTF-8 text, embedded NULs included.
     case text(String)
     /// Bytes, stored as they are.
-    case blob(Data)
+    case blob([UInt8])
 
     /// `text`, or `null` when `value` is nil.
     package static func text(orNull value: String?) -> SQLiteValue {

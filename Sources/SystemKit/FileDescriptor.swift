@@ -56,3 +56,28 @@ public final class FileDescriptor {
         if let failure { throw failure }
     }
 }
+
+extension FileDescriptor {
+    /// Reads to the end of the file, or to `limit` bytes, whichever comes
+    /// first: a caller that must refuse a longer file asks for one byte more
+    /// than it accepts.
+    public func readAll(limit: Int) throws(Errno) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 << 10)
+        while bytes.count < limit {
+            var failure: Errno?
+            let count = chunk.withUnsafeMutableBytes { buffer -> Int in
+                do throws(Errno) { return try read(into: buffer) } catch { failure = error; return 0 }
+            }
+            if let failure { throw failure }
+            if count == 0 { break }
+            bytes.append(contentsOf: chunk[0..<min(count, limit - bytes.count)])
+        }
+        return bytes
+    }
+
+    /// The contents of the file at `path`, up to `limit` bytes.
+    public static func readFile(_ path: String, limit: Int) throws(Errno) -> [UInt8] {
+        try open(path, O_RDONLY).readAll(limit: limit)
+    }
+}

@@ -114,6 +114,20 @@ import TestSupport
                 "apps link \(app.sorted())")
     }
 
+    /// Foundation's libraries are most of a Swift program's start-up time and
+    /// resident memory: the Guard and familyctl (which pkcheck and polkitd are
+    /// measured against) use the standard library and Glibc only.
+    @Test func theGuardAndFamilyctlDoNotLoadFoundation() throws {
+        let graph = try graph()
+        for product in ["familycontrolsd", "familyctl"] {
+            for target in (closure(of: product, in: graph).union([product])).sorted() {
+                guard let directory = sourceDirectory(of: target) else { continue }
+                let foundation = try imports(under: directory).filter { $0.hasPrefix("Foundation") || $0 == "Dispatch" }
+                #expect(foundation.isEmpty, "\(target), part of \(product), imports \(foundation.sorted())")
+            }
+        }
+    }
+
     /// Lines of Swift under Sources that contain `needle`, outside `except`.
     private func sourceLines(containing needle: String, except: String? = nil) throws -> [String] {
         let sources = packageRoot + "/Sources"

@@ -1,6 +1,7 @@
 import FamilyControlsModel
 import Foundation
 import GuardKit
+import SystemKit
 import Testing
 
 @Suite("Store: audit trail")
@@ -20,7 +21,7 @@ struct StoreAuditTests {
             let stored = try store.auditEvents()
             #expect(stored.map(\.action) == [.request, .approve, .lock])
             #expect(stored.map(\.id) == ids)
-            #expect(stored.map { $0.at.timeIntervalSince1970 } == [300, 100, 200])
+            #expect(stored.map { $0.at.seconds } == [300, 100, 200])
         }
     }
 
@@ -28,7 +29,7 @@ struct StoreAuditTests {
     func fields() throws {
         try withStore { store, _ throws in
             let full = AuditEvent.sample()
-            let sparse = AuditEvent(at: Date(timeIntervalSince1970: 5), actor: AuditEvent.rootActor, action: "rename",
+            let sparse = AuditEvent(at: UnixTime(seconds: 5), actor: AuditEvent.rootActor, action: "rename",
                                     user: "dave", outcome: "success")
             let ids = [try store.appendAudit(full), try store.appendAudit(sparse)]
             var expected = [full, sparse]
@@ -56,9 +57,9 @@ struct StoreAuditTests {
             for index in 0..<10 {
                 try store.appendAudit(.sample(user: index.isMultiple(of: 2) ? "alice" : "bob", seconds: Double(index)))
             }
-            #expect(try store.auditEvents(user: "bob").map(\.at.timeIntervalSince1970) == [1, 3, 5, 7, 9])
-            #expect(try store.auditEvents(limit: 3).map(\.at.timeIntervalSince1970) == [7, 8, 9])
-            #expect(try store.auditEvents(user: "alice", limit: 2).map(\.at.timeIntervalSince1970) == [6, 8])
+            #expect(try store.auditEvents(user: "bob").map(\.at.seconds) == [1, 3, 5, 7, 9])
+            #expect(try store.auditEvents(limit: 3).map(\.at.seconds) == [7, 8, 9])
+            #expect(try store.auditEvents(user: "alice", limit: 2).map(\.at.seconds) == [6, 8])
             #expect(try store.auditEvents(limit: 0) == [])
             #expect(try store.auditEvents(user: "nobody") == [])
         }
@@ -73,9 +74,9 @@ struct StoreAuditTests {
                                                          seconds: 1000 + Double(index))))
             }
             try store.appendAudit(.sample(appID: nil, seconds: 2000))
-            #expect(try store.auditEvents(appID: "org.example.Chess").map(\.at.timeIntervalSince1970) == [1004, 1005, 1006, 1007])
-            #expect(try store.auditEvents(since: 1006).map(\.at.timeIntervalSince1970) == [1006, 1007, 2000])
-            #expect(try store.auditEvents(appID: "org.example.Paint", since: 1002).map(\.at.timeIntervalSince1970) == [1002, 1003])
+            #expect(try store.auditEvents(appID: "org.example.Chess").map(\.at.seconds) == [1004, 1005, 1006, 1007])
+            #expect(try store.auditEvents(since: 1006).map(\.at.seconds) == [1006, 1007, 2000])
+            #expect(try store.auditEvents(appID: "org.example.Paint", since: 1002).map(\.at.seconds) == [1002, 1003])
             #expect(try store.auditEvents(beforeID: ids[5], limit: 2).map(\.id) == [ids[3], ids[4]])
             #expect(try store.auditEvents(beforeID: ids[0]) == [])
         }
@@ -86,7 +87,7 @@ struct StoreAuditTests {
         try withStore { store, _ throws in
             for seconds in [10.0, 20, 29.5, 30, 40] { try store.appendAudit(.sample(seconds: seconds)) }
             #expect(try store.pruneAudit(before: 30) == 3)
-            #expect(try store.auditEvents().map(\.at.timeIntervalSince1970) == [30, 40])
+            #expect(try store.auditEvents().map(\.at.seconds) == [30, 40])
             #expect(try store.pruneAudit(before: 30) == 0)
             // Ids keep increasing after a prune: a reader paging by id never sees one twice.
             let next = try store.appendAudit(.sample(seconds: 50))

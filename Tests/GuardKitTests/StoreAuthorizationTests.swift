@@ -1,6 +1,7 @@
 import FamilyControlsModel
 import Foundation
 import GuardKit
+import SystemKit
 import Testing
 
 @Suite("Store: authorizations")
@@ -49,7 +50,7 @@ struct StoreAuthorizationTests {
             var revoked = AuthorizationRecord.sample(status: .notDetermined, approvedBy: nil)
             revoked.uid = 1002
             revoked.appPath = "/opt/apps/moved"
-            revoked.updatedAt = Date(timeIntervalSince1970: 1_800_000_000)
+            revoked.updatedAt = UnixTime(seconds: 1_800_000_000)
             try store.save(revoked)
             #expect(try store.authorizations() == [revoked])
         }
@@ -164,8 +165,8 @@ struct StoreAuthorizationTests {
         try withStore { store, _ throws in
             let record = AuthorizationRecord(
                 user: text, uid: 1001, appID: text, member: .child, status: .approved, approvedBy: text,
-                updatedAt: Date(timeIntervalSince1970: 1_700_000_000), appPath: text)
-            let event = AuditEvent(at: Date(timeIntervalSince1970: 1_700_000_000), actor: text, action: AuditAction(rawValue: text),
+                updatedAt: UnixTime(seconds: 1_700_000_000), appPath: text)
+            let event = AuditEvent(at: UnixTime(seconds: 1_700_000_000), actor: text, action: AuditAction(rawValue: text),
                                    user: text, appID: text, member: .child, outcome: AuditOutcome(rawValue: text), detail: text)
             let id = try store.save(record, audit: event)
             #expect(try store.authorization(user: text, appID: text) == record)

@@ -125,10 +125,10 @@ struct StoreLockJournalTests {
     }
 
     @Test("a damaged chunk is an error naming it, never a shorter list", arguments: [
-        Data(), Data("FCJ1".utf8), Data("XXXX\u{0}\u{0}\u{0}\u{0}".utf8),
-        Data([0x46, 0x43, 0x4a, 0x31, 1, 0, 0, 0, 9]),
-    ])
-    func damagedChunk(_ blob: Data) throws {
+        [], Array("FCJ1".utf8), Array("XXXX\u{0}\u{0}\u{0}\u{0}".utf8),
+        [0x46, 0x43, 0x4a, 0x31, 1, 0, 0, 0, 9],
+    ] as [[UInt8]])
+    func damagedChunk(_ blob: [UInt8]) throws {
         try withStore { store, _ throws in
             try store.saveEntries(Self.entries, record: .sample(state: .locked))
             let database = try SQLiteDatabase(path: store.path, flags: [.readWrite])

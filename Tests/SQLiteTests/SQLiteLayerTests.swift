@@ -15,7 +15,7 @@ struct SQLiteLayerTests {
     static let values: [SQLiteValue] = [
         .null, .integer(0), .integer(.min), .integer(.max), .real(3.25), .real(-.greatestFiniteMagnitude),
         .real(.leastNonzeroMagnitude), .real(.infinity), .text(""), .text("plain"), .text("nul\u{0}inside"),
-        .text("Zoë 🧒🏽 日本語"), .blob(Data()), .blob(Data([0, 1, 2, 255])),
+        .text("Zoë 🧒🏽 日本語"), .blob([]), .blob([0, 1, 2, 255]),
     ]
 
     @Test("every storage class round-trips unchanged", arguments: values)

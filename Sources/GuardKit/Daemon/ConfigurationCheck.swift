@@ -1,5 +1,4 @@
 import FamilyConfiguration
-import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -52,7 +51,7 @@ package enum ConfigurationCheck {
     }
 
     private static func readINI(_ path: String) throws -> INIFile? {
-        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let text = String(decoding: try FileDescriptor.readFile(path, limit: 1 << 20), as: UTF8.self)
         return try? INIFile(parsing: text, path: path)
     }
 

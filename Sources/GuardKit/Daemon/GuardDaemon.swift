@@ -1,4 +1,3 @@
-import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -78,7 +77,7 @@ package enum GuardDaemon {
         } catch {
             return fail(.configuration, "invalid configuration: \(error)")
         }
-        if !FileManager.default.fileExists(atPath: configPath) {
+        if access(configPath, F_OK) != 0 {
             logger.notice("no \(configPath); running on the embedded defaults (no family configured yet)")
         }
 
@@ -166,8 +165,8 @@ package enum GuardDaemon {
 
     /// Whether systemd passed the listening socket (`LISTEN_PID`, `LISTEN_FDS`, fd 3).
     private static var socketActivated: Bool {
-        let environment = ProcessInfo.processInfo.environment
-        return environment["LISTEN_PID"] == String(getpid()) && environment["LISTEN_FDS"] == "1"
+        func variable(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
+        return variable("LISTEN_PID") == String(getpid()) && variable("LISTEN_FDS") == "1"
     }
 
     private enum Made { case success(VarlinkServer), failure(String) }
@@ -239,9 +238,13 @@ package enum GuardDaemon {
                 break
             }
             let directory = socketPath.lastIndex(of: "/").map { String(socketPath[..<$0]) } ?? ""
-            if !directory.isEmpty && !FileManager.default.fileExists(atPath: directory) {
-                try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                         attributes: [.posixPermissions: 0o755])
+            if !directory.isEmpty && access(directory, F_OK) != 0 {
+                // Each missing folder on the way, as `mkdir -p -m 0755` would make it.
+                var path = ""
+                for component in directory.split(separator: "/") {
+                    path += "/" + component
+                    if mkdir(path, 0o755) == 0 { chmod(path, 0o755) }
+                }
             }
             return .success(try VarlinkServer(listeningOn: socketPath, mode: 0o666, configuration: configuration, service: service))
         } catch {
@@ -251,7 +254,9 @@ package enum GuardDaemon {
 
     /// `sd_notify(3)` without libsystemd: one datagram to `$NOTIFY_SOCKET`.
     private static func notifySystemd(_ state: String) {
-        guard let path = ProcessInfo.processInfo.environment["NOTIFY_SOCKET"], !path.isEmpty else { return }
+        guard let variable = getenv("NOTIFY_SOCKET") else { return }
+        let path = String(cString: variable)
+        guard !path.isEmpty else { return }
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return }
         defer { close(fd) }

@@ -1,4 +1,3 @@
-import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -33,8 +32,8 @@ package struct AppIdentifier: Sendable {
         guard let executable = readLink(at: proc, "exe"), let running = Self.status(at: proc, "exe") else {
             throw .processGone(pid: pid)
         }
-        let status = Self.readFile(at: proc, "status", limit: 64 << 10) ?? Data()
-        let environment = Self.readFile(at: proc, "environ", limit: 1 << 20) ?? Data()
+        let status = Self.readFile(at: proc, "status", limit: 64 << 10) ?? []
+        let environment = Self.readFile(at: proc, "environ", limit: 1 << 20) ?? []
         let namespace = Self.status(at: proc, "ns/user")
         try requireAlive(pid: pid, pidfd: pidfd)
 
@@ -116,17 +115,17 @@ package struct AppIdentifier: Sendable {
     }()
 
     /// `TracerPid:` from `/proc/PID/status`.
-    static func tracerPID(in status: Data) -> Int? {
+    static func tracerPID(in status: [UInt8]) -> Int? {
         statusField("TracerPid:", in: status).flatMap { Int($0) }
     }
 
     /// The effective user ID, the second number of `Uid:` in `/proc/PID/status`.
-    static func effectiveUID(in status: Data) -> UInt32? {
+    static func effectiveUID(in status: [UInt8]) -> UInt32? {
         let ids = statusField("Uid:", in: status)?.split(whereSeparator: { $0 == " " || $0 == "\t" }) ?? []
         return ids.count >= 2 ? UInt32(ids[1]) : nil
     }
 
-    private static func statusField(_ name: String, in status: Data) -> String? {
+    private static func statusField(_ name: String, in status: [UInt8]) -> String? {
         let text = String(decoding: status, as: UTF8.self)
         for line in text.split(separator: "\n") where line.hasPrefix(name) {
             return line.dropFirst(name.count).trimmingWhitespace()
@@ -181,21 +180,13 @@ package struct AppIdentifier: Sendable {
         return FileStatus(raw)
     }
 
-    static func readFile(at directory: FileDescriptor, _ name: String, limit: Int) -> Data? {
+    static func readFile(at directory: FileDescriptor, _ name: String, limit: Int) -> [UInt8]? {
         let fd = openat(directory.rawValue, name, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         return readAll(FileDescriptor(taking: fd), limit: limit)
     }
 
-    private static func readAll(_ fd: FileDescriptor, limit: Int) -> Data? {
-        var data = Data()
-        var chunk = [UInt8](repeating: 0, count: 16 << 10)
-        while data.count < limit {
-            let count = chunk.withUnsafeMutableBytes { try? fd.read(into: $0) }
-            guard let count else { return nil }
-            if count == 0 { break }
-            data.append(contentsOf: chunk[0..<min(count, limit - data.count)])
-        }
-        return data
+    private static func readAll(_ fd: FileDescriptor, limit: Int) -> [UInt8]? {
+        try? fd.readAll(limit: limit)
     }
 }

@@ -1,5 +1,4 @@
 import FamilyControlsModel
-import FoundationEssentials
 import LockEngine
 import Synchronization
 import SystemKit
@@ -135,7 +134,7 @@ package final class AuthorizationLedger: Sendable {
     /// An audit row, now.
     func event(_ action: AuditAction, actor: String, user: String, appID: String?, member: FamilyControlsMember?,
                outcome: AuditOutcome, detail: String? = nil) -> AuditEvent {
-        AuditEvent(at: Date(), actor: actor, action: action, user: user, appID: appID, member: member,
+        AuditEvent(at: .now, actor: actor, action: action, user: user, appID: appID, member: member,
                    outcome: outcome, detail: detail)
     }
 
@@ -177,7 +176,7 @@ package final class AuthorizationLedger: Sendable {
             return true
         }
         guard due, let keep = retention() else { return }
-        let cutoff = Date().timeIntervalSince1970 - Double(keep.components.seconds)
+        let cutoff = UnixTime.now.seconds - Double(keep.components.seconds)
         do throws(StoreError) {
             let removed = try store.pruneAudit(before: cutoff)
             if removed > 0 {

@@ -1,5 +1,4 @@
 import FamilyControlsModel
-import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -185,7 +184,7 @@ extension AuthorizationPolicy {
             let directory = try appDirectory(appID, for: account)
             let record = AuthorizationRecord(
                 user: user, uid: account.uid, appID: appID, member: member, status: status,
-                approvedBy: status == .approved ? requester.name : nil, updatedAt: Date(), appPath: directory.path,
+                approvedBy: status == .approved ? requester.name : nil, updatedAt: .now, appPath: directory.path,
                 appIdentity: directory.identity)
             let audited = ledger.event(.set, actor: requester.name, user: user, appID: appID, member: member, outcome: AuditOutcome(rawValue: status.description))
             if status == .approved {

@@ -1,5 +1,4 @@
 import FamilyControlsModel
-import FoundationEssentials
 import SystemKit
 
 // A parent or guardian decides a child's request from their own session
@@ -39,7 +38,7 @@ extension AuthorizationPolicy {
             case (.approve, true):
                 let record = AuthorizationRecord(
                     user: caller.account.name, uid: caller.account.uid, appID: caller.app.appID, member: .child,
-                    status: .approved, approvedBy: requester.name, updatedAt: Date(), appPath: caller.app.directory,
+                    status: .approved, approvedBy: requester.name, updatedAt: .now, appPath: caller.app.directory,
                     appIdentity: caller.app.directoryIdentity)
                 do throws(GuardFailure) {
                     try keeper.approve(record, directory: caller.directory, audit: ledger.event(

@@ -1,5 +1,4 @@
 import FamilyControlsModel
-import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -122,7 +121,7 @@ extension AuthorizationPolicy {
     func approve(_ caller: Caller, member: FamilyControlsMember, by approver: String) throws(GuardFailure) {
         let record = AuthorizationRecord(
             user: caller.account.name, uid: caller.account.uid, appID: caller.app.appID, member: member,
-            status: .approved, approvedBy: approver, updatedAt: Date(), appPath: caller.app.directory,
+            status: .approved, approvedBy: approver, updatedAt: .now, appPath: caller.app.directory,
             appIdentity: caller.app.directoryIdentity)
         try keeper.approve(record, directory: caller.directory, audit: ledger.event(
             .approve, actor: approver, user: record.user, appID: record.appID, member: member, outcome: .approved))
@@ -146,7 +145,7 @@ extension AuthorizationPolicy {
               detail: String = "Don't Allow at the alert") throws(GuardFailure) {
         let record = AuthorizationRecord(
             user: caller.account.name, uid: caller.account.uid, appID: caller.app.appID, member: member,
-            status: .denied, approvedBy: nil, updatedAt: Date(), appPath: caller.app.directory,
+            status: .denied, approvedBy: nil, updatedAt: .now, appPath: caller.app.directory,
             appIdentity: caller.app.directoryIdentity)
         try ledger.commit(record, audit: ledger.event(.deny, actor: actor, user: record.user, appID: record.appID,
                                                       member: member, outcome: .denied, detail: detail))

@@ -1,6 +1,5 @@
 import FamilyConfiguration
 import FamilyControlsModel
-import FoundationEssentials
 import SystemKit
 
 /// The Guard's decisions: the authorization state machine per (user, app),

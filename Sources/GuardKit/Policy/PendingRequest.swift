@@ -1,5 +1,4 @@
 import FamilyControlsModel
-import FoundationEssentials
 import Synchronization
 import SystemKit
 
@@ -30,8 +29,8 @@ package final class PendingRequest: Sendable {
     package let id: Int64
     package let purpose: Purpose
     let caller: Caller
-    package let created: Date
-    package let expires: Date
+    package let created: UnixTime
+    package let expires: UnixTime
     let deadline: ContinuousClock.Instant
     private let outcome = Mutex<Outcome?>(nil)
     private let signal = ConditionSignal()
@@ -40,9 +39,8 @@ package final class PendingRequest: Sendable {
         self.id = id
         self.purpose = purpose
         self.caller = caller
-        created = Date()
-        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
-        expires = created.addingTimeInterval(seconds)
+        created = .now
+        expires = created.adding(timeout)
         deadline = .now.advanced(by: timeout)
     }
 

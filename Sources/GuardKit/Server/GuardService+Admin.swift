@@ -1,5 +1,4 @@
 import FamilyControlsModel
-import FoundationEssentials
 import Synchronization
 import SystemKit
 import Varlink
@@ -148,8 +147,8 @@ extension PendingRequest {
             "name": .string(displayName),
             "path": .string(path),
             "purpose": .string(purpose.rawValue),
-            "created": .double(created.timeIntervalSince1970),
-            "expires": .double(expires.timeIntervalSince1970),
+            "created": .double(created.seconds),
+            "expires": .double(expires.seconds),
         ]
     }
 }
@@ -163,7 +162,7 @@ extension AuthorizationView {
             "member": .string(record.member.description),
             "status": .string(record.status.description),
             "approvedBy": record.approvedBy.map { .string($0) } ?? .null,
-            "updatedAt": .double(record.updatedAt.timeIntervalSince1970),
+            "updatedAt": .double(record.updatedAt.seconds),
             "path": .string(path),
             "lock": .string(lock),
         ]

@@ -1,5 +1,4 @@
 import FamilyControlsModel
-import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif

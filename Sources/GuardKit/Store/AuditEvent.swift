@@ -1,5 +1,5 @@
 import FamilyControlsModel
-import FoundationEssentials
+import SystemKit
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -28,18 +28,18 @@ package struct AuditEvent: Hashable, Sendable {
     package var outcome: AuditOutcome
     /// Anything else worth keeping, such as an error message. Never a secret.
     package var detail: String?
-    /// When it happened in Unix seconds: the exact value stored, so an event
-    /// read back equals the one appended.
-    var atSeconds: Double
+    /// When it happened: the exact value stored, so an event read back
+    /// equals the one appended.
+    package var at: UnixTime
 
-    /// When it happened.
-    package var at: Date {
-        get { Date(timeIntervalSince1970: atSeconds) }
-        set { atSeconds = newValue.timeIntervalSince1970 }
+    /// When it happened, in Unix seconds.
+    var atSeconds: Double {
+        get { at.seconds }
+        set { at.seconds = newValue }
     }
 
     package init(
-        id: Int64? = nil, at: Date, actor: String, action: AuditAction, user: String,
+        id: Int64? = nil, at: UnixTime, actor: String, action: AuditAction, user: String,
         appID: String? = nil, member: FamilyControlsMember? = nil, outcome: AuditOutcome, detail: String? = nil
     ) {
         self.id = id
@@ -50,6 +50,6 @@ package struct AuditEvent: Hashable, Sendable {
         self.member = member
         self.outcome = outcome
         self.detail = detail
-        self.atSeconds = at.timeIntervalSince1970
+        self.at = at
     }
 }

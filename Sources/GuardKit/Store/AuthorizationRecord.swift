@@ -1,5 +1,5 @@
 import FamilyControlsModel
-import FoundationEssentials
+import SystemKit
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -26,20 +26,19 @@ package struct AuthorizationRecord: Hashable, Sendable {
     /// approval answers that directory's program only. Nil in records made
     /// before the Guard kept it.
     package var appIdentity: FileIdentity?
-    /// When the record last changed, in Unix seconds: the exact value stored,
-    /// so a record read back equals the one saved (a `Date` converted to Unix
-    /// seconds and back can differ in the last bit).
-    var updatedAtSeconds: Double
+    /// When the record last changed: the exact value stored, so a record
+    /// read back equals the one saved.
+    package var updatedAt: UnixTime
 
-    /// When the record last changed.
-    package var updatedAt: Date {
-        get { Date(timeIntervalSince1970: updatedAtSeconds) }
-        set { updatedAtSeconds = newValue.timeIntervalSince1970 }
+    /// When the record last changed, in Unix seconds.
+    var updatedAtSeconds: Double {
+        get { updatedAt.seconds }
+        set { updatedAt.seconds = newValue }
     }
 
     package init(
         user: String, uid: UInt32, appID: String, member: FamilyControlsMember,
-        status: AuthorizationStatus, approvedBy: String? = nil, updatedAt: Date, appPath: String,
+        status: AuthorizationStatus, approvedBy: String? = nil, updatedAt: UnixTime, appPath: String,
         appIdentity: FileIdentity? = nil
     ) {
         self.user = user
@@ -50,6 +49,6 @@ package struct AuthorizationRecord: Hashable, Sendable {
         self.approvedBy = approvedBy
         self.appPath = appPath
         self.appIdentity = appIdentity
-        self.updatedAtSeconds = updatedAt.timeIntervalSince1970
+        self.updatedAt = updatedAt
     }
 }

@@ -1,4 +1,3 @@
-import FoundationEssentials
 import LockEngine
 
 /// The lock journal's entries as compact blobs: one row holds thousands of
@@ -17,7 +16,7 @@ package enum LockEntryCodec {
     /// The longest relative path a blob may hold (the kernel's `PATH_MAX`, with room for escapes).
     static let maximumPathLength = 4 * 4096
 
-    static func encode(_ entries: some Collection<LockedEntry>) -> Data {
+    static func encode(_ entries: some Collection<LockedEntry>) -> [UInt8] {
         var bytes: [UInt8] = magic
         bytes.reserveCapacity(8 + entries.count * 64)
         append(UInt32(entries.count), to: &bytes)
@@ -33,13 +32,13 @@ package enum LockEntryCodec {
             append(UInt32(path.count), to: &bytes)
             bytes += path
         }
-        return Data(bytes)
+        return bytes
     }
 
     /// The entries of one blob.
     /// - Throws: ``CodecError`` naming what is wrong with it.
-    static func decode(_ data: Data) throws(CodecError) -> [LockedEntry] {
-        var reader = Reader(bytes: [UInt8](data))
+    static func decode(_ data: [UInt8]) throws(CodecError) -> [LockedEntry] {
+        var reader = Reader(bytes: data)
         guard try reader.bytes(4) == magic[...] else { throw .badMagic }
         let count = Int(try reader.integer(UInt32.self))
         guard count <= reader.remaining / 32 else { throw .truncated }

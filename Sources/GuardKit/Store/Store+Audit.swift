@@ -1,5 +1,6 @@
 import FamilyControlsModel
 import SQLite
+import SystemKit
 
 extension Store {
     /// Appends `event` to the audit trail. Durable when it returns.
@@ -88,7 +89,7 @@ extension StoreConnection {
             ? nil : try decode(row, 6, table: table, name: "member", FamilyControlsMember.init(name:))
         var event = AuditEvent(
             id: row.int64(at: 0),
-            at: .distantPast,
+            at: UnixTime(seconds: 0),
             actor: try text(row, 2, table: table, name: "actor"),
             action: AuditAction(rawValue: try text(row, 3, table: table, name: "action")),
             user: try text(row, 4, table: table, name: "user"),

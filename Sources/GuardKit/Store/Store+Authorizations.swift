@@ -139,7 +139,7 @@ extension StoreConnection {
             member: try decode(row, 3, table: table, name: "member", FamilyControlsMember.init(name:)),
             status: try decode(row, 4, table: table, name: "status", AuthorizationStatus.init(name:)),
             approvedBy: row.string(at: 5),
-            updatedAt: .distantPast,
+            updatedAt: UnixTime(seconds: 0),
             appPath: try text(row, 7, table: table, name: "app_path")
         )
         record.updatedAtSeconds = row.double(at: 6)

@@ -1,4 +1,3 @@
-import FoundationEssentials
 import LockEngine
 import SQLite
 
@@ -77,7 +76,7 @@ extension Store: LockJournal {
             var index = entries.positionsByPath()
             let chunks = try connection.query(
                 "SELECT seq, entries FROM lock_entry_chunks WHERE user = ?1 AND app_id = ?2 ORDER BY seq",
-                [.text(user), .text(appID)]) { row in (row.int64(at: 0), row.data(at: 1) ?? Data()) }
+                [.text(user), .text(appID)]) { row in (row.int64(at: 0), row.bytes(at: 1) ?? []) }
             for (seq, blob) in chunks {
                 let decoded: [LockedEntry]
                 do throws(LockEntryCodec.CodecError) {

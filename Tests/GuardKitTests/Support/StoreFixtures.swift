@@ -52,7 +52,7 @@ extension AuthorizationRecord {
     ) -> AuthorizationRecord {
         AuthorizationRecord(
             user: user, uid: 1001, appID: appID, member: member, status: status, approvedBy: approvedBy,
-            updatedAt: Date(timeIntervalSince1970: seconds), appPath: "/opt/apps/\(appID)"
+            updatedAt: UnixTime(seconds: seconds), appPath: "/opt/apps/\(appID)"
         )
     }
 }
@@ -64,7 +64,7 @@ extension AuditEvent {
         appID: String? = "org.example.Paint", outcome: AuditOutcome = "success", seconds: Double = 1_700_000_000.5
     ) -> AuditEvent {
         AuditEvent(
-            at: Date(timeIntervalSince1970: seconds), actor: actor, action: action, user: user, appID: appID,
+            at: UnixTime(seconds: seconds), actor: actor, action: action, user: user, appID: appID,
             member: .child, outcome: outcome, detail: "guardian authenticated with pam_unix"
         )
     }
