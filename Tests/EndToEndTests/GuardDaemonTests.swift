@@ -27,6 +27,38 @@ struct GuardDaemonTests {
         }
     }
 
+    /// Under systemd, standard error is the journal (`JOURNAL_STREAM` names
+    /// it): a fatal error carries `<3>`, so `journalctl -p err` shows why the
+    /// Guard did not start. Elsewhere, and when the variable names another
+    /// stream (a child of a service), no prefix.
+    @Test(arguments: [true, false])
+    func aFatalErrorCarriesTheJournalsPriorityOnlyWhenWritingToTheJournal(_ matching: Bool) async throws {
+        try await withTemporaryDirectory { directory in
+            try "[Family]\nParents=bob\n".write(toFile: "\(directory)/bad.conf", atomically: true, encoding: .utf8)
+            let logPath = "\(directory)/stderr"
+            _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+            var status = stat()
+            #expect(stat(logPath, &status) == 0)
+            let stream = matching ? "\(status.st_dev):\(status.st_ino)" : "\(status.st_dev):\(status.st_ino + 1)"
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: daemon)
+            process.arguments = ["--socket", "\(directory)/s", "--state-dir", "\(directory)/st", "--config", "\(directory)/bad.conf"]
+            var environment = ProcessInfo.processInfo.environment
+            environment["JOURNAL_STREAM"] = stream
+            process.environment = environment
+            let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+            process.standardError = log
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            await offloadWait(process)
+            try log.close()
+            #expect(process.terminationStatus == 3)
+            let text = try String(contentsOfFile: logPath, encoding: .utf8)
+            let expected = (matching ? "<3>" : "") + "familycontrolsd: invalid configuration: \(directory)/bad.conf:2: "
+            #expect(text.hasPrefix(expected), "\(text)")
+        }
+    }
+
     @Test func passwordsNeverReachACoreFile() async throws {
         try await withGuard { guardd in
             let pid = try #require(guardd.process?.processIdentifier)
@@ -108,4 +140,9 @@ struct GuardDaemonTests {
             try await guardd.familyctl(["revoke", "--user", guardd.child.name, "--app", "org.example.Ram"]).requireSuccess()
         }
     }
+}
+
+/// Waits for `process` off the cooperative pool.
+private func offloadWait(_ process: Process) async {
+    _ = try? await offload { process.waitUntilExit() }
 }
