@@ -35,9 +35,12 @@ prefix=${PREFIX:-/usr/local}
 #   strace (a traced app is refused), xfsprogs and btrfs-progs (locks on XFS
 #   and btrfs loop mounts), gcc and libc6-dev (a library a child preloads),
 #   perl (children racing the lock), libpam-oath and oathtool (one-time
-#   codes), python3 and the varlink package (an independent client).
+#   codes), python3 and the varlink package (an independent client), systemd
+#   (systemd-analyze scores and checks the shipped unit; nothing is started)
+#   and libseccomp2 (the Guard run under the unit's system call filter).
 packages="libpam0g-dev libsqlite3-dev libpam-modules libpam-runtime e2fsprogs passwd login procps util-linux
-    libpam-wrapper sqlite3 strace xfsprogs btrfs-progs gcc libc6-dev perl libpam-oath oathtool python3 python3-pip"
+    libpam-wrapper sqlite3 strace xfsprogs btrfs-progs gcc libc6-dev perl libpam-oath oathtool python3 python3-pip
+    systemd libseccomp2"
 if command -v apt-get >/dev/null; then
     echo "==> installing build, run and test dependencies"
     export DEBIAN_FRONTEND=noninteractive
@@ -85,7 +88,7 @@ install_config pam.d/familycontrols-individual /etc/pam.d/familycontrols-individ
 install_config Config/familycontrols.conf /etc/familycontrols/familycontrols.conf 0644
 
 if [ -d /run/systemd/system ]; then
-    sed "s|/usr/local/sbin/familycontrolsd|$prefix/sbin/familycontrolsd|" Config/systemd/familycontrolsd.service \
+    sed "s|/usr/local/sbin/familycontrolsd|$prefix/sbin/familycontrolsd|g" Config/systemd/familycontrolsd.service \
         > /etc/systemd/system/familycontrolsd.service
     install -m 0644 Config/systemd/familycontrolsd.socket /etc/systemd/system/familycontrolsd.socket
     systemctl daemon-reload

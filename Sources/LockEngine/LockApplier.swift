@@ -217,6 +217,11 @@ struct LockApplier: TreeVisitor {
             } catch where error.meansFlagsUnsupported {
                 noteFlagsUnsupported(error)
                 return false
+            } catch where error.rawValue == EPERM {
+                // Not the filesystem's limit but the Guard's own (a unit or
+                // drop-in without the capabilities): an unenforced lock would
+                // approve an app nothing protects, so the lock fails instead.
+                throw LockError.attributeNotPermitted(path: path, error)
             } catch {
                 unenforced("\(path): could not be made immutable: \(error)")
                 return false

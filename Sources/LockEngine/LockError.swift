@@ -27,6 +27,9 @@ package enum LockError: Error, Hashable, Sendable, CustomStringConvertible {
     case tooManyEntries(limit: Int)
     /// A system call failed on `path` (relative to the app directory, or absolute).
     case system(path: String, Errno)
+    /// The Guard itself may not set the immutable attribute on `path`: it
+    /// runs without `CAP_LINUX_IMMUTABLE` or `CAP_FOWNER`.
+    case attributeNotPermitted(path: String, Errno)
 
     package var description: String {
         switch self {
@@ -52,6 +55,8 @@ package enum LockError: Error, Hashable, Sendable, CustomStringConvertible {
             "the app directory holds more than \(limit) entries, more than one lock takes"
         case .system(let path, let errno):
             "\(path.isEmpty ? "app directory" : "'\(path)'"): \(errno)"
+        case .attributeNotPermitted(let path, let errno):
+            "\(path): the Guard may not make it immutable (\(errno)); it needs CAP_LINUX_IMMUTABLE and CAP_FOWNER"
         }
     }
 }

@@ -9,8 +9,11 @@ public enum ProcessHandle {
     /// Whether the process behind `pidfd` is still running (`pidfd_send_signal` with signal 0).
     ///
     /// A process that has exited but not yet been reaped still counts as alive.
+    /// `EPERM` counts as alive too: the kernel finds the process before it
+    /// checks permission, so a caller without `CAP_KILL` asking about another
+    /// user's process is told it exists, not that it exited (`ESRCH`).
     public static func isAlive(pidfd: CInt) -> Bool {
-        csystem_pidfd_send_signal(pidfd, 0, 0) == 0
+        csystem_pidfd_send_signal(pidfd, 0, 0) == 0 || errno == EPERM
     }
 
     /// A pidfd for `pid` (`pidfd_open(2)`), for kernels whose sockets lack

@@ -109,8 +109,9 @@ struct AppLockTests {
             let locked = try TreeSnapshot.take(app)
             try guardd.writeConfiguration(children: [])
             kill(try #require(guardd.process?.processIdentifier), SIGHUP)
-            try await waitUntil(timeout: 5) { guardd.log.contains("familyctl graduate \(guardd.child.name)") }
-            #expect(guardd.log.contains("reloaded \(guardd.configPath)"))
+            // "reloaded" comes last, after what the reload found.
+            try await waitUntil(timeout: 5) { guardd.log.contains("reloaded \(guardd.configPath)") }
+            #expect(guardd.log.contains("familyctl graduate \(guardd.child.name)"))
             #expect(try TreeSnapshot.take(app) == locked)
             #expect(try await guardd.storedStatus() == "approved")
 

@@ -17,6 +17,8 @@ import LockEngine
 package struct AppIdentifier: Sendable {
     /// Environment variables that make a process load code that is not the app's.
     static let injectionVariables = ["LD_PRELOAD=", "LD_LIBRARY_PATH=", "LD_AUDIT="]
+    /// The largest environment examined; a process with a larger one is refused.
+    static let environmentLimit = 1 << 20
 
     package init() {}
 
@@ -30,12 +32,21 @@ package struct AppIdentifier: Sendable {
         try requireAlive(pid: pid, pidfd: pidfd)
 
         guard let executable = readLink(at: proc, "exe"), let running = Self.status(at: proc, "exe") else {
-            throw .processGone(pid: pid)
+            // Still alive, it runs a file the Guard may not follow to (a Guard without CAP_SYS_PTRACE).
+            try requireAlive(pid: pid, pidfd: pidfd)
+            throw pidfd == nil ? .processGone(pid: pid) : .notExaminable(pid: pid, "its executable could not be read")
         }
-        let status = Self.readFile(at: proc, "status", limit: 64 << 10) ?? []
-        let environment = Self.readFile(at: proc, "environ", limit: 1 << 20) ?? []
+        let status = Self.readFile(at: proc, "status", limit: 64 << 10)
+        let environment = Self.readFile(at: proc, "environ", limit: Self.environmentLimit + 1)
         let namespace = Self.status(at: proc, "ns/user")
         try requireAlive(pid: pid, pidfd: pidfd)
+        // Alive after the reads, so what could not be read the Guard may not
+        // read: an empty environment would pass the checks below unseen.
+        guard let status else { throw .notExaminable(pid: pid, "its status could not be read") }
+        guard let environment else { throw .notExaminable(pid: pid, "its environment could not be read") }
+        guard environment.count <= Self.environmentLimit else {
+            throw .notExaminable(pid: pid, "its environment is larger than the Guard examines")
+        }
 
         // The process must still be the one that connected: same effective user.
         guard Self.effectiveUID(in: status) == uid else { throw .processGone(pid: pid) }

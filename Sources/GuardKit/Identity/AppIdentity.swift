@@ -64,6 +64,9 @@ package enum IdentityError: Error, Hashable, Sendable, CustomStringConvertible {
     case foreignCode(pid: Int32, String)
     /// The app directory cannot be used as one.
     case directoryUnusable(path: String, String)
+    /// What the Guard decides from could not be read of a live process (a
+    /// Guard without `CAP_DAC_READ_SEARCH`, say).
+    case notExaminable(pid: Int32, String)
 
     package var description: String {
         switch self {
@@ -90,6 +93,8 @@ package enum IdentityError: Error, Hashable, Sendable, CustomStringConvertible {
             "process \(pid) is not trusted as the app: \(problem)"
         case .directoryUnusable(let path, let problem):
             "\(DisplayText.sanitized(path)) cannot be an app directory: \(problem)"
+        case .notExaminable(let pid, let problem):
+            "process \(pid) could not be examined (\(problem)), so it is not trusted as the app"
         }
     }
 }

@@ -17,6 +17,8 @@ final class GuardFixture: @unchecked Sendable {
     let child: ThrowawayUser
     let guardian: ThrowawayUser
     let adult: ThrowawayUser
+    /// The sandbox the Guard runs in; nil: root with every capability.
+    let sandbox: GuardSandbox?
     private(set) var process: Process?
     private var logHandle: FileHandle?
     /// How many times this fixture started the Guard.
@@ -31,7 +33,8 @@ final class GuardFixture: @unchecked Sendable {
     var appDirectory: String { "\(appsRoot)/\(child.name)/\(Self.appID)" }
     var appExecutable: String { "\(appDirectory)/familycontrols-demo" }
 
-    init(extraConfiguration: String = "") throws {
+    init(extraConfiguration: String = "", sandbox: GuardSandbox? = GuardSandbox.fromEnvironment) throws {
+        self.sandbox = sandbox
         directory = try makeTemporaryDirectory()
         chmod(directory, 0o755)
         socket = "\(directory)/guard.socket"
@@ -96,9 +99,12 @@ final class GuardFixture: @unchecked Sendable {
         }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         log.seekToEndOfFile()
+        let guardCommand = [productPath("familycontrolsd"), "--socket", socket, "--state-dir", stateDirectory,
+                            "--config", configPath, "--pam-dir", pamDirectory]
+        let command = sandbox?.wrap(guardCommand, sharing: directory) ?? guardCommand
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: productPath("familycontrolsd"))
-        process.arguments = ["--socket", socket, "--state-dir", stateDirectory, "--config", configPath, "--pam-dir", pamDirectory]
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
         process.standardError = log
         process.standardOutput = log
         try process.run()
@@ -201,6 +207,7 @@ final class GuardFixture: @unchecked Sendable {
         tornDown = true
         stop(signal: SIGKILL)
         try? logHandle?.close()
+        if let sandbox { sandbox.unshare(directory) }
         // Locks leave immutable files behind; clear them so the folder can go.
         _ = try? run("/usr/bin/chattr", ["-R", "-i", directory])
         try? FileManager.default.removeItem(atPath: directory)
@@ -217,9 +224,10 @@ extension ProcessResult {
 }
 
 /// Runs `body` with a started Guard fixture, tearing everything down after.
-func withGuard<R>(extraConfiguration: String = "", _ body: (GuardFixture) async throws -> R) async throws -> R {
+func withGuard<R>(extraConfiguration: String = "", sandbox: GuardSandbox? = GuardSandbox.fromEnvironment,
+                  _ body: (GuardFixture) async throws -> R) async throws -> R {
     // Making users and starting processes blocks: never on the cooperative pool.
-    let fixture = try await offload { try GuardFixture(extraConfiguration: extraConfiguration) }
+    let fixture = try await offload { try GuardFixture(extraConfiguration: extraConfiguration, sandbox: sandbox) }
     do {
         try await fixture.start()
         let result = try await body(fixture)
