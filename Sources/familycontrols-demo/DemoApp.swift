@@ -16,6 +16,10 @@ struct DemoApp {
     static func main() async {
         var arguments = Array(CommandLine.arguments.dropFirst())
         guard !arguments.isEmpty else { fail(usage, code: 2) }
+        if ["-h", "--help"].contains(arguments[0]) {
+            print(usage)
+            exit(0)
+        }
         let verb = arguments.removeFirst()
         var member = FamilyControlsMember.child
         while let option = arguments.first {
