@@ -10,6 +10,9 @@ let usage = """
     usage: familycontrols-bench socket [options]   Varlink round trip vs a bare Unix-socket round trip
            familycontrols-bench guard [options]    the real Guard's status call vs the same floor, and its memory
            familycontrols-bench lock [options]     lock/unlock vs chown -R + chattr -R
+           familycontrols-bench startup [--runs N] BASELINE_DIR OTHER_DIR...
+                                                   familyctl --help time and the idle Guard's memory,
+                                                   build against build (Swift runtime linked in or not)
     """
 switch arguments.first {
 case "socket":
@@ -20,6 +23,8 @@ case "guard":
     exit(runGuardBenchmark(Array(arguments.dropFirst())))
 case "lock":
     exit(runLockBenchmark(Array(arguments.dropFirst())))
+case "startup":
+    exit(runStartupBenchmark(Array(arguments.dropFirst())))
 case "-h", "--help":
     print(usage)
 default:
