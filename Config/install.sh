@@ -4,33 +4,47 @@
 #   Config/install.sh                  install, then start the Guard (systemd, or the foreground)
 #   Config/install.sh --no-start       install only
 #   Config/install.sh --packages-only  install the Debian packages the build and the tests need, nothing else
+#   Config/install.sh --no-packages    build and install without apt-get
+#   Config/install.sh --uninstall [--purge] [--force]
+#                                      remove what this script installed (Config/uninstall.sh)
 #   PREFIX=/usr Config/install.sh      install under another prefix (default /usr/local)
+#   DESTDIR=DIR Config/install.sh      install into DIR as if it were /: nothing started
+#   BUILD_DIR=DIR Config/install.sh    build in DIR (default .build/static, see Config/build.sh)
 #
-# Existing /etc files (pam.d services, familycontrols.conf) are never
-# overwritten: the shipped versions are installed beside them as *.dist.
+# The programs are built with the Swift runtime linked in: they run without
+# the toolchain. Existing /etc files (pam.d services, familycontrols.conf) are
+# never overwritten: the shipped versions are installed beside them as *.dist.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-start=yes
-case "${1:-}" in
-    --no-start) start=no ;;
-    --packages-only) start=packages ;;
-    "") ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
-    *) echo "install.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
-esac
+start=yes apt=yes
+for option in "$@"; do
+    case $option in
+        --no-start) start=no ;;
+        --packages-only) start=packages ;;
+        --no-packages) apt=no ;;
+        --uninstall|--purge|--force) exec Config/uninstall.sh "$@" ;;
+        -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+        *) echo "install.sh: unknown option $option (try --help)" >&2; exit 2 ;;
+    esac
+done
 if [ "$(id -u)" -ne 0 ]; then
     echo "install.sh: must be run as root (try: sudo $0)" >&2
     exit 4
 fi
 prefix=${PREFIX:-/usr/local}
+# Everything below lands under $dest; a staged tree starts nothing.
+dest=${DESTDIR:-}
+[ -n "$dest" ] && start=no
 
 # What the build, the Guard and the tests need, so that `swift build && swift
 # test` passes next on a fresh machine:
 #   libpam0g-dev, libsqlite3-dev: the C libraries the package links.
 #   libpam-modules, libpam-runtime: pam_unix and the common-* stacks the services include.
 #   e2fsprogs: chattr/lsattr; passwd, login: useradd, chpasswd, chage, usermod.
-#   procps: pkill; util-linux: setpriv, runuser.
+#   procps: pkill; util-linux: setpriv, runuser, unshare.
+#   binutils: readelf, to check the built programs need no toolchain.
+#   dpkg-dev: Config/build-deb.sh (dpkg-shlibdeps, dpkg-gencontrol).
 #   For the tests: libpam-wrapper (pam_chatty), sqlite3 (the audit table),
 #   strace (a traced app is refused), xfsprogs and btrfs-progs (locks on XFS
 #   and btrfs loop mounts), gcc and libc6-dev (a library a child preloads),
@@ -39,9 +53,12 @@ prefix=${PREFIX:-/usr/local}
 #   (systemd-analyze scores and checks the shipped unit; nothing is started)
 #   and libseccomp2 (the Guard run under the unit's system call filter).
 packages="libpam0g-dev libsqlite3-dev libpam-modules libpam-runtime e2fsprogs passwd login procps util-linux
+    binutils dpkg-dev
     libpam-wrapper sqlite3 strace xfsprogs btrfs-progs gcc libc6-dev perl libpam-oath oathtool python3 python3-pip
     systemd libseccomp2"
-if command -v apt-get >/dev/null; then
+if [ "$apt" = no ]; then
+    :
+elif command -v apt-get >/dev/null; then
     echo "==> installing build, run and test dependencies"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
@@ -54,25 +71,23 @@ else
 fi
 [ "$start" = packages ] && exit 0
 
-echo "==> building (release)"
-swift build -c release --product familycontrolsd
-swift build -c release --product familyctl
-swift build -c release --product familycontrols-demo
-bin=$(swift build -c release --show-bin-path)
+echo "==> building (release, the Swift runtime linked in)"
+bin=$(Config/build.sh)
 
-echo "==> installing under $prefix and /etc"
-install -d -m 0755 "$prefix/sbin" "$prefix/bin" "$prefix/share/familycontrols" \
-    "$prefix/share/man/man5" "$prefix/share/man/man8" "$prefix/lib/familycontrols/demo"
-install -m 0755 "$bin/familycontrolsd" "$prefix/sbin/familycontrolsd"
-install -m 0755 "$bin/familyctl" "$prefix/bin/familyctl"
-install -m 0755 "$bin/familycontrols-demo" "$prefix/lib/familycontrols/demo/familycontrols-demo"
-install -m 0644 Config/demo/org.familycontrols.Demo.desktop "$prefix/lib/familycontrols/demo/"
-install -m 0644 Config/org.familycontrols.guard.varlink "$prefix/share/familycontrols/"
-install -m 0644 Config/man/familycontrolsd.8 Config/man/familyctl.8 "$prefix/share/man/man8/"
-install -m 0644 Config/man/familycontrols.conf.5 "$prefix/share/man/man5/"
-if [ -d /usr/share/bash-completion/completions ]; then
-    install -m 0644 Config/completion/familyctl.bash /usr/share/bash-completion/completions/familyctl
-fi
+# Config/uninstall.sh removes the same list: change both.
+echo "==> installing under $dest$prefix and $dest/etc"
+install -d -m 0755 "$dest$prefix/sbin" "$dest$prefix/bin" "$dest$prefix/share/familycontrols" \
+    "$dest$prefix/share/man/man5" "$dest$prefix/share/man/man8" "$dest$prefix/lib/familycontrols/demo" \
+    "$dest$prefix/share/bash-completion/completions"
+install -m 0755 "$bin/familycontrolsd" "$dest$prefix/sbin/familycontrolsd"
+install -m 0755 "$bin/familyctl" "$dest$prefix/bin/familyctl"
+install -m 0755 "$bin/familycontrols-demo" "$dest$prefix/lib/familycontrols/demo/familycontrols-demo"
+install -m 0644 Config/demo/org.familycontrols.Demo.desktop "$dest$prefix/lib/familycontrols/demo/"
+install -m 0644 Config/org.familycontrols.guard.varlink "$dest$prefix/share/familycontrols/"
+install -m 0644 Config/man/familycontrolsd.8 Config/man/familyctl.8 "$dest$prefix/share/man/man8/"
+install -m 0644 Config/man/familycontrols.conf.5 "$dest$prefix/share/man/man5/"
+# bash-completion looks in every XDG data folder, /usr/local/share included.
+install -m 0644 Config/completion/familyctl.bash "$dest$prefix/share/bash-completion/completions/familyctl"
 
 install_config() { # source destination mode
     if [ -e "$2" ] && ! cmp -s "$1" "$2"; then
@@ -82,19 +97,22 @@ install_config() { # source destination mode
         install -m "$3" "$1" "$2"
     fi
 }
-install -d -m 0755 /etc/familycontrols /etc/pam.d
-install_config pam.d/familycontrols-guardian /etc/pam.d/familycontrols-guardian 0644
-install_config pam.d/familycontrols-individual /etc/pam.d/familycontrols-individual 0644
-install_config Config/familycontrols.conf /etc/familycontrols/familycontrols.conf 0644
+install -d -m 0755 "$dest/etc/familycontrols" "$dest/etc/pam.d"
+install_config pam.d/familycontrols-guardian "$dest/etc/pam.d/familycontrols-guardian" 0644
+install_config pam.d/familycontrols-individual "$dest/etc/pam.d/familycontrols-individual" 0644
+install_config Config/familycontrols.conf "$dest/etc/familycontrols/familycontrols.conf" 0644
 
-if [ -d /run/systemd/system ]; then
+if [ -d /run/systemd/system ] || [ -n "$dest" ]; then
+    install -d -m 0755 "$dest/etc/systemd/system"
+    # rm first: a removed Debian package leaves its units masked (links to /dev/null).
+    rm -f "$dest/etc/systemd/system/familycontrolsd.service" "$dest/etc/systemd/system/familycontrolsd.socket"
     sed "s|/usr/local/sbin/familycontrolsd|$prefix/sbin/familycontrolsd|g" Config/systemd/familycontrolsd.service \
-        > /etc/systemd/system/familycontrolsd.service
-    install -m 0644 Config/systemd/familycontrolsd.socket /etc/systemd/system/familycontrolsd.socket
-    systemctl daemon-reload
+        > "$dest/etc/systemd/system/familycontrolsd.service"
+    install -m 0644 Config/systemd/familycontrolsd.socket "$dest/etc/systemd/system/familycontrolsd.socket"
+    if [ -z "$dest" ]; then systemctl daemon-reload; fi
 fi
 
-echo "==> installed: $prefix/sbin/familycontrolsd, $prefix/bin/familyctl, /etc/pam.d/familycontrols-*, /etc/familycontrols/familycontrols.conf"
+echo "==> installed: $dest$prefix/sbin/familycontrolsd, $dest$prefix/bin/familyctl, $dest/etc/pam.d/familycontrols-*, $dest/etc/familycontrols/familycontrols.conf"
 [ "$start" = yes ] || exit 0
 
 if [ -d /run/systemd/system ]; then

@@ -11,6 +11,9 @@ let usage = """
            familycontrols-bench guard [options]    the real Guard's status call vs the same floor, and its memory
            familycontrols-bench lock [options]     lock/unlock vs chown -R + chattr -R
            familycontrols-bench anchors [--runs N] familyctl vs pkcheck and pamtester, the Guard's memory vs polkitd's
+           familycontrols-bench startup [--runs N] BASELINE_DIR OTHER_DIR...
+                                                   familyctl --help time and the idle Guard's memory,
+                                                   build against build (Swift runtime linked in or not)
     """
 switch arguments.first {
 case "socket":
@@ -23,6 +26,8 @@ case "anchors":
     exit(runAnchorBenchmark(Array(arguments.dropFirst())))
 case "lock":
     exit(runLockBenchmark(Array(arguments.dropFirst())))
+case "startup":
+    exit(runStartupBenchmark(Array(arguments.dropFirst())))
 case "-h", "--help":
     print(usage)
 default:

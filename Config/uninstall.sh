@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Removes what Config/install.sh installed, with the same PREFIX and DESTDIR.
+#
+#   Config/install.sh --uninstall            stop the Guard, remove the programs, units, man
+#                                            pages, completion and interface; keep /etc and the store
+#   Config/install.sh --uninstall --purge    also remove /etc/familycontrols, the pam.d services
+#                                            and the Guard's store, /var/lib/familycontrols
+#   Config/install.sh --uninstall --force    even while the Guard still locks an app
+#
+# A locked app's folders belong to root and carry the immutable attribute;
+# only the Guard gives them back (familyctl revoke, familyctl graduate). So
+# this refuses while the store records a lock, unless --force: the folders
+# then stay locked, and the store (kept unless --purge) still records which
+# owner and mode each entry had.
+#
+# Without --purge an /etc file goes only while it is the shipped text (your
+# edits are kept), and a *.dist beside it always goes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+purge=no force=no
+for option in "$@"; do
+    case $option in
+        --uninstall) ;;
+        --purge) purge=yes ;;
+        --force) force=yes ;;
+        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+        *) echo "uninstall.sh: unknown option $option (try --help)" >&2; exit 2 ;;
+    esac
+done
+if [ "$(id -u)" -ne 0 ]; then
+    echo "uninstall.sh: must be run as root (try: sudo $0)" >&2
+    exit 4
+fi
+prefix=${PREFIX:-/usr/local}
+dest=${DESTDIR:-}
+familyctl=$dest$prefix/bin/familyctl
+guard=$dest$prefix/sbin/familycontrolsd
+state=$dest/var/lib/familycontrols
+# systemd only for the machine itself, not for a staged tree.
+systemd=no
+[ -z "$dest" ] && [ -d /run/systemd/system ] && systemd=yes
+# A staged tree's Guard answers (if at all) on the staged socket.
+[ -n "$dest" ] && export FAMILYCONTROLS_SOCKET=${FAMILYCONTROLS_SOCKET:-$dest/run/familycontrols/guard.socket}
+
+# Before anything goes, while familyctl and the Guard are still there to ask.
+held=0
+if [ -x "$familyctl" ]; then
+    Config/held-locks.sh "$familyctl" "$guard" "$state" >&2 || held=$?
+elif [ -e "$state/familycontrols.db" ]; then
+    echo "uninstall.sh: $familyctl is gone: cannot ask whether the store in $state records a lock" >&2
+    held=2
+fi
+case $held in
+    0) ;;
+    1) echo "uninstall.sh: the Guard still locks the apps above: their folders are root's and immutable," \
+           "and once the Guard is gone nothing gives them back." >&2 ;;
+    *) echo "uninstall.sh: cannot tell whether the Guard still locks an app (see above)." >&2 ;;
+esac
+if [ "$held" -ne 0 ]; then
+    if [ "$force" != yes ]; then
+        if [ "$held" -eq 1 ]; then
+            cat >&2 <<MESSAGE
+    Release each lock first, as root or as the child's guardian:
+        familyctl revoke --user USER --app APP      (or, for every app of a child: familyctl graduate USER)
+    or leave the folders locked and uninstall anyway: Config/install.sh --uninstall --force
+MESSAGE
+        else
+            echo "    To uninstall anyway, leaving any locked folder locked: Config/install.sh --uninstall --force" >&2
+        fi
+        exit 1
+    fi
+    echo "    --force: uninstalling anyway; the locked folders stay as they are." >&2
+    if [ "$purge" = yes ]; then
+        echo "    --purge deletes the store, and with it the owner and mode each locked entry had." >&2
+    else
+        echo "    The store in $state keeps the owner and mode each locked entry had;" \
+             "a reinstalled Guard releases them (familyctl revoke)." >&2
+    fi
+fi
+
+units=$dest/etc/systemd/system
+# Only units this script wrote: they start the Guard under $prefix.
+ours() { [ -f "$units/$1" ] && [ ! -L "$units/$1" ] && grep -q "$2" "$units/$1"; }
+if [ "$systemd" = yes ] && ours familycontrolsd.service "ExecStart=$prefix/sbin/familycontrolsd"; then
+    echo "==> stopping the Guard"
+    systemctl disable --now familycontrolsd.socket familycontrolsd.service || true
+fi
+if ours familycontrolsd.service "ExecStart=$prefix/sbin/familycontrolsd"; then
+    rm -f "$units/familycontrolsd.service"
+    if ours familycontrolsd.socket "ListenStream="; then rm -f "$units/familycontrolsd.socket"; fi
+fi
+if [ "$systemd" = yes ]; then systemctl daemon-reload; fi
+if [ -z "$dest" ] && pid=$(pidof "$guard"); then
+    echo "uninstall.sh: $guard still runs (pid $pid), outside systemd; stop it: kill $pid" >&2
+fi
+
+# The list install.sh installs: change both.
+echo "==> removing from $dest$prefix"
+rm -f "$guard" "$familyctl" \
+    "$dest$prefix/lib/familycontrols/demo/familycontrols-demo" \
+    "$dest$prefix/lib/familycontrols/demo/org.familycontrols.Demo.desktop" \
+    "$dest$prefix/share/familycontrols/org.familycontrols.guard.varlink" \
+    "$dest$prefix/share/man/man8/familycontrolsd.8" "$dest$prefix/share/man/man8/familyctl.8" \
+    "$dest$prefix/share/man/man5/familycontrols.conf.5" \
+    "$dest$prefix/share/bash-completion/completions/familyctl"
+rmdir "$dest$prefix/lib/familycontrols/demo" "$dest$prefix/lib/familycontrols" \
+    "$dest$prefix/share/familycontrols" 2>/dev/null || true
+# Left only when empty: other programs' completions may live there.
+rmdir "$dest$prefix/share/bash-completion/completions" "$dest$prefix/share/bash-completion" 2>/dev/null || true
+
+# The Debian package owns these files while it is installed: they stay.
+package=
+if [ -z "$dest" ]; then
+    package=$(dpkg-query -W -f='${db:Status-Status}' familycontrols 2>/dev/null || true)
+fi
+remove_config() { # shipped installed
+    rm -f "$2.dist"
+    if [ "$package" = installed ]; then
+        echo "    kept $2: the familycontrols package owns it"
+    elif [ ! -e "$2" ]; then
+        :
+    elif [ "$purge" = yes ] || cmp -s "$1" "$2"; then
+        rm -f "$2"
+    else
+        echo "    kept your $2 (--purge removes it)"
+    fi
+}
+echo "==> removing from $dest/etc"
+remove_config pam.d/familycontrols-guardian "$dest/etc/pam.d/familycontrols-guardian"
+remove_config pam.d/familycontrols-individual "$dest/etc/pam.d/familycontrols-individual"
+remove_config Config/familycontrols.conf "$dest/etc/familycontrols/familycontrols.conf"
+rmdir "$dest/etc/familycontrols" 2>/dev/null || true
+
+if [ ! -e "$state" ]; then
+    :
+elif [ "$package" = installed ]; then
+    echo "    kept the Guard's store, $state: the familycontrols package uses it"
+elif [ "$purge" = yes ]; then
+    echo "==> removing the Guard's store, $state"
+    rm -rf "$state"
+else
+    echo "    kept the Guard's store, $state (approvals, audit trail, lock journal; --purge removes it)"
+fi
+echo "==> uninstalled"

@@ -1,0 +1,206 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The Debian package on this very machine: `dpkg -i`, the installed Guard
+/// serving `familyctl status`, `dpkg --purge`, and the machine as it was,
+/// its own /etc files included. Removal refuses while the Guard locks an app.
+@Suite(.serialized,
+       .enabled(if: getuid() == 0, "needs root: it installs and purges a package"),
+       .enabled(if: DebianMachine.hasDebianTools, "needs dpkg-deb, dpkg-shlibdeps and dpkg-gencontrol (apt-get install dpkg-dev)"),
+       .enabled(if: DebianMachine.status() == "not-installed", "familycontrols is installed here: the test would remove it"),
+       .enabled(if: !FileManager.default.fileExists(atPath: DebianMachine.state),
+                "/var/lib/familycontrols exists: purging the package would delete that store"),
+       .enabled(if: NoToolchain.available, "needs unshare and a debug build (to run the package's programs without the toolchain)"),
+       .enabled(if: canRunGuard, "needs root, useradd, and `swift build` products"))
+struct DebianPackageTests {
+    static let state = DebianMachine.state
+    static let conffiles = DebianMachine.conffiles
+    static func status() -> String { DebianMachine.status() }
+
+    private func dpkg(_ arguments: [String], environment: [String: String?] = [:]) async throws -> ProcessResult {
+        var env = environment
+        env["DEBIAN_FRONTEND"] = "noninteractive"
+        if env["FAMILYCONTROLS_SOCKET"] == nil { env["FAMILYCONTROLS_SOCKET"] = .some(nil) }
+        return try await run("/usr/bin/dpkg", arguments, environment: env)
+    }
+
+    /// Installs the package, runs `body`, and purges it, whatever happens; the
+    /// machine's files at the conffile paths are put back exactly as they were.
+    private func withPackageInstalled(_ body: (_ install: ProcessResult) async throws -> Void) async throws {
+        let deb = try await ReleaseBuild.debianPackage()
+        let before = try MachineFiles.take(Self.conffiles)
+        do {
+            // An administrator's configuration is there already (install.sh, or by hand).
+            try FileManager.default.createDirectory(atPath: "/etc/familycontrols", withIntermediateDirectories: true)
+            try "# the administrator's own\n[Family]\n".write(toFile: Self.conffiles[0], atomically: false, encoding: .utf8)
+            chmod(Self.conffiles[0], 0o644)
+            let install = try await dpkg(["--force-confdef", "--force-confold", "-i", deb])
+            try await body(install)
+        } catch {
+            _ = try? await dpkg(["--purge", "familycontrols"], environment: ["FAMILYCONTROLS_KEEP_LOCKS": "yes"])
+            try before.restore()
+            throw error
+        }
+        if Self.status() != "not-installed" {
+            _ = try? await dpkg(["--purge", "familycontrols"], environment: ["FAMILYCONTROLS_KEEP_LOCKS": "yes"])
+        }
+        try before.restore()
+        #expect(try MachineFiles.take(Self.conffiles) == before, "the machine's own files are back as they were")
+    }
+
+    @Test func installServeAndPurgeLeaveTheMachineAsItWas() async throws {
+        try await withPackageInstalled { install in
+            #expect(install.status == 0, "\(install.standardError)")
+            #expect(Self.status() == "installed")
+            let listed = try await run("/usr/bin/dpkg", ["-L", "familycontrols"]).requireSuccess().standardOutput
+            let paths = listed.split(separator: "\n").map(String.init).filter { $0 != "/." }
+            for path in ["/usr/sbin/familycontrolsd", "/usr/bin/familyctl", "/lib/systemd/system/familycontrolsd.service",
+                         "/lib/systemd/system/familycontrolsd.socket", "/usr/share/man/man8/familycontrolsd.8.gz",
+                         "/usr/share/man/man8/familyctl.8.gz", "/usr/share/man/man5/familycontrols.conf.5.gz",
+                         "/usr/share/bash-completion/completions/familyctl", "/usr/share/doc/familycontrols/copyright",
+                         "/usr/share/doc/familycontrols/changelog.Debian.gz",
+                         "/usr/share/familycontrols/org.familycontrols.guard.varlink"] + Self.conffiles {
+                #expect(paths.contains(path), "\(path) is not in the package")
+                #expect(FileManager.default.fileExists(atPath: path), "\(path) is not installed")
+            }
+            let unit = try String(contentsOfFile: "/lib/systemd/system/familycontrolsd.service", encoding: .utf8)
+            #expect(unit.contains("\nExecStart=/usr/sbin/familycontrolsd\n"))
+            let conffiles = try await run("/usr/bin/dpkg-query", ["-W", "-f=${Conffiles}", "familycontrols"]).standardOutput
+            #expect(Self.conffiles.allSatisfy { conffiles.contains(" \($0) ") }, "\(conffiles)")
+            // The administrator's file is kept; the package's is beside it.
+            #expect(try String(contentsOfFile: Self.conffiles[0], encoding: .utf8).hasPrefix("# the administrator's own"))
+            #expect(FileManager.default.fileExists(atPath: Self.conffiles[0] + ".dpkg-dist"))
+            #expect(try FileManager.default.attributesOfItem(atPath: Self.state)[.posixPermissions] as? Int == 0o700)
+
+            // The installed Guard, on a socket and store of its own, from its
+            // installed configuration and PAM services; no toolchain in reach.
+            try await withTemporaryDirectory { directory in
+                let served = try await NoToolchain.sh(#"""
+                    set -e
+                    /usr/sbin/familycontrolsd --check-config
+                    /usr/sbin/familycontrolsd --socket "$1/guard.socket" --state-dir "$1/state" 2>"$1/guard.log" &
+                    guard=$!
+                    tries=0
+                    until /usr/bin/familyctl --socket "$1/guard.socket" status --json 2>/dev/null; do
+                        tries=$((tries + 1))
+                        if [ "$tries" -gt 200 ] || ! kill -0 "$guard"; then cat "$1/guard.log" >&2; exit 92; fi
+                        sleep 0.05
+                    done
+                    kill "$guard"
+                    wait "$guard"
+                    """#, [directory])
+                #expect(served.status == 0, "\(served.standardError)")
+                #expect(served.standardOutput == "familycontrolsd: /etc/familycontrols/familycontrols.conf: OK\n{\"authorizations\":[]}\n",
+                        "\(served.standardOutput)")
+            }
+
+            let purge = try await dpkg(["--purge", "familycontrols"])
+            #expect(purge.status == 0, "\(purge.standardError)")
+            #expect(Self.status() == "not-installed")
+            for path in paths {
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { continue }
+                // Folders others share (/usr/bin, /etc/pam.d) stay; nothing of the package does.
+                #expect(isDirectory.boolValue && !path.contains("familycontrols"), "\(path) is left after the purge")
+            }
+            for path in Self.conffiles {
+                for leftover in [path, path + ".dpkg-dist", path + ".dpkg-old", path + ".dpkg-new"] {
+                    #expect(!FileManager.default.fileExists(atPath: leftover), "\(leftover) is left after the purge")
+                }
+            }
+            #expect(!FileManager.default.fileExists(atPath: Self.state), "the purge removes the store")
+            let units = try await sh("find /etc/systemd/system /var/lib/systemd/deb-systemd-helper-enabled "
+                + "/var/lib/systemd/deb-systemd-helper-masked -name 'familycontrolsd*' 2>/dev/null")
+            #expect(units.standardOutput.isEmpty, "unit links left: \(units.standardOutput)")
+        }
+    }
+
+    @Test func removalRefusesWhileTheGuardLocksAnAppUnlessTheLocksAreKept() async throws {
+        try await withGuard { guardd in
+            try await guardd.familyctl(["set", "--user", guardd.child.name, "--app", GuardFixture.appID, "approved"]).requireSuccess()
+            #expect(try await guardd.authorization()?["lock"]?.stringValue == "locked")
+            try await withPackageInstalled { install in
+                #expect(install.status == 0, "\(install.standardError)")
+                let refused = try await dpkg(["--remove", "familycontrols"], environment: ["FAMILYCONTROLS_SOCKET": guardd.socket])
+                #expect(refused.status != 0)
+                #expect(refused.standardError.contains(GuardFixture.appID), "the locked app is named: \(refused.standardError)")
+                #expect(refused.standardError.contains("familyctl revoke --user USER --app APP"), "\(refused.standardError)")
+                #expect(refused.standardError.contains("FAMILYCONTROLS_KEEP_LOCKS=yes"), "\(refused.standardError)")
+                #expect(Self.status() == "installed", "the package stays")
+                #expect(FileManager.default.isExecutableFile(atPath: "/usr/sbin/familycontrolsd"))
+
+                let kept = try await dpkg(["--purge", "familycontrols"], environment: [
+                    "FAMILYCONTROLS_SOCKET": guardd.socket, "FAMILYCONTROLS_KEEP_LOCKS": "yes",
+                ])
+                #expect(kept.status == 0, "\(kept.standardError)")
+                #expect(Self.status() == "not-installed")
+                #expect((inodeFlags(guardd.appDirectory) ?? 0) & 0x10 != 0, "the app stays locked")
+            }
+        }
+    }
+}
+
+/// This machine as dpkg sees it.
+enum DebianMachine {
+    static let state = "/var/lib/familycontrols"
+    /// The machine's own files at the package's conffile paths (install.sh puts them there too).
+    static let conffiles = ["/etc/familycontrols/familycontrols.conf", "/etc/pam.d/familycontrols-guardian",
+                            "/etc/pam.d/familycontrols-individual"]
+
+    static var hasDebianTools: Bool {
+        ["dpkg", "dpkg-deb", "dpkg-shlibdeps", "dpkg-gencontrol", "dpkg-parsechangelog"]
+            .allSatisfy { FileManager.default.isExecutableFile(atPath: "/usr/bin/\($0)") }
+    }
+
+    /// dpkg's state for familycontrols: installed, config-files, not-installed, …
+    static func status() -> String {
+        let result = try? TestSupport.run("/usr/bin/dpkg-query", ["-W", "-f=${db:Status-Status}", "familycontrols"])
+        guard let result, result.succeeded, !result.standardOutput.isEmpty else { return "not-installed" }
+        return result.standardOutput
+    }
+}
+
+/// Files at fixed paths, as they are: contents, mode and owner, or absent.
+struct MachineFiles: Equatable {
+    struct File: Equatable {
+        var contents: Data
+        var mode: mode_t
+        var uid: uid_t
+        var gid: gid_t
+    }
+
+    var files: [String: File?]
+
+    static func take(_ paths: [String]) throws -> MachineFiles {
+        var files: [String: File?] = [:]
+        for path in paths {
+            var status = stat()
+            guard lstat(path, &status) == 0 else {
+                files[path] = .some(nil)
+                continue
+            }
+            let contents = try Data(contentsOf: URL(fileURLWithPath: path))
+            files[path] = File(contents: contents, mode: status.st_mode & 0o7777, uid: status.st_uid, gid: status.st_gid)
+        }
+        return MachineFiles(files: files)
+    }
+
+    /// Puts every file back as it was; removes those that were not there, and
+    /// their folder when it is left empty.
+    func restore() throws {
+        for (path, file) in files {
+            guard let file else {
+                unlink(path)
+                rmdir((path as NSString).deletingLastPathComponent)
+                continue
+            }
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
+                                                    withIntermediateDirectories: true)
+            unlink(path)
+            try file.contents.write(to: URL(fileURLWithPath: path))
+            chmod(path, file.mode)
+            chown(path, file.uid, file.gid)
+        }
+    }
+}
