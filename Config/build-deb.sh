@@ -41,7 +41,7 @@ for page in familycontrolsd.8 familyctl.8 familycontrols.conf.5; do
     section=${page##*.}
     gzip -9n < "Config/man/$page" > "$root/usr/share/man/man$section/$page.gz"
 done
-sed 's|/usr/local/sbin/familycontrolsd|/usr/sbin/familycontrolsd|' Config/systemd/familycontrolsd.service \
+sed 's|/usr/local/sbin/familycontrolsd|/usr/sbin/familycontrolsd|g' Config/systemd/familycontrolsd.service \
     > "$root/lib/systemd/system/familycontrolsd.service"
 install -m 0644 Config/systemd/familycontrolsd.socket "$root/lib/systemd/system/"
 if grep -q /usr/local "$root/lib/systemd/system/familycontrolsd.service"; then
