@@ -107,6 +107,7 @@ package final class AuthorizationLedger: Sendable {
             throw .internalError("the Guard could not record the decision; see its log")
         }
         changeStatus(StatusHub.Key(user: record.user, appID: record.appID), to: Cached(record))
+        reportToSecurityLog(audit)
     }
 
     /// Removes the authorization (back to not determined) with its audit row.
@@ -118,6 +119,7 @@ package final class AuthorizationLedger: Sendable {
             throw .internalError("the Guard could not record the decision; see its log")
         }
         changeStatus(StatusHub.Key(user: user, appID: appID), to: nil)
+        reportToSecurityLog(audit)
     }
 
     private func changeStatus(_ key: StatusHub.Key, to cached: Cached?) {
@@ -157,7 +159,7 @@ package final class AuthorizationLedger: Sendable {
         let priority: SecurityLog.Priority
         switch row.outcome {
         case .authenticationFailed, .tooManyFailures, .tooManyTries: priority = .alert
-        case .approved, .denied, .revoked: priority = .notice
+        case .approved, .denied, .revoked, .graduated: priority = .notice
         default: return
         }
         var fields = ["USER=\(row.user)"]

@@ -18,7 +18,7 @@ final class GuardFixture: @unchecked Sendable {
     let guardian: ThrowawayUser
     let adult: ThrowawayUser
     /// The sandbox the Guard runs in; nil: root with every capability.
-    let sandbox: GuardSandbox?
+    var sandbox: GuardSandbox?
     private(set) var process: Process?
     private var logHandle: FileHandle?
     /// How many times this fixture started the Guard.

@@ -25,6 +25,10 @@ struct GuardSandbox: Sendable {
     var privateNetwork = false
     /// The seccomp filter, or nil when the unit sets none or this machine cannot apply it.
     var systemCalls: SystemCallSandbox?
+    /// A datagram socket the Guard finds at `/dev/log` (syslog's), in a
+    /// `/dev` of its own that keeps the host's devices: nothing the host's
+    /// syslog receives, and nothing left on the host.
+    var devLog: String?
 
     /// The sandbox the shipped unit asks for.
     static func unit() throws -> GuardSandbox {
@@ -81,6 +85,13 @@ struct GuardSandbox: Sendable {
         bounded += systemCalls?.wrap(command) ?? command
         var mounts: [String] = []
         if let procOptions { mounts.append("mount -t proc -o \(procOptions) proc /proc") }
+        if let devLog {
+            mounts.append("""
+                host=$(mktemp -d); mount --rbind /dev "$host"; mount -t tmpfs -o mode=0755 dev /dev
+                for node in null zero full random urandom tty; do touch "/dev/$node"; mount --bind "$host/$node" "/dev/$node"; done
+                mkdir /dev/pts /dev/shm; touch /dev/log; mount --bind '\(devLog)' /dev/log; umount -l "$host"; rmdir "$host"
+                """)
+        }
         for path in readOnlyPaths {
             mounts.append("if [ -d '\(path)' ]; then mount --rbind '\(path)' '\(path)' && mount -o remount,bind,ro '\(path)'; fi")
         }
