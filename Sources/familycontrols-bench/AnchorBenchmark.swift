@@ -118,21 +118,21 @@ private struct AnchorBenchmark {
             // What any program pays before its first line (the runtime's start),
             // so the PAM work itself can be compared.
             let start = try compare([familyctl, "--version"], ["/bin/true"])
-            print("    start alone: familyctl --version \(format(start.ours * 1000)) ms, /bin/true \(format(start.theirs * 1000)) ms; "
-                + "authenticate's own work \(format((timings.ours - start.ours) * 1000)) ms vs pamtester's "
-                + "\(format((timings.theirs - start.theirs) * 1000)) ms")
+            print("    start alone: familyctl --version \(formatted(start.ours * 1000, digits: 2)) ms, /bin/true \(formatted(start.theirs * 1000, digits: 2)) ms; "
+                + "authenticate's own work \(formatted((timings.ours - start.ours) * 1000, digits: 2)) ms vs pamtester's "
+                + "\(formatted((timings.theirs - start.theirs) * 1000, digits: 2)) ms")
         } else {
             print("(b) familyctl authenticate vs pamtester: skipped, pamtester is not installed (Debian: pamtester)")
         }
 
         // Resident memory, both idle after serving the calls above.
         usleep(300_000)
-        let guardMemory = memory(of: children[0])
-        print("(c) Guard resident memory: \(guardMemory.rss) kB (RssAnon \(guardMemory.anonymous) kB)", terminator: "")
+        let guardMemory = ResidentMemory(of: children[0])
+        print("(c) Guard resident memory: \(guardMemory.resident) kB (RssAnon \(guardMemory.anonymous) kB)", terminator: "")
         if let polkitd {
-            let theirs = memory(of: polkitd)
-            let ratio = Double(guardMemory.rss) / Double(max(theirs.rss, 1))
-            print("; polkitd \(theirs.rss) kB (RssAnon \(theirs.anonymous) kB); ratio \(format(ratio))× "
+            let theirs = ResidentMemory(of: polkitd)
+            let ratio = Double(guardMemory.resident) / Double(max(theirs.resident, 1))
+            print("; polkitd \(theirs.resident) kB (RssAnon \(theirs.anonymous) kB); ratio \(formatted(ratio, digits: 2))× "
                 + "[target ≤ 1.00×: \(ratio <= 1 ? "met" : "NOT met")]")
         } else {
             print("; polkitd not installed, no comparison")
@@ -142,10 +142,10 @@ private struct AnchorBenchmark {
     private func report(_ label: String, _ name: String, _ timings: Timings, target: Double) {
         let ratio = timings.ours / timings.theirs
         let cpuRatio = timings.oursCPU / max(timings.theirsCPU, 1e-9)
-        print("\(label) \(name): \(format(timings.ours * 1000)) ms vs \(format(timings.theirs * 1000)) ms; "
-            + "ratio \(format(ratio))× [target ≤ \(format(target))×: \(ratio <= target ? "met" : "NOT met")]")
-        print("    processor time: \(format(timings.oursCPU * 1000)) ms vs \(format(timings.theirsCPU * 1000)) ms; "
-            + "ratio \(format(cpuRatio))×")
+        print("\(label) \(name): \(formatted(timings.ours * 1000, digits: 2)) ms vs \(formatted(timings.theirs * 1000, digits: 2)) ms; "
+            + "ratio \(formatted(ratio, digits: 2))× [target ≤ \(formatted(target, digits: 2))×: \(ratio <= target ? "met" : "NOT met")]")
+        print("    processor time: \(formatted(timings.oursCPU * 1000, digits: 2)) ms vs \(formatted(timings.theirsCPU * 1000, digits: 2)) ms; "
+            + "ratio \(formatted(cpuRatio, digits: 2))×")
     }
 
     /// Medians of `runs` runs of each command, alternating, after a warm-up:
@@ -184,32 +184,6 @@ private struct AnchorBenchmark {
         }
         throw Failure(description: "gave up waiting for \(what)")
     }
-
-    private func memory(of pid: pid_t) -> (rss: Int, anonymous: Int) {
-        let text = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
-        func field(_ name: String) -> Int {
-            let line = text.split(separator: "\n").first { $0.hasPrefix(name + ":") } ?? ""
-            return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
-        }
-        return (field("VmRSS"), field("RssAnon"))
-    }
-}
-
-private func format(_ value: Double) -> String {
-    let hundredths = Int((value * 100).rounded())
-    let fraction = String(hundredths % 100)
-    return "\(hundredths / 100).\(fraction.count == 1 ? "0" + fraction : fraction)"
-}
-
-private func median(_ values: [Double]) -> Double {
-    let sorted = values.sorted()
-    return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
-}
-
-private func monotonicSeconds() -> Double {
-    var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &time)
-    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
 }
 
 /// Starts `arguments` with standard input, output and error on /dev/null.

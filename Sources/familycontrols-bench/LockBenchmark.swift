@@ -139,10 +139,10 @@ private struct LockBenchmark {
             // The same final tree, every file there before the lock begins.
             let lockWhole = {
                 try spray.makeAll()
-                let start = now()
+                let start = monotonicSeconds()
                 let report = try sprayedEngine.lock(user: user, appID: appID + ".Whole", directory: lateTree)
                 guard report.state == .locked else { throw LockBenchmarkError(description: "whole lock ended \(report.state)") }
-                times["lock whole", default: []].append(now() - start)
+                times["lock whole", default: []].append(monotonicSeconds() - start)
                 _ = try sprayedEngine.unlock(user: user, appID: appID + ".Whole")
                 try spray.removeSprayed()
             }
@@ -167,7 +167,7 @@ private struct LockBenchmark {
         // The files' own creation happens inside the measured lock: take it out.
         let lateOnly = zip(times["lock late"] ?? [], times["spraying"] ?? []).map { $0 - $1 }
         print("  (creating the \(options.lateFiles) late files themselves took median "
-            + "\(format(median(times["spraying"] ?? []) * 1000, digits: 1)) ms; it is left out below)")
+            + "\(formatted(median(times["spraying"] ?? []) * 1000, digits: 1)) ms; it is left out below)")
         report("lock with \(options.lateFiles) entries added while it runs", engine: lateOnly,
                baseline: times["lock whole"] ?? [],
                baselineName: "LockEngine.lock of the same final tree, every entry there from the start",
@@ -180,11 +180,11 @@ private struct LockBenchmark {
     private func report(_ name: String, engine: [Double], baseline: [Double], baselineName: String,
                         engineName: String? = nil) {
         let engineMedian = median(engine), baselineMedian = median(baseline)
-        func milliseconds(_ seconds: Double) -> String { format(seconds * 1000, digits: 1) + " ms" }
+        func milliseconds(_ seconds: Double) -> String { formatted(seconds * 1000, digits: 1) + " ms" }
         print("\(name):")
         print("  \(engineName ?? "LockEngine.\(name)")   median \(milliseconds(engineMedian))   runs \(engine.map(milliseconds))")
         print("  \(baselineName)   median \(milliseconds(baselineMedian))   runs \(baseline.map(milliseconds))")
-        print("  ratio \(format(engineMedian / baselineMedian, digits: 2))x")
+        print("  ratio \(formatted(engineMedian / baselineMedian, digits: 2))x")
     }
 
     /// Directories form a tree with ten children each; files go round-robin.
@@ -236,32 +236,13 @@ private struct LockBenchmark {
     }
 
     private func measure(_ body: () throws -> Void) throws -> Double {
-        let start = now()
+        let start = monotonicSeconds()
         try body()
-        return now() - start
+        return monotonicSeconds() - start
     }
 
-    private func now() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-    }
 
-    private func median(_ values: [Double]) -> Double {
-        let sorted = values.sorted()
-        guard !sorted.isEmpty else { return .nan }
-        return sorted.count % 2 == 1 ? sorted[sorted.count / 2]
-            : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
-    }
 
-    private func format(_ value: Double, digits: Int) -> String {
-        guard value.isFinite else { return "n/a" }
-        var scale = 1.0
-        for _ in 0..<digits { scale *= 10 }
-        let scaled = Int((value * scale).rounded())
-        let whole = scaled / Int(scale), fraction = String(scaled % Int(scale))
-        return "\(whole)." + String(repeating: "0", count: digits - fraction.count) + fraction
-    }
 }
 
 /// Files a child adds to a tree while the engine locks it: created the first

@@ -217,11 +217,11 @@ private struct SocketBenchmark {
         guard options.only != "round-trip" else { return }
         let rate = try throughput(path: path)
         let met = rate >= 20_000 ? "met" : "NOT met"
-        print("(c) \(options.clients) concurrent clients:         \(format(rate, 0)) calls/s over \(format(options.seconds, 1)) s  [target >= 20000: \(met)]")
+        print("(c) \(options.clients) concurrent clients:         \(formatted(rate, digits: 0)) calls/s over \(formatted(options.seconds, digits: 1)) s  [target >= 20000: \(met)]")
         if let server {
             let (before, after) = try idleConnectionCost(path: path, server: server, count: 1000)
             let each = Double(after - before) / 1000
-            print("(d) 1000 idle connections:         VmRSS \(before) kB -> \(after) kB, \(format(each * 1024, 0)) bytes each")
+            print("(d) 1000 idle connections:         VmRSS \(before) kB -> \(after) kB, \(formatted(each * 1024, digits: 0)) bytes each")
         }
     }
 
@@ -230,10 +230,10 @@ private struct SocketBenchmark {
         let batch = "best of \(rounds) batches of \(options.iterations / rounds)"
         let target = server == nil ? path : "in-process trivial service"
         let floor = options.floorSocketPath == nil ? "socketpair and echo thread" : "echo server in another process"
-        print("(a) bare Unix-socket round trip:   \(format(bare * 1e6, 2)) µs  (\(floor); \(batch))")
-        print("(b) Varlink round trip:            \(format(single * 1e6, 2)) µs  (\(options.method) via VarlinkClient, \(target))")
+        print("(a) bare Unix-socket round trip:   \(formatted(bare * 1e6, digits: 2)) µs  (\(floor); \(batch))")
+        print("(b) Varlink round trip:            \(formatted(single * 1e6, digits: 2)) µs  (\(options.method) via VarlinkClient, \(target))")
         let ratio = single / bare
-        print("    ratio (b)/(a):                 \(format(ratio, 2))  [target <= 3: \(ratio <= 3 ? "met" : "NOT met")]")
+        print("    ratio (b)/(a):                 \(formatted(ratio, digits: 2))  [target <= 3: \(ratio <= 3 ? "met" : "NOT met")]")
     }
 
     /// Mean seconds per bare round trip and per Varlink call from one client.
@@ -335,16 +335,6 @@ private struct SocketBenchmark {
         while nanosleep(&request, &remaining) != 0, errno == EINTR { request = remaining }
     }
 
-    private func format(_ value: Double, _ decimals: Int) -> String {
-        var scale = 1.0
-        for _ in 0..<decimals { scale *= 10 }
-        let scaled = Int((value * scale).rounded())
-        guard decimals > 0 else { return String(scaled) }
-        let whole = scaled / Int(scale)
-        var fraction = String(abs(scaled % Int(scale)))
-        while fraction.count < decimals { fraction = "0" + fraction }
-        return "\(whole).\(fraction)"
-    }
 }
 
 /// `familycontrols-bench echo-server PATH`: echoes one connection's bytes back
@@ -371,16 +361,4 @@ func runEchoServer(_ arguments: [String]) -> Int32 {
         writeToStandardError("familycontrols-bench echo-server: \(error)\n")
         return 1
     }
-}
-
-/// VmRSS of process `pid` in kB, from `/proc/PID/status`; 0 when unreadable.
-func residentKilobytes(of pid: pid_t) -> Int {
-    guard let file = try? FileDescriptor.open("/proc/\(pid)/status", O_RDONLY) else { return 0 }
-    var bytes = [UInt8](repeating: 0, count: 8192)
-    let count = (try? bytes.withUnsafeMutableBytes { try file.read(into: $0) }) ?? 0
-    let text = String(decoding: bytes[..<count], as: UTF8.self)
-    for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
-    }
-    return 0
 }

@@ -54,11 +54,7 @@ private struct StartupBenchmark {
     struct Failure: Error, CustomStringConvertible { let description: String }
 
     /// The Guard's memory once it is idle, from /proc/PID/status, in kB.
-    struct Memory {
-        var resident = 0
-        var anonymous = 0
-        var fileBacked = 0
-    }
+    typealias Memory = ResidentMemory
 
     func run() throws {
         for folder in folders {
@@ -78,7 +74,7 @@ private struct StartupBenchmark {
         let baseline = median(times[0])
         for (index, folder) in folders.enumerated() {
             let sorted = times[index].sorted()
-            let ratio = index == 0 ? "baseline" : format(median(sorted) / baseline, digits: 2) + "× the baseline"
+            let ratio = index == 0 ? "baseline" : formatted(median(sorted) / baseline, digits: 2) + "× the baseline"
             print("  \(milliseconds(median(sorted))) (\(milliseconds(percentile(sorted, 0.1)))–"
                 + "\(milliseconds(percentile(sorted, 0.9))))   \(ratio)   \(folder) [\(runtime(of: folder))]")
         }
@@ -91,7 +87,7 @@ private struct StartupBenchmark {
             func middle(_ value: (Memory) -> Int) -> Int { memories.map(value).sorted()[memories.count / 2] }
             let resident = middle(\.resident)
             if index == 0 { baselineResident = resident }
-            let ratio = index == 0 ? "baseline" : format(Double(resident) / Double(baselineResident), digits: 2) + "× the baseline"
+            let ratio = index == 0 ? "baseline" : formatted(Double(resident) / Double(baselineResident), digits: 2) + "× the baseline"
             print("  VmRSS \(megabytes(resident)) (anonymous \(megabytes(middle(\.anonymous))), "
                 + "file-backed \(megabytes(middle(\.fileBacked))))   \(ratio)   \(folder)")
         }
@@ -129,13 +125,13 @@ private struct StartupBenchmark {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let start = now()
+        let start = monotonicSeconds()
         var pid: pid_t = 0
         let spawned = posix_spawn(&pid, program, &actions, nil, &argv, &envp)
         guard spawned == 0 else { throw Errno(spawned, operation: "posix_spawn \(program)") }
         var status: CInt = 0
         _ = try retryingOnInterrupt("waitpid") { waitpid(pid, &status, 0) }
-        let elapsed = now() - start
+        let elapsed = monotonicSeconds() - start
         guard status == 0 else { throw Failure(description: "\(program) \(arguments.joined(separator: " ")) failed (wait status \(status))") }
         return elapsed
     }
@@ -170,28 +166,9 @@ private struct StartupBenchmark {
             Thread.sleep(forTimeInterval: 0.02)
         }
         Thread.sleep(forTimeInterval: 0.3)
-        let status = try String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
-        var memory = Memory()
-        for line in status.split(separator: "\n") {
-            let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
-            guard fields.count >= 2, let kilobytes = Int(fields[1]) else { continue }
-            switch fields[0] {
-            case "VmRSS:": memory.resident = kilobytes
-            case "RssAnon:": memory.anonymous = kilobytes
-            case "RssFile:": memory.fileBacked = kilobytes
-            default: break
-            }
-        }
-        return memory
+        return ResidentMemory(of: process.processIdentifier)
     }
 
-    private func now() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-    }
-
-    private func median(_ values: [Double]) -> Double { percentile(values.sorted(), 0.5) }
 
     /// The value at `fraction` of `sorted` (nearest rank).
     private func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
@@ -200,16 +177,8 @@ private struct StartupBenchmark {
         return sorted[index]
     }
 
-    private func milliseconds(_ seconds: Double) -> String { format(seconds * 1000, digits: 2) + " ms" }
+    private func milliseconds(_ seconds: Double) -> String { formatted(seconds * 1000, digits: 2) + " ms" }
 
-    private func megabytes(_ kilobytes: Int) -> String { format(Double(kilobytes) / 1024, digits: 1) + " MB" }
+    private func megabytes(_ kilobytes: Int) -> String { formatted(Double(kilobytes) / 1024, digits: 1) + " MB" }
 
-    private func format(_ value: Double, digits: Int) -> String {
-        guard value.isFinite else { return "n/a" }
-        var scale = 1.0
-        for _ in 0..<digits { scale *= 10 }
-        let scaled = Int((value * scale).rounded())
-        let whole = scaled / Int(scale), fraction = String(scaled % Int(scale))
-        return "\(whole)." + String(repeating: "0", count: digits - fraction.count) + fraction
-    }
 }
