@@ -69,8 +69,11 @@ package struct GuardConfiguration: Hashable, Sendable {
     /// Parses the text of a configuration file read from `path`.
     package init(parsing text: String, path: String) throws(ConfigError) {
         let file = try INIFile(parsing: text, path: path)
+        // The first Roots= line replaces the embedded defaults; later ones add,
+        // even to a list that happens to equal the defaults.
+        var rootsGiven = false
         for section in file.sections {
-            try apply(section, file: path)
+            try apply(section, file: path, rootsGiven: &rootsGiven)
         }
     }
 
@@ -79,7 +82,7 @@ package struct GuardConfiguration: Hashable, Sendable {
         childGuardians[child] ?? guardians
     }
 
-    private mutating func apply(_ section: INIFile.Section, file: String) throws(ConfigError) {
+    private mutating func apply(_ section: INIFile.Section, file: String, rootsGiven: inout Bool) throws(ConfigError) {
         func fail(_ line: Int, _ message: String) -> ConfigError { ConfigError(file: file, line: line, message) }
         switch (section.name, section.argument) {
         case ("Family", nil):
@@ -105,7 +108,8 @@ package struct GuardConfiguration: Hashable, Sendable {
                 guard entry.key == "Roots" else {
                     throw fail(entry.line, "unknown key \"\(entry.key.clipped)\" in [Apps] (expected Roots)")
                 }
-                appRoots = try Self.roots(entry, current: appRoots, file: file)
+                appRoots = try Self.roots(entry, current: rootsGiven ? appRoots : [], file: file)
+                rootsGiven = true
             }
         case ("Authentication", nil):
             for entry in section.entries {
@@ -159,8 +163,7 @@ package struct GuardConfiguration: Hashable, Sendable {
 
     private static func roots(_ entry: INIFile.Entry, current: [String], file: String) throws(ConfigError) -> [String] {
         if entry.value.isEmpty { return [] }
-        // The first Roots= line replaces the embedded defaults; later ones add.
-        var result = current == GuardConfiguration().appRoots ? [] : current
+        var result = current
         for token in entry.value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init) {
             if let problem = AppRootTemplate.problem(with: token) {
                 throw ConfigError(file: file, line: entry.line, "Roots= \(problem), found \"\(token.clipped)\"")

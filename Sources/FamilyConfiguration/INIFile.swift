@@ -2,9 +2,12 @@ import SystemKit
 
 /// A systemd-style INI file: `[Section]` or `[Section argument]` headers,
 /// `Key=Value` lines, `#` and `;` comment lines, and `#` comments after
-/// whitespace at the end of a value.
+/// whitespace at the end of a value. Lines end with LF or CRLF.
 ///
 /// Only the syntax lives here; which keys mean what is ``GuardConfiguration``'s.
+///
+/// Parsing takes at most 48 bytes of heap per byte of text, plus 64 KiB: an
+/// entry costs about 40 bytes, and the shortest entry line (`a=`) is 3.
 package struct INIFile: Sendable {
     package struct Entry: Hashable, Sendable {
         package var key: String
@@ -30,7 +33,7 @@ package struct INIFile: Sendable {
         self.path = path
         sections = []
         var lineNumber = 0
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        for rawLine in TextLines(text) {
             lineNumber += 1
             let line = rawLine.trimmingWhitespace()
             if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }

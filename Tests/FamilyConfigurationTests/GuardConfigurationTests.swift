@@ -81,6 +81,56 @@ import TestSupport
         #expect(configuration.guardians == [.user("dave")])
     }
 
+    // The next two tests hold inputs the config fuzz target (Tests/Fuzz) stopped on.
+
+    @Test func crlfLineEndingsReadLikeLF() throws {
+        // "\r\n" is one Character in Swift: the file read as one long header.
+        #expect(error("[Apps]\r\nRoots=/home/../%u\r\n")
+            == ConfigError(file: "test.conf", line: 2, "Roots= must not contain . or .. components, found \"/home/../%u\""))
+        let configuration = try parse("[Family]\r\nGuardians=bob\r\nChildren=alice\r\n\r\n[Apps]\r\nRoots=/srv/%u\r\n")
+        #expect(configuration.guardians == [.user("bob")])
+        #expect(configuration.children == [.user("alice")])
+        #expect(configuration.appRoots == ["/srv/%u"])
+    }
+
+    @Test func aRootsLineGivenAgainAddsEvenToRootsEqualToTheDefaults() throws {
+        // Roots= once replaces the embedded defaults; given again, it adds.
+        // A list that happened to equal the defaults was replaced instead.
+        let configuration = try parse("""
+            # a comment
+            ; another
+            [Family]
+            Guardians=bob @parents        # users, or @group resolved through NSS
+            Children=alice @kids
+
+            [Child alice]
+            Guardians=carol
+
+            [Apps]
+            Roots=/home/%u/Applications /opt/familycontrols/apps/%u   # %u = the child's user name
+
+            [Authentication]
+            GuardianService=site-guardian
+            IndividualService=site-individual
+            PromptTimeout=2min
+            MaxAttempts=5
+            FailureDelay=1min
+            PendingTimeout=1h
+            InSessionApproval=yes
+            [Family]
+            Guardians=zz-guardian
+            Children=@zz-kids
+            [Apps]
+            Roots=/srv/zz/%u
+
+            """)
+        #expect(configuration.appRoots == ["/home/%u/Applications", "/opt/familycontrols/apps/%u", "/srv/zz/%u"])
+        #expect(configuration.guardians == [.user("bob"), .group("parents"), .user("zz-guardian")])
+        #expect(configuration.children == [.user("alice"), .group("kids"), .group("zz-kids")])
+        #expect(try parse("[Apps]\nRoots=/srv/%u\n").appRoots == ["/srv/%u"])
+        #expect(try parse("[Apps]\nRoots=\nRoots=/srv/%u\n").appRoots == ["/srv/%u"])
+    }
+
     @Test(arguments: [("30", 30), ("45s", 45), ("1min", 60), ("2m", 120), ("1h", 3600), ("1500ms", 1)])
     func timeoutsAcceptUnits(text: String, seconds: Int) throws {
         let configuration = try parse("[Authentication]\nPromptTimeout=\(text)\n")

@@ -66,6 +66,13 @@ private final class OneAtATime<Input>: Subscriber {
     }
 
     func receive(completion: Subscribers.Completion<Never>) {}
+
+    /// Ends the subscription and lets go of it: the subscription holds this
+    /// subscriber until then, as a Combine subscription holds its downstream.
+    func cancel() {
+        subscription?.cancel()
+        subscription = nil
+    }
 }
 
 private final class Counter {
@@ -134,6 +141,7 @@ private final class Counter {
         #expect(subscriber.received == [7])
         subscriber.subscription?.request(.max(1))
         #expect(subscriber.received == [7, 8])
+        subscriber.cancel()
     }
 
     @Test func aPropertyHoldsItsLatestValueUntilTheSubscriberAsks() {
@@ -163,6 +171,35 @@ private final class Counter {
         #expect(subscriber.received.count == 1)
         publisher.send()
         #expect(subscriber.received.count == 2)
+        subscriber.cancel()
+    }
+
+    // Found by the suite under AddressSanitizer: LeakSanitizer reported
+    // receiveOnAQueueDeliversThere's sink and everything its closure held.
+    // Like Combine's, a sink lets go of its closures once cancelled or
+    // finished; it kept them, so an object holding its own subscription, whose
+    // closure holds the object, stayed alive after cancel().
+    @Test func aSinkLetsGoOfItsClosuresOnceCancelledOrFinished() {
+        final class Owner { var subscription: AnyCancellable? }
+        final class Token {}
+        let counter = Counter()
+        weak var cancelledOwner: Owner?
+        weak var finishedToken: Token?
+        var finished: AnyCancellable?
+        do {
+            let owner = Owner()
+            cancelledOwner = owner
+            owner.subscription = counter.$status.sink { _ in withExtendedLifetime(owner) {} }
+            owner.subscription?.cancel()
+
+            let token = Token()
+            finishedToken = token
+            finished = ListPublisher<Never>(values: [1]).sink(receiveCompletion: { _ in withExtendedLifetime(token) {} },
+                                                              receiveValue: { _ in })
+        }
+        #expect(cancelledOwner == nil, "a cancelled sink still held its closure")
+        #expect(finishedToken == nil, "a finished sink still held its closure")
+        withExtendedLifetime(finished) {}
     }
 
     @Test func assignToOnWritesEveryValueAndReleasesTheObjectWhenFinished() {
@@ -245,14 +282,16 @@ private final class Counter {
         let key = DispatchSpecificKey<Bool>()
         queue.setSpecific(key: key, value: true)
         let counter = Counter()
+        let subscription = LockedSubscription()
         let onQueue = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            let subscription = LockedSubscription()
             subscription.set(counter.$status.receive(on: queue, options: .init(qos: .userInitiated)).sink { _ in
                 subscription.cancel()
                 continuation.resume(returning: DispatchQueue.getSpecific(key: key) == true)
             })
         }
         #expect(onQueue)
+        // Again here: the first value can arrive, and cancel, before set() has stored the subscription.
+        subscription.cancel()
     }
 
     @MainActor @Test func cancellingAReceiveOnChainDropsValuesAlreadyScheduled() async {

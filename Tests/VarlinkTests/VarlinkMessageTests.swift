@@ -83,6 +83,24 @@ struct VarlinkMessageTests {
         #expect(throws: expected) { try VarlinkReply(decoding: value) }
     }
 
+    // Found by the varlink-call fuzz target (Tests/Fuzz): a method name is the
+    // peer's text, and the error, which the server logs, quoted its control
+    // characters as they were.
+    @Test func anInvalidNameIsQuotedEscapedInTheError() throws {
+        let frame = Array(#"{"method":"\#u{7f}rg.fami;lyc`ntrols.guard.ListAuthorizations","parameters":{"user":null}}"#.utf8)
+        let method = "\u{7f}rg.fami;lyc`ntrols.guard.ListAuthorizations"
+        #expect(throws: VarlinkMessageError.invalidMethodName(method)) {
+            try frame.withUnsafeBytes { try VarlinkCall(parsing: $0) }
+        }
+        #expect(VarlinkMessageError.invalidMethodName(method).description
+            == #""\x7Frg.fami;lyc`ntrols.guard.ListAuthorizations" is not a qualified method name"#)
+        #expect(VarlinkMessageError.invalidErrorName("a.b\u{1B}[2J\u{202E}.C").description
+            == #""a.b\x1B[2J\u{202E}.C" is not a qualified error name"#)
+        let duplicate = JSONParseError(.duplicateKey("a\nb"), at: 10)
+        #expect(throws: duplicate) { try JSONValue(parsing: #"{"a\nb":1,"a\nb":2}"#) }
+        #expect(duplicate.description == #"invalid JSON at byte 10: duplicate object key "a\x0Ab""#)
+    }
+
     @Test func invalidJSONIsReportedAsSuch() {
         #expect(performing: {
             try Array("{\"method\":".utf8).withUnsafeBytes { try VarlinkCall(parsing: $0) }

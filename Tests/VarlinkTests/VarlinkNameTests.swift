@@ -60,6 +60,21 @@ struct VarlinkNameTests {
         #expect(description.methods == ["Real"])
     }
 
+    // Found by the interface-description fuzz target (Tests/Fuzz): a word can
+    // be as long as the text, and the error quoted it whole.
+    @Test func anInvalidNameIsQuotedShortInTheError() {
+        let text = "interface\u{0}org" + String(repeating: "-", count: 49) + "1e" + String(repeating: "-", count: 99) + "1e"
+            + String(repeating: "-", count: 86) + "(kind: (one, two, three))\nmethod Call(inner: Inrg1example6x ) ->"
+            + "\u{1}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}) ()\nethod Call(inner: Inrg1example6x ) ->\u{1}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}) ()\n"
+        let name = "org" + String(repeating: "-", count: 49) + "1e" + String(repeating: "-", count: 99) + "1e"
+            + String(repeating: "-", count: 86)
+        #expect(throws: VarlinkInterfaceDescriptionError.invalidInterfaceName(name)) { try VarlinkInterfaceDescription(text) }
+        #expect(VarlinkInterfaceDescriptionError.invalidInterfaceName(name).description
+            == "\"\(name.prefix(80))\" is not a valid interface name")
+        let method = "M" + String(repeating: "x", count: 10_000)
+        #expect(VarlinkInterfaceDescriptionError.duplicateMethod(method).description.utf8.count < 120)
+    }
+
     static let invalidDescriptions: [(String, VarlinkInterfaceDescriptionError)] = [
         ("method Ping() -> ()", .missingInterfaceKeyword),
         ("interface org.example.a\ninterface org.example.b", .repeatedInterfaceKeyword),

@@ -1,10 +1,13 @@
-import FamilyConfiguration
+import SystemKit
+
 /// The parts of an app's desktop entry (`APPID.desktop`) the Guard reads:
 /// the display name, the `Exec=` program, and the Family Controls capability
 /// (`X-FamilyControls=true`), the analogue of Apple's entitlement.
 ///
 /// Follows the freedesktop.org Desktop Entry format: only the
 /// `[Desktop Entry]` group counts; other groups (actions) are skipped.
+/// Lines end with LF or CRLF. Parsing keeps one line at a time: it takes at
+/// most 4 bytes of heap per byte of text, plus 64 KiB.
 package struct DesktopEntry: Hashable, Sendable {
     package var name: String?
     /// The program of `Exec=`: its first word, field codes and arguments dropped.
@@ -13,37 +16,51 @@ package struct DesktopEntry: Hashable, Sendable {
 
     /// Parses the text of a desktop entry. Lines it does not understand are ignored,
     /// as desktop environments do.
+    ///
+    /// Read as bytes, as desktop environments read it: a `Character` can join
+    /// a quote, `=` or space to the combining mark after it, so that
+    /// `Exec="\u{6E2}app"` would not start with a quote at all.
     package init(parsing text: String) {
         name = nil
         program = nil
         declaresFamilyControls = false
         var inMainGroup = false
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: true) {
-            let line = rawLine.trimmingWhitespace()
-            if line.hasPrefix("#") || line.isEmpty { continue }
-            if line.hasPrefix("[") {
-                inMainGroup = line == "[Desktop Entry]"
+        for rawLine in TextLines(text) {
+            let line = Self.trimmed(rawLine.utf8)
+            guard let first = line.first, first != UInt8(ascii: "#") else { continue }
+            if first == UInt8(ascii: "[") {
+                inMainGroup = line.elementsEqual("[Desktop Entry]".utf8)
                 continue
             }
-            guard inMainGroup, let equals = line.firstIndex(of: "=") else { continue }
-            let key = line[..<equals].trimmingWhitespace()
-            let value = line[line.index(after: equals)...].trimmingWhitespace()
-            switch key {
-            case "Name": name = name ?? value
-            case "Exec": program = Self.program(of: value)
-            case "X-FamilyControls": declaresFamilyControls = value == "true"
-            default: break
+            guard inMainGroup, let equals = line.firstIndex(of: UInt8(ascii: "=")) else { continue }
+            let key = Self.trimmed(line[..<equals])
+            let value = Self.trimmed(line[line.index(after: equals)...])
+            if key.elementsEqual("Name".utf8) {
+                name = name ?? String(Substring(value))
+            } else if key.elementsEqual("Exec".utf8) {
+                program = Self.program(of: value)
+            } else if key.elementsEqual("X-FamilyControls".utf8) {
+                declaresFamilyControls = value.elementsEqual("true".utf8)
             }
         }
     }
 
     /// The first word of an `Exec=` value, with the spec's double quotes removed.
-    private static func program(of exec: String) -> String? {
-        if exec.hasPrefix("\"") {
+    private static func program(of exec: Substring.UTF8View) -> String? {
+        let quote = UInt8(ascii: "\"")
+        if exec.first == quote {
             let rest = exec.dropFirst()
-            guard let close = rest.firstIndex(of: "\"") else { return nil }
-            return String(rest[..<close])
+            guard let close = rest.firstIndex(of: quote) else { return nil }
+            return String(Substring(rest[..<close]))
         }
-        return exec.split(separator: " ", maxSplits: 1).first.map(String.init)
+        return exec.split(separator: UInt8(ascii: " "), maxSplits: 1).first.map { String(Substring($0)) }
+    }
+
+    /// `bytes` without leading and trailing spaces, tabs and carriage returns.
+    private static func trimmed(_ bytes: Substring.UTF8View) -> Substring.UTF8View {
+        let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 || byte == 0x0D }
+        guard let first = bytes.firstIndex(where: { !isSpace($0) }),
+              let last = bytes.lastIndex(where: { !isSpace($0) }) else { return bytes[bytes.endIndex...] }
+        return bytes[first...last]
     }
 }

@@ -1,3 +1,5 @@
+import SystemKit
+
 /// Why a byte sequence is not acceptable JSON, and where.
 package struct JSONParseError: Error, Equatable, Sendable, CustomStringConvertible {
     /// What was wrong.
@@ -51,8 +53,8 @@ package struct JSONParseError: Error, Equatable, Sendable, CustomStringConvertib
         case .invalidNumber: what = "malformed number"
         case .numberOutOfRange: what = "number out of range"
         case .duplicateKey(let key):
-            // The key is untrusted input: keep the message to one short line.
-            what = "duplicate object key \"\(key.prefix(64))\""
+            // The key is untrusted input: keep the message to one short, safe line.
+            what = "duplicate object key \"\(DisplayText.sanitized(key, limit: 64))\""
         case .tooDeep(let limit): what = "nesting deeper than \(limit) levels"
         case .trailingBytes: what = "unexpected data after the JSON value"
         }

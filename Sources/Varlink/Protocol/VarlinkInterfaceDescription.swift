@@ -4,6 +4,9 @@
 ///
 /// This is not an IDL parser: it reads the `interface` line and the names
 /// after each top-level `method` keyword, which is all routing needs.
+///
+/// Reading takes at most 32 bytes of heap per byte of text, plus 64 KiB
+/// (a text of one-letter words, the worst, takes about 24).
 package struct VarlinkInterfaceDescription: Sendable, Equatable {
     /// The interface name from the `interface` line.
     package let name: String

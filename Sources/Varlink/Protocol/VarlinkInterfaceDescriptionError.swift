@@ -18,9 +18,10 @@ package enum VarlinkInterfaceDescriptionError: Error, Equatable, Sendable, Custo
         case .missingInterfaceKeyword: "interface description has no \"interface\" line"
         case .repeatedInterfaceKeyword: "interface description has more than one \"interface\" line"
         case .missingName(let keyword): "\"\(keyword)\" is not followed by a name"
-        case .invalidInterfaceName(let name): "\"\(name)\" is not a valid interface name"
-        case .invalidMethodName(let name): "\"\(name)\" is not a valid method name"
-        case .duplicateMethod(let name): "method \(name) is declared twice"
+        // A word of the text can be as long as the text: keep the message one short line.
+        case .invalidInterfaceName(let name): "\"\(name.prefix(80))\" is not a valid interface name"
+        case .invalidMethodName(let name): "\"\(name.prefix(80))\" is not a valid method name"
+        case .duplicateMethod(let name): "method \(name.prefix(80)) is declared twice"
         }
     }
 }

@@ -1,3 +1,5 @@
+import SystemKit
+
 /// Why a frame is not a valid Varlink call or reply.
 package enum VarlinkMessageError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The frame is not JSON.
@@ -32,8 +34,9 @@ package enum VarlinkMessageError: Error, Equatable, Sendable, CustomStringConver
         case .notAnObject: "message is not a JSON object"
         case .missingField(let field): "message lacks \"\(field)\""
         case .wrongFieldType(let field, let expected): "\"\(field)\" must be \(expected)"
-        case .invalidMethodName(let name): "\"\(name.prefix(80))\" is not a qualified method name"
-        case .invalidErrorName(let name): "\"\(name.prefix(80))\" is not a qualified error name"
+        // Names are the peer's text: shown escaped and cut, one safe line.
+        case .invalidMethodName(let name): "\"\(DisplayText.sanitized(name, limit: 80))\" is not a qualified method name"
+        case .invalidErrorName(let name): "\"\(DisplayText.sanitized(name, limit: 80))\" is not a qualified error name"
         case .onewayWithMore: "a call cannot be both oneway and more"
         }
     }
