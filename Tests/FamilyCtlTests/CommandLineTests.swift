@@ -86,20 +86,13 @@ import Foundation
     @Test("--since reads dates, dates with times, today, yesterday and ages")
     func sinceTimes() throws {
         let now = 1_764_547_200.0 + 3600 * 10.5  // some morning
-        func local(_ year: Int32, _ month: Int32, _ day: Int32, _ hour: Int32 = 0, _ minute: Int32 = 0, _ second: Int32 = 0) -> Double {
-            var parts = tm()
-            parts.tm_year = year - 1900
-            parts.tm_mon = month - 1
-            parts.tm_mday = day
-            parts.tm_hour = hour
-            parts.tm_min = minute
-            parts.tm_sec = second
-            parts.tm_isdst = -1
-            return Double(mktime(&parts))
+        // Read back through the machine's own calendar: the local date and time given.
+        func local(_ seconds: Double?) -> String {
+            seconds.map { UnixTime(seconds: $0).localDescription } ?? "nil"
         }
-        #expect(FamilyCtl.parseTime("2026-11-30", now: now) == local(2026, 11, 30))
-        #expect(FamilyCtl.parseTime("2026-11-30 08:05", now: now) == local(2026, 11, 30, 8, 5))
-        #expect(FamilyCtl.parseTime("2026-11-30T08:05:09", now: now) == local(2026, 11, 30, 8, 5, 9))
+        #expect(local(FamilyCtl.parseTime("2026-11-30", now: now)) == "2026-11-30 00:00:00")
+        #expect(local(FamilyCtl.parseTime("2026-11-30 08:05", now: now)) == "2026-11-30 08:05:00")
+        #expect(local(FamilyCtl.parseTime("2026-11-30T08:05:09", now: now)) == "2026-11-30 08:05:09")
         #expect(FamilyCtl.parseTime("90min", now: now) == now - 5400)
         #expect(FamilyCtl.parseTime("12h", now: now) == now - 43_200)
         #expect(FamilyCtl.parseTime("7d", now: now) == now - 7 * 86_400)

@@ -125,7 +125,7 @@ private struct Review {
         for candidate in file.sections where candidate.name == section && candidate.argument == argument {
             for entry in candidate.entries where entry.key == key {
                 let tokens = entry.value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
-                if token == nil || tokens.contains(token!) { return entry.line }
+                if token.map({ tokens.contains($0) }) ?? true { return entry.line }
             }
         }
         return 0
