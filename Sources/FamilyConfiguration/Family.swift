@@ -27,6 +27,14 @@ package struct Family: Sendable {
         return try isChild(account)
     }
 
+    /// Whether `account` is named as a guardian anywhere: the family's, or
+    /// one child's. Someone who is not cannot guard anyone, whatever is recorded.
+    package func guardsSomeone(_ account: UserAccount) throws(Errno) -> Bool {
+        if try Self.matches(account, configuration.guardians) { return true }
+        for principals in configuration.childGuardians.values where try Self.matches(account, principals) { return true }
+        return false
+    }
+
     /// The app roots for `account`, expanded.
     package func appRoots(for account: UserAccount) -> [String] {
         configuration.appRoots.map { AppRootTemplate.expand($0, for: account) }

@@ -272,6 +272,12 @@ struct FamilyMembershipTests {
                     let other = try #require(try UserDatabase.user(named: familyGuardian.name))
                     #expect(try family.isGuardian(own, of: child.name))
                     #expect(try !family.isGuardian(other, of: child.name))
+                    // Both are named somewhere; the child, guardian of no one, is not.
+                    let childAccount = try #require(try UserDatabase.user(named: child.name))
+                    #expect(try family.guardsSomeone(own) && family.guardsSomeone(other))
+                    #expect(try !family.guardsSomeone(childAccount))
+                    // An adult, however listed as a guardian, guards no adult.
+                    #expect(try !family.isGuardian(other, of: ownGuardian.name))
                 }
             }
         }
