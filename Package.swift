@@ -73,7 +73,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["SystemKit"], path: "Tests/TestSupport"),
         .testTarget(name: "CPAMTests", dependencies: ["CPAM"]),
         .testTarget(name: "ArchitectureTests", dependencies: ["TestSupport"]),
-        .testTarget(name: "SystemKitTests", dependencies: ["SystemKit"]),
+        .testTarget(name: "SystemKitTests", dependencies: ["SystemKit", "TestSupport"]),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink"]),
         .testTarget(name: "FamilyControlsTests", dependencies: ["FamilyControls", "FamilyControlsTesting", "TestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "TestSupport"]),

@@ -57,6 +57,12 @@ gzip -9n < Config/debian/changelog > "$doc/changelog.Debian.gz"
 install -m 0644 Config/debian/conffiles "$root/DEBIAN/conffiles"
 install -m 0755 Config/debian/postinst Config/debian/prerm Config/debian/postrm "$root/DEBIAN/"
 
+# libstdc++ and libgcc are linked in (Config/build.sh): name their source
+# package and version, so a rebuild can follow a fix to them.
+archive=$(readlink -f "$(${CC:-gcc} -print-file-name=libstdc++.a)")
+owner=$(dpkg-query -S "$archive" | cut -d: -f1)
+static_built_using=$(dpkg-query -W -f='${source:Package} (= ${source:Version})' "$owner")
+
 # dpkg-shlibdeps and dpkg-gencontrol read debian/control from where they run.
 mkdir "$stage/debian"
 cp Config/debian/control Config/debian/changelog "$stage/debian/"
@@ -64,6 +70,7 @@ cp Config/debian/control Config/debian/changelog "$stage/debian/"
     cd "$stage"
     dpkg-shlibdeps -Tdebian/substvars root/usr/sbin/familycontrolsd root/usr/bin/familyctl \
         root/usr/lib/familycontrols/demo/familycontrols-demo
+    echo "misc:Static-Built-Using=$static_built_using" >> debian/substvars
     dpkg-gencontrol -pfamilycontrols -Proot -Tdebian/substvars -fdebian/files
 )
 (cd "$root" && find . -type f ! -path './DEBIAN/*' -printf '%P\0' | LC_ALL=C sort -z | xargs -0 md5sum) \

@@ -44,6 +44,7 @@ dest=${DESTDIR:-}
 #   e2fsprogs: chattr/lsattr; passwd, login: useradd, chpasswd, chage, usermod.
 #   procps: pkill; util-linux: setpriv, runuser, unshare.
 #   binutils: readelf, to check the built programs need no toolchain.
+#   g++: libstdc++.a, linked into the installed programs (Config/build.sh).
 #   dpkg-dev: Config/build-deb.sh (dpkg-shlibdeps, dpkg-gencontrol).
 #   For the tests: libpam-wrapper (pam_chatty), sqlite3 (the audit table),
 #   strace (a traced app is refused), xfsprogs and btrfs-progs (locks on XFS
@@ -53,7 +54,7 @@ dest=${DESTDIR:-}
 #   (systemd-analyze scores and checks the shipped unit; nothing is started)
 #   and libseccomp2 (the Guard run under the unit's system call filter).
 packages="libpam0g-dev libsqlite3-dev libpam-modules libpam-runtime e2fsprogs passwd login procps util-linux
-    binutils dpkg-dev
+    binutils g++ dpkg-dev
     libpam-wrapper sqlite3 strace xfsprogs btrfs-progs gcc libc6-dev perl libpam-oath oathtool python3 python3-pip
     systemd libseccomp2"
 if [ "$apt" = no ]; then

@@ -71,7 +71,7 @@ struct GuardConnection {
     }
 
     private func answer(_ prompt: JSONObject, through conversation: any PAMConversation,
-                        deadline: ContinuousClock.Instant) throws(VarlinkClientError) {
+                        deadline: MonotonicInstant) throws(VarlinkClientError) {
         guard let id = prompt["id"]?.intValue, let kind = prompt["kind"]?.stringValue else { return }
         let text = DisplayText.sanitized(prompt["message"]?.stringValue ?? "")
         let message: PAMMessage

@@ -15,7 +15,7 @@ package struct TerminalConversation: PAMConversation, @unchecked Sendable {
         self.terminal = terminal
     }
 
-    package func respond(to message: PAMMessage, deadline: ContinuousClock.Instant) throws(PAMConversationEnd) -> SecretBytes? {
+    package func respond(to message: PAMMessage, deadline: MonotonicInstant) throws(PAMConversationEnd) -> SecretBytes? {
         switch message {
         case .info(let text), .error(let text):
             terminal.write(text.hasSuffix("\n") ? text : text + "\n")
@@ -35,7 +35,7 @@ package struct TerminalConversation: PAMConversation, @unchecked Sendable {
 package struct StandardInputConversation: PAMConversation {
     package init() {}
 
-    package func respond(to message: PAMMessage, deadline: ContinuousClock.Instant) throws(PAMConversationEnd) -> SecretBytes? {
+    package func respond(to message: PAMMessage, deadline: MonotonicInstant) throws(PAMConversationEnd) -> SecretBytes? {
         switch message {
         case .info(let text), .error(let text):
             writeToStandardError(text.hasSuffix("\n") ? text : text + "\n")

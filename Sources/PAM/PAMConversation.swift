@@ -42,5 +42,5 @@ package enum PAMConversationEnd: Error, Hashable, Sendable {
 package protocol PAMConversation: Sendable {
     /// Answers `message`: the answer for a prompt, nil for info and error messages.
     /// - Throws: ``PAMConversationEnd`` to end the transaction.
-    func respond(to message: PAMMessage, deadline: ContinuousClock.Instant) throws(PAMConversationEnd) -> SecretBytes?
+    func respond(to message: PAMMessage, deadline: MonotonicInstant) throws(PAMConversationEnd) -> SecretBytes?
 }

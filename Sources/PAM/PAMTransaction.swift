@@ -101,10 +101,10 @@ private final class ConversationRelay {
         case PAM_ERROR_MSG: message = .error(text)
         default: message = .info(text)
         }
-        let deadline = ContinuousClock.now.advanced(by: promptTimeout)
+        let deadline = MonotonicInstant.now.advanced(by: promptTimeout)
         let answer = try conversation.respond(to: message, deadline: deadline)
         // An answer that arrives after the deadline is not accepted.
-        if message.isPrompt && ContinuousClock.now > deadline { throw .timedOut }
+        if message.isPrompt && MonotonicInstant.now > deadline { throw .timedOut }
         return answer
     }
 }

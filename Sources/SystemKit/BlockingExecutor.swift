@@ -102,20 +102,6 @@ public final class BlockingExecutor: @unchecked Sendable {
         pthread_mutex_unlock(mutex)
     }
 
-    /// Runs `body` on the pool and waits for its result without holding the
-    /// caller's thread: the bridge from `async` code to blocking code.
-    /// - Throws: ``Saturated`` when the pool refuses the work.
-    public func run<T: Sendable>(_ body: @escaping @Sendable () -> T) async throws(Saturated) -> T {
-        let result: Result<T, Saturated> = await withCheckedContinuation { continuation in
-            do throws(Saturated) {
-                try submit { continuation.resume(returning: .success(body())) }
-            } catch {
-                continuation.resume(returning: .failure(error))
-            }
-        }
-        return try result.get()
-    }
-
     /// How many threads the pool holds, how many of them wait, and how many jobs wait.
     public var snapshot: Snapshot {
         pthread_mutex_lock(mutex)

@@ -59,7 +59,7 @@ package final class ConditionSignal: @unchecked Sendable {
 
     /// Waits until `ready()` returns true or `deadline` passes; calls `onTimeout`
     /// in the second case.
-    package func wait(until deadline: ContinuousClock.Instant, ready: () -> Bool, onTimeout: () -> Void) {
+    package func wait(until deadline: MonotonicInstant, ready: () -> Bool, onTimeout: () -> Void) {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         while !ready() {

@@ -24,7 +24,7 @@ public enum LineReader {
     ///   - maximumLength: lines longer than this fail with ``Failure/tooLong``.
     ///   - deadline: when to give up; nil waits forever.
     public static func readLine(
-        from descriptor: CInt, maximumLength: Int = 4096, deadline: ContinuousClock.Instant? = nil
+        from descriptor: CInt, maximumLength: Int = 4096, deadline: MonotonicInstant? = nil
     ) throws(Failure) -> SecretBytes {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: maximumLength + 1, alignment: 1)
         defer {
@@ -57,9 +57,9 @@ public enum LineReader {
         return SecretBytes(copying: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
     }
 
-    private static func waitReadable(_ descriptor: CInt, deadline: ContinuousClock.Instant?) throws(Failure) {
+    private static func waitReadable(_ descriptor: CInt, deadline: MonotonicInstant?) throws(Failure) {
         // A byte that arrives after the deadline is too late, even if it is already waiting.
-        if let deadline, ContinuousClock.now >= deadline { throw .timedOut }
+        if let deadline, MonotonicInstant.now >= deadline { throw .timedOut }
         let ready: Int16?
         do {
             ready = try Poll.wait(for: Int16(POLLIN), on: descriptor, until: deadline)

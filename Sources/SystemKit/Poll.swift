@@ -13,7 +13,7 @@ public enum Poll {
     ///   nil when the deadline passed first.
     /// - Throws: ``Errno`` from `poll(2)`. An interrupted wait is retried with the time left.
     public static func wait(
-        for events: Int16, on descriptor: CInt, until deadline: ContinuousClock.Instant?
+        for events: Int16, on descriptor: CInt, until deadline: MonotonicInstant?
     ) throws(Errno) -> Int16? {
         var entry = pollfd(fd: descriptor, events: events, revents: 0)
         while true {
@@ -21,14 +21,14 @@ public enum Poll {
             let result = try retryingOnInterrupt("poll") { poll(&entry, 1, milliseconds(until: deadline)) }
             if result > 0 { return entry.revents }
             // poll rounds down to whole milliseconds; only give up once the deadline passed.
-            if let deadline, ContinuousClock.now >= deadline { return nil }
+            if let deadline, MonotonicInstant.now >= deadline { return nil }
         }
     }
 
     /// Milliseconds from now until `deadline`, rounded up, for `poll(2)`; -1 for none.
-    public static func milliseconds(until deadline: ContinuousClock.Instant?) -> CInt {
+    public static func milliseconds(until deadline: MonotonicInstant?) -> CInt {
         guard let deadline else { return -1 }
-        let left = ContinuousClock.now.duration(to: deadline)
+        let left = MonotonicInstant.now.duration(to: deadline)
         if left <= .zero { return 0 }
         let (seconds, attoseconds) = left.components
         let millis = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000

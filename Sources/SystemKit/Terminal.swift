@@ -31,7 +31,7 @@ public final class Terminal {
 
     /// Shows `prompt` and reads one line, with echo off when `secret`.
     /// - Throws: ``LineReader/Failure`` on end of input, timeout or a read error.
-    public func readLine(prompt: String, secret: Bool, deadline: ContinuousClock.Instant? = nil) throws(LineReader.Failure) -> SecretBytes {
+    public func readLine(prompt: String, secret: Bool, deadline: MonotonicInstant? = nil) throws(LineReader.Failure) -> SecretBytes {
         var original = termios()
         guard secret, tcgetattr(descriptor.rawValue, &original) == 0 else {
             write(prompt)

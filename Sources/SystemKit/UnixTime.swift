@@ -3,7 +3,7 @@ import Glibc
 #endif
 
 /// A moment on the wall clock, in seconds since 1970-01-01 UTC: what the
-/// store keeps and the protocol sends. (`ContinuousClock` measures waits;
+/// store keeps and the protocol sends. (`MonotonicInstant` measures waits;
 /// this says when something happened.)
 public struct UnixTime: Sendable, Hashable, Comparable {
     public var seconds: Double

@@ -57,10 +57,16 @@ private struct AnchorBenchmark {
             }
         }
 
-        // The Guard, on its own socket and store.
+        // The Guard, on its own socket and store, run from a copy written as
+        // install(1) and dpkg write one: how the page cache holds a program
+        // decides how much of it the kernel maps around each page touched,
+        // and the linker's output is held otherwise than an installed file.
+        let installedGuard = "\(directory)/familycontrolsd"
+        try Data(contentsOf: URL(fileURLWithPath: guardBinary)).write(to: URL(fileURLWithPath: installedGuard))
+        chmod(installedGuard, 0o755)
         let socket = "\(directory)/guard.socket"
         try "[Apps]\nRoots=\(directory)/apps/%u\n".write(toFile: "\(directory)/guard.conf", atomically: true, encoding: .utf8)
-        children.append(try spawn([guardBinary, "--socket", socket, "--state-dir", "\(directory)/state",
+        children.append(try spawn([installedGuard, "--socket", socket, "--state-dir", "\(directory)/state",
                                    "--config", "\(directory)/guard.conf"]))
         try waitUntil("the Guard to answer") { try runProcess([familyctl, "status", "--socket", socket]) == 0 }
         print("Anchors: whole processes, \(runs) runs each, interleaved; medians.")

@@ -68,6 +68,10 @@ struct DebianPackageTests {
             #expect(unit.contains("\nExecStart=/usr/sbin/familycontrolsd\n"))
             let conffiles = try await run("/usr/bin/dpkg-query", ["-W", "-f=${Conffiles}", "familycontrols"]).standardOutput
             #expect(Self.conffiles.allSatisfy { conffiles.contains(" \($0) ") }, "\(conffiles)")
+            // libstdc++ and libgcc are linked in: the package names the source they came from.
+            let staticBuiltUsing = try await run("/usr/bin/dpkg-query", ["-W", "-f=${Static-Built-Using}", "familycontrols"])
+                .standardOutput
+            #expect(staticBuiltUsing.hasPrefix("gcc-") && staticBuiltUsing.contains(" (= "), "\(staticBuiltUsing)")
             // The administrator's file is kept; the package's is beside it.
             #expect(try String(contentsOfFile: Self.conffiles[0], encoding: .utf8).hasPrefix("# the administrator's own"))
             #expect(FileManager.default.fileExists(atPath: Self.conffiles[0] + ".dpkg-dist"))

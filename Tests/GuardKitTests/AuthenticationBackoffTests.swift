@@ -1,9 +1,10 @@
+import SystemKit
 import GuardKit
 import Testing
 
 @Suite("Failed authentications in a row slow the next attempt")
 struct AuthenticationBackoffTests {
-    let start = ContinuousClock.now
+    let start = MonotonicInstant.now
 
     @Test func theFirstFailuresAreFree() {
         let backoff = AuthenticationBackoff()

@@ -264,10 +264,17 @@ private let pamThreads = BlockingExecutor(name: "test-pam", maximumThreads: 4, m
 
 extension PAMAuthenticator {
     fileprivate func authenticate(_ request: PAMRequest, conversation: any PAMConversation) async throws(PAMError) {
-        let outcome = try? await pamThreads.run {
-            Result<Void, PAMError> { () throws(PAMError) in try self.authenticateBlocking(request, conversation: conversation) }
+        let outcome: Result<Void, PAMError> = await withCheckedContinuation { continuation in
+            do {
+                try pamThreads.submit {
+                    continuation.resume(returning: Result { () throws(PAMError) in
+                        try self.authenticateBlocking(request, conversation: conversation)
+                    })
+                }
+            } catch {
+                fatalError("the test pool refused work: \(error)")
+            }
         }
-        guard let outcome else { fatalError("the test pool refused work") }
         try outcome.get()
     }
 }

@@ -3,30 +3,8 @@ import Glibc
 #endif
 import Synchronization
 import SystemKit
+import TestSupport
 import Testing
-
-/// A gate jobs wait at until the test opens it.
-private final class Gate: Sendable {
-    private let open = Atomic<Bool>(false)
-    let arrived = Atomic<Int>(0)
-
-    func pass() {
-        arrived.add(1, ordering: .relaxed)
-        while !open.load(ordering: .acquiring) { usleep(500) }
-    }
-
-    func release() { open.store(true, ordering: .releasing) }
-}
-
-/// Polls `condition` for up to 5 s.
-private func eventually(_ condition: () -> Bool) -> Bool {
-    let deadline = ContinuousClock.now + .seconds(5)
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        usleep(1_000)
-    }
-    return condition()
-}
 
 @Suite struct BlockingExecutorTests {
     @Test func runsEveryJobWithNeverMoreThreadsThanItsBound() throws {
@@ -48,7 +26,7 @@ private func eventually(_ condition: () -> Bool) -> Bool {
                 done.add(1, ordering: .relaxed)
             }
         }
-        #expect(eventually { done.load(ordering: .relaxed) == 200 })
+        #expect(pollUntil { done.load(ordering: .relaxed) == 200 })
         let most = mostAtOnce.load(ordering: .relaxed)
         #expect(most <= 3)
         #expect(most >= 2, "jobs ran in parallel")
@@ -60,7 +38,7 @@ private func eventually(_ condition: () -> Bool) -> Bool {
         let gate = Gate()
         try executor.submit { gate.pass() }
         try executor.submit { gate.pass() }
-        #expect(eventually { gate.arrived.load(ordering: .relaxed) == 2 })
+        #expect(pollUntil { gate.arrived.load(ordering: .relaxed) == 2 })
         let queuedRan = Atomic<Bool>(false)
         try executor.submit { queuedRan.store(true, ordering: .relaxed) }
         #expect(executor.snapshot.queued == 1)
@@ -70,28 +48,28 @@ private func eventually(_ condition: () -> Bool) -> Bool {
             try executor.submit { refusedRan.store(true, ordering: .relaxed) }
         }
         gate.release()
-        #expect(eventually { queuedRan.load(ordering: .relaxed) })
+        #expect(pollUntil { queuedRan.load(ordering: .relaxed) })
         usleep(20_000)
         let refusedJobRan = refusedRan.load(ordering: .relaxed)
         #expect(!refusedJobRan, "a refused job never runs")
         // Room again once the threads are free.
         let later = Atomic<Bool>(false)
         try executor.submit { later.store(true, ordering: .relaxed) }
-        #expect(eventually { later.load(ordering: .relaxed) })
+        #expect(pollUntil { later.load(ordering: .relaxed) })
     }
 
     @Test func idleThreadsEndSoAnIdleProcessKeepsNone() throws {
         let executor = BlockingExecutor(name: "test-idle", maximumThreads: 4, maximumQueued: 16, idleTimeout: .milliseconds(50))
         let gate = Gate()
         for _ in 0..<4 { try executor.submit { gate.pass() } }
-        #expect(eventually { gate.arrived.load(ordering: .relaxed) == 4 })
+        #expect(pollUntil { gate.arrived.load(ordering: .relaxed) == 4 })
         #expect(executor.snapshot.threads == 4)
         gate.release()
-        #expect(eventually { executor.snapshot.threads == 0 })
+        #expect(pollUntil { executor.snapshot.threads == 0 })
         // And new work starts a thread again.
         let ran = Atomic<Bool>(false)
         try executor.submit { ran.store(true, ordering: .relaxed) }
-        #expect(eventually { ran.load(ordering: .relaxed) })
+        #expect(pollUntil { ran.load(ordering: .relaxed) })
     }
 
     @Test func anIdleThreadTakesTheNextJobInsteadOfANewThreadStarting() throws {
@@ -99,36 +77,9 @@ private func eventually(_ condition: () -> Bool) -> Bool {
         for _ in 0..<50 {
             let done = Atomic<Bool>(false)
             try executor.submit { done.store(true, ordering: .relaxed) }
-            #expect(eventually { done.load(ordering: .relaxed) && executor.snapshot.idle == 1 })
+            #expect(pollUntil { done.load(ordering: .relaxed) && executor.snapshot.idle == 1 })
         }
         #expect(executor.snapshot.threads == 1)
-    }
-
-    @Test func runBridgesAsyncCodeToBlockingWork() async throws {
-        let executor = BlockingExecutor(name: "test-run", maximumThreads: 2, maximumQueued: 8)
-        let values = try await withThrowingTaskGroup(of: Int.self) { group in
-            for value in 0..<8 {
-                group.addTask {
-                    try await executor.run {
-                        usleep(1_000)
-                        return value * value
-                    }
-                }
-            }
-            return try await group.reduce(into: []) { $0.append($1) }
-        }
-        #expect(values.sorted() == (0..<8).map { $0 * $0 })
-    }
-
-    @Test func runThrowsWhenThePoolRefuses() async throws {
-        let executor = BlockingExecutor(name: "test-run-full", maximumThreads: 1, maximumQueued: 0)
-        let gate = Gate()
-        try executor.submit { gate.pass() }
-        #expect(eventually { gate.arrived.load(ordering: .relaxed) == 1 })
-        await #expect(throws: BlockingExecutor.Saturated.self) {
-            _ = try await executor.run { 1 }
-        }
-        gate.release()
     }
 }
 
@@ -146,7 +97,7 @@ private func eventually(_ condition: () -> Bool) -> Bool {
                 inside.subtract(1, ordering: .relaxed)
             }
         }
-        #expect(eventually { order.withLock { $0.count } == 500 })
+        #expect(pollUntil { order.withLock { $0.count } == 500 })
         #expect(order.withLock { $0 } == Array(0..<500))
         let jobsOverlapped = overlapped.load(ordering: .relaxed)
         #expect(!jobsOverlapped)
@@ -160,7 +111,7 @@ private func eventually(_ condition: () -> Bool) -> Bool {
         try first.submit { gate.pass() }
         try second.submit { gate.pass() }
         // Both lanes are inside their first job at once: each holds a thread.
-        #expect(eventually { gate.arrived.load(ordering: .relaxed) == 2 })
+        #expect(pollUntil { gate.arrived.load(ordering: .relaxed) == 2 })
         gate.release()
     }
 
@@ -168,13 +119,13 @@ private func eventually(_ condition: () -> Bool) -> Bool {
         let executor = BlockingExecutor(name: "test-lane-full", maximumThreads: 1, maximumQueued: 0)
         let gate = Gate()
         try executor.submit { gate.pass() }
-        #expect(eventually { gate.arrived.load(ordering: .relaxed) == 1 })
+        #expect(pollUntil { gate.arrived.load(ordering: .relaxed) == 1 })
         let lane = SerialLane(on: executor)
         #expect(throws: BlockingExecutor.Saturated.self) { try lane.submit {} }
         gate.release()
-        #expect(eventually { executor.snapshot.idle == 1 })
+        #expect(pollUntil { executor.snapshot.idle == 1 })
         let ran = Atomic<Bool>(false)
         try lane.submit { ran.store(true, ordering: .relaxed) }
-        #expect(eventually { ran.load(ordering: .relaxed) })
+        #expect(pollUntil { ran.load(ordering: .relaxed) })
     }
 }

@@ -32,8 +32,9 @@ package struct AppIdentity: Hashable, Sendable {
     /// Whether `text` is an acceptable app ID: a reverse-domain name made of
     /// letters, digits, `.`, `_` and `-`, with no empty part, at most 255 bytes.
     package static func isValidAppID(_ text: String) -> Bool {
-        guard !text.isEmpty, text.utf8.count <= 255, !text.hasPrefix("."), !text.hasSuffix("."),
-              !text.contains("..") else { return false }
+        guard !text.isEmpty, text.utf8.count <= 255,
+              !text.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty)
+        else { return false }
         return text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }
     }
 }

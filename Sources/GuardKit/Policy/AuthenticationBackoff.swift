@@ -1,4 +1,5 @@
 import Synchronization
+import SystemKit
 
 /// Failed authentications in a row for each requesting user, counted across
 /// requests and apps.
@@ -16,7 +17,7 @@ package final class AuthenticationBackoff: Sendable {
 
     private struct Record {
         var failures: Int
-        var lastFailure: ContinuousClock.Instant
+        var lastFailure: MonotonicInstant
     }
 
     private let records = Mutex<[String: Record]>([:])
@@ -29,7 +30,7 @@ package final class AuthenticationBackoff: Sendable {
     ///   - freeFailures: failures in a row allowed with no delay (`MaxAttempts`).
     ///   - delay: the first delay (`FailureDelay`); zero turns the backoff off.
     package func remainingWait(for user: String, freeFailures: Int, delay: Duration,
-                       now: ContinuousClock.Instant = .now) -> Duration? {
+                       now: MonotonicInstant = .now) -> Duration? {
         guard delay > .zero, let record = records.withLock({ $0[user] }),
               record.failures >= freeFailures else { return nil }
         let doublings = min(record.failures - freeFailures, Self.maximumDoublings)
@@ -41,7 +42,7 @@ package final class AuthenticationBackoff: Sendable {
     /// Counts a failed authentication of (or on behalf of) `user`.
     /// - Returns: how many failures in a row `user` now has.
     @discardableResult
-    package func recordFailure(of user: String, now: ContinuousClock.Instant = .now) -> Int {
+    package func recordFailure(of user: String, now: MonotonicInstant = .now) -> Int {
         records.withLock { records in
             var record = records[user] ?? Record(failures: 0, lastFailure: now)
             record.failures += 1

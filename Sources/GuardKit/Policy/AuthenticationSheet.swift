@@ -34,7 +34,7 @@ final class AuthenticationSheet: Sendable {
         let configuration = families.current.configuration
         let alert: String
         do throws(PAMConversationEnd) {
-            let deadline = ContinuousClock.now.advanced(by: configuration.promptTimeout)
+            let deadline = MonotonicInstant.now.advanced(by: configuration.promptTimeout)
             let answer = try channel.ask(AuthorizationPrompt(kind: .alert, message: question), deadline: deadline)
             alert = answer.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
         } catch {
@@ -80,7 +80,7 @@ final class AuthenticationSheet: Sendable {
         let user = caller.account.name
         let appID = caller.app.appID
         try checkBackoff(member, caller: caller, channel: channel, configuration: configuration)
-        func deadline() -> ContinuousClock.Instant { .now.advanced(by: configuration.promptTimeout) }
+        func deadline() -> MonotonicInstant { .now.advanced(by: configuration.promptTimeout) }
         try askAlert(question, member: member, caller: caller, channel: channel, refused: refused)
 
         let service = member == .child ? configuration.guardianService : configuration.individualService

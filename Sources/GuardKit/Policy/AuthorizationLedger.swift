@@ -25,7 +25,7 @@ package final class AuthorizationLedger: Sendable {
     /// How long audit events are kept (`[Audit] Retention=`), read when pruning.
     private let retention: @Sendable () -> Duration?
     /// When the audit trail was last pruned; it is pruned at most hourly.
-    private let lastPrune = Mutex<ContinuousClock.Instant?>(nil)
+    private let lastPrune = Mutex<MonotonicInstant?>(nil)
 
     init(store: Store, logger: Logger, maximumDenialsPerUser: Int,
          retention: @escaping @Sendable () -> Duration? = { nil }) throws(StoreError) {
@@ -171,7 +171,7 @@ package final class AuthorizationLedger: Sendable {
     }
 
     /// Deletes audit events older than `[Audit] Retention=`, at most once an hour.
-    func pruneAuditIfDue(now: ContinuousClock.Instant = .now) {
+    func pruneAuditIfDue(now: MonotonicInstant = .now) {
         let due = lastPrune.withLock { last in
             guard last.map({ now - $0 >= .seconds(3600) }) ?? true else { return false }
             last = now

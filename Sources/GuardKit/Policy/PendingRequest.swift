@@ -31,7 +31,7 @@ package final class PendingRequest: Sendable {
     let caller: Caller
     package let created: UnixTime
     package let expires: UnixTime
-    let deadline: ContinuousClock.Instant
+    let deadline: MonotonicInstant
     private let outcome = Mutex<Outcome?>(nil)
     private let signal = ConditionSignal()
 
@@ -73,7 +73,7 @@ package final class PendingRequest: Sendable {
     func wait(while stillThere: () -> Bool) -> Outcome {
         while true {
             if let ending { return ending }
-            if ContinuousClock.now >= deadline {
+            if MonotonicInstant.now >= deadline {
                 end(.expired)
                 continue
             }

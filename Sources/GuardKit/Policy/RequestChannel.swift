@@ -16,7 +16,7 @@ package protocol RequestChannel: Sendable {
     /// Sends `prompt` and waits for its answer.
     /// - Throws: ``PAMConversationEnd/canceled`` when the client cancels or hangs up,
     ///   ``PAMConversationEnd/timedOut`` at the deadline.
-    func ask(_ prompt: AuthorizationPrompt, deadline: ContinuousClock.Instant) throws(PAMConversationEnd) -> SecretBytes
+    func ask(_ prompt: AuthorizationPrompt, deadline: MonotonicInstant) throws(PAMConversationEnd) -> SecretBytes
     /// Sends an info or error message.
     func tell(_ prompt: AuthorizationPrompt)
     /// Whether the client has gone.
@@ -27,7 +27,7 @@ package protocol RequestChannel: Sendable {
 struct ChannelConversation: PAMConversation {
     let channel: any RequestChannel
 
-    func respond(to message: PAMMessage, deadline: ContinuousClock.Instant) throws(PAMConversationEnd) -> SecretBytes? {
+    func respond(to message: PAMMessage, deadline: MonotonicInstant) throws(PAMConversationEnd) -> SecretBytes? {
         switch message {
         case .info(let text): channel.tell(AuthorizationPrompt(kind: .info, message: text)); return nil
         case .error(let text): channel.tell(AuthorizationPrompt(kind: .error, message: text)); return nil

@@ -1,4 +1,5 @@
 import Synchronization
+import SystemKit
 
 /// How many requests one user may start: a burst of ``burst``, then one
 /// every ``interval``, whichever app asks.
@@ -15,7 +16,7 @@ package final class RequestQuota: Sendable {
 
     private struct Bucket {
         var tokens: Double
-        var updated: ContinuousClock.Instant
+        var updated: MonotonicInstant
         /// Whether the refusal since the bucket ran empty was already reported.
         var reported: Bool
     }
@@ -30,7 +31,7 @@ package final class RequestQuota: Sendable {
     /// - Returns: nil when `user` may start it; otherwise how long until they
     ///   may, and whether this is the first refusal since they ran out (the
     ///   one worth an audit row).
-    package func take(for user: String, now: ContinuousClock.Instant = .now) -> (wait: Duration, first: Bool)? {
+    package func take(for user: String, now: MonotonicInstant = .now) -> (wait: Duration, first: Bool)? {
         buckets.withLock { buckets in
             var bucket = buckets[user] ?? Bucket(tokens: Double(burst), updated: now, reported: false)
             let earned = (now - bucket.updated) / interval

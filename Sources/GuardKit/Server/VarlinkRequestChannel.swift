@@ -26,7 +26,7 @@ final class VarlinkRequestChannel: RequestChannel {
 
     var isClosed: Bool { state.withLock { $0.closed } || connection.isClosed }
 
-    func ask(_ prompt: AuthorizationPrompt, deadline: ContinuousClock.Instant) throws(PAMConversationEnd) -> SecretBytes {
+    func ask(_ prompt: AuthorizationPrompt, deadline: MonotonicInstant) throws(PAMConversationEnd) -> SecretBytes {
         let id = state.withLock { state in
             state.nextID += 1
             state.waiting = state.nextID

@@ -48,7 +48,7 @@ extension VarlinkClient {
         }
         guard !(call.oneway && call.more) else { throw .invalidCall(.onewayWithMore) }
         var frame = call.encoded()
-        let deadline = replyTimeout.map { ContinuousClock.now + $0 }
+        let deadline = replyTimeout.map { MonotonicInstant.now + $0 }
         let result = frame.withUnsafeBytes { bytes in
             Result { () throws(VarlinkClientError) in try writeAll(bytes, deadline: deadline) }
         }
@@ -56,7 +56,7 @@ extension VarlinkClient {
         try result.get()
     }
 
-    private func writeAll(_ bytes: UnsafeRawBufferPointer, deadline: ContinuousClock.Instant?) throws(VarlinkClientError) {
+    private func writeAll(_ bytes: UnsafeRawBufferPointer, deadline: MonotonicInstant?) throws(VarlinkClientError) {
         var offset = 0
         while offset < bytes.count {
             let sent: Int

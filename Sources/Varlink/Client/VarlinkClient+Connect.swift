@@ -11,7 +11,7 @@ extension VarlinkClient {
         do { address = try UnixSocketAddress(path: path) } catch { throw .invalidSocketPath(path) }
         let socket: FileDescriptor
         do { socket = try Socket.makeUnixStream(nonBlocking: true) } catch { throw .system(error) }
-        let deadline = ContinuousClock.now + timeout
+        let deadline = MonotonicInstant.now + timeout
         var pause = Duration.milliseconds(1)
         while true {
             let code = attempt(socket.rawValue, address)
@@ -22,7 +22,7 @@ extension VarlinkClient {
             case EAGAIN:
                 // A Unix socket's full accept queue: connect cannot wait for
                 // room without blocking, so retry until the deadline.
-                let left = ContinuousClock.now.duration(to: deadline)
+                let left = MonotonicInstant.now.duration(to: deadline)
                 guard left > .zero else { throw .connectTimedOut(path) }
                 SystemThread.sleep(for: min(pause, left))
                 pause = min(pause * 2, .milliseconds(50))
@@ -51,7 +51,7 @@ extension VarlinkClient {
     /// Waits for an in-progress connect and turns its outcome into `EISCONN`
     /// (done) or the error, so the caller's switch handles both.
     private static func waitForConnect(
-        _ socket: CInt, path: String, deadline: ContinuousClock.Instant
+        _ socket: CInt, path: String, deadline: MonotonicInstant
     ) throws(VarlinkClientError) {
         let ready: Int16?
         do { ready = try Poll.wait(for: Int16(POLLOUT), on: socket, until: deadline) } catch { throw .system(error) }

@@ -14,7 +14,7 @@ extension VarlinkClient {
     ///   `.invalidReply` or `.replyTooLarge`, after which the client is closed.
     package func receiveReply(timeout: Duration? = nil) throws(VarlinkClientError) -> VarlinkReply {
         let wait = timeout ?? replyTimeout
-        let deadline = wait.map { ContinuousClock.now + $0 }
+        let deadline = wait.map { MonotonicInstant.now + $0 }
         while receivedIndex == received.count {
             if let terminalError { throw terminalError }
             try receiveMore(until: deadline)
@@ -31,7 +31,7 @@ extension VarlinkClient {
     }
 
     /// Reads once from the socket and queues every reply completed by it.
-    private func receiveMore(until deadline: ContinuousClock.Instant?) throws(VarlinkClientError) {
+    private func receiveMore(until deadline: MonotonicInstant?) throws(VarlinkClientError) {
         if deadline != nil {
             let ready: Int16?
             do { ready = try Poll.wait(for: Int16(POLLIN), on: socket.rawValue, until: deadline) } catch {

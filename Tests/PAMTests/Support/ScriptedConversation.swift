@@ -17,7 +17,7 @@ final class ScriptedConversation: PAMConversation, @unchecked Sendable {
 
     init(_ steps: [Step]) { self.steps = LockedBox(steps) }
 
-    func respond(to message: PAMMessage, deadline: ContinuousClock.Instant) throws(PAMConversationEnd) -> SecretBytes? {
+    func respond(to message: PAMMessage, deadline: MonotonicInstant) throws(PAMConversationEnd) -> SecretBytes? {
         messages.update { $0.append(message) }
         guard message.isPrompt else { return nil }
         let step = steps.update { $0.isEmpty ? Step.cancel : $0.removeFirst() }
@@ -27,7 +27,7 @@ final class ScriptedConversation: PAMConversation, @unchecked Sendable {
         case .cancel:
             throw .canceled
         case .stall:
-            while ContinuousClock.now <= deadline { Thread.sleep(forTimeInterval: 0.02) }
+            while MonotonicInstant.now <= deadline { Thread.sleep(forTimeInterval: 0.02) }
             return SecretBytes("too late")
         }
     }

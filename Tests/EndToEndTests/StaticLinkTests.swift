@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// How `Config/build.sh` links the installed programs, each choice made for
+/// their start time and resident memory (familycontrols-bench anchors), and
+/// each one a promise that a later change could quietly break.
+@Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/nm")
+                && FileManager.default.isExecutableFile(atPath: "/usr/bin/readelf"), "needs nm and readelf (binutils)"))
+struct StaticLinkTests {
+    @Test(arguments: ReleaseBuild.products)
+    func theCxxRuntimeIsLinkedInAndNothingIsExported(product: String) async throws {
+        let path = "\(try await ReleaseBuild.binDirectory())/\(product)"
+        let dynamic = try await run("/usr/bin/readelf", ["-d", path]).requireSuccess().standardOutput
+        let needed = dynamic.split(separator: "\n").filter { $0.contains("(NEEDED)") }
+        #expect(!needed.isEmpty, "\(dynamic)")
+        for library in ["libstdc++", "libgcc_s"] {
+            #expect(!needed.contains { $0.contains("[\(library)") }, "\(product) loads \(library)")
+        }
+        #expect(dynamic.contains("(RELR)"), "\(product): relative relocations are not packed\n\(dynamic)")
+        let exported = try await run("/usr/bin/nm", ["-D", "--defined-only", path]).requireSuccess().standardOutput
+        #expect(exported.split(separator: "\n").isEmpty, "\(product) exports:\n\(exported.prefix(2000))")
+    }
+
+    /// One `ContinuousClock` or `String.contains(String)` links Swift's
+    /// concurrency runtime with libdispatch, or the regex engine: a megabyte
+    /// each, and a libdispatch initializer at every start.
+    @Test(arguments: ["familycontrolsd", "familyctl"])
+    func theGuardAndFamilyctlCarryNoConcurrencyRuntimeDispatchOrRegexEngine(product: String) async throws {
+        let symbols = try await symbolNames(of: "\(try await ReleaseBuild.binDirectory())/\(product)")
+        #expect(symbols.count > 1_000, "the symbol table is missing: \(symbols.count) symbols")
+        let unwanted = [("swift_task_create", "the concurrency runtime"), ("libdispatch_init", "libdispatch"),
+                        ("$s17_StringProcessing", "_StringProcessing"), ("$s12_RegexParser", "_RegexParser")]
+        for (prefix, what) in unwanted {
+            let found = symbols.filter { $0.hasPrefix(prefix) }
+            #expect(found.isEmpty, "\(product) links \(what): \(found.prefix(5))")
+        }
+    }
+
+    /// `Config/text-order.txt` still names what the programs run (else run
+    /// `Config/text-order.sh`), and the linker honoured it: the functions it
+    /// lists sit together instead of across the Guard's code.
+    @Test func theOrderFileIsCurrentAndPacksTheGuardsStartUpCode() async throws {
+        let bin = try await ReleaseBuild.binDirectory()
+        let listed = try String(contentsOfFile: "\(packageRoot)/Config/text-order.txt", encoding: .utf8)
+            .split(separator: "\n").map(String.init)
+        #expect(listed.count > 500)
+        let guardFunctions = try await functions(of: "\(bin)/familycontrolsd")
+        let familyctlFunctions = try await functions(of: "\(bin)/familyctl")
+        let known = listed.filter { guardFunctions[$0] != nil || familyctlFunctions[$0] != nil }
+        #expect(Double(known.count) >= 0.9 * Double(listed.count),
+                "only \(known.count) of \(listed.count) functions in Config/text-order.txt are still in the programs; run Config/text-order.sh")
+
+        let block = 65_536
+        var blocks = Set<Int>()
+        for name in listed {
+            guard let (address, size) = guardFunctions[name] else { continue }
+            blocks.formUnion(address / block...(address + max(size, 1) - 1) / block)
+        }
+        let sections = try await run("/usr/bin/readelf", ["-S", "-W", "\(bin)/familycontrolsd"]).requireSuccess().standardOutput
+        let text = try #require(sections.split(separator: "\n").first { $0.contains(" .text ") })
+        let fields = text.split(separator: " ")
+        let textIndex = try #require(fields.firstIndex(of: ".text"))
+        let textSize = try #require(Int(fields[textIndex + 4], radix: 16))
+        let textBlocks = (textSize + block - 1) / block
+        // Unordered, these functions touch over 80% of the blocks.
+        #expect(Double(blocks.count) <= 0.6 * Double(textBlocks),
+                "the listed functions touch \(blocks.count) of \(textBlocks) 64 KB blocks of code")
+    }
+
+    private func symbolNames(of path: String) async throws -> [String] {
+        let output = try await run("/usr/bin/nm", [path]).requireSuccess().standardOutput
+        return output.split(separator: "\n").compactMap { line in line.split(separator: " ").last.map(String.init) }
+    }
+
+    /// Each function's address and size, from the symbol table.
+    private func functions(of path: String) async throws -> [String: (Int, Int)] {
+        let output = try await run("/usr/bin/nm", ["-S", path]).requireSuccess().standardOutput
+        var result: [String: (Int, Int)] = [:]
+        for line in output.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count == 4, "tTwW".contains(fields[2]),
+                  let address = Int(fields[0], radix: 16), let size = Int(fields[1], radix: 16) else { continue }
+            result[String(fields[3])] = (address, size)
+        }
+        return result
+    }
+}
