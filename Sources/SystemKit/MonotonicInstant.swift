@@ -26,11 +26,13 @@ public struct MonotonicInstant: Sendable, Hashable, Comparable {
         return MonotonicInstant(nanoseconds: Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec))
     }
 
-    /// This moment moved by `duration` (saturating rather than overflowing).
+    /// This moment moved by `duration`, saturating at the ends of the clock
+    /// rather than overflowing (a deadline "never" is a deadline far away).
     public func advanced(by duration: Duration) -> MonotonicInstant {
-        let (sum, overflow) = nanoseconds.addingReportingOverflow(Self.nanoseconds(in: duration))
-        if overflow { return MonotonicInstant(nanoseconds: duration > .zero ? .max : .min) }
-        return MonotonicInstant(nanoseconds: sum)
+        let saturated = MonotonicInstant(nanoseconds: duration > .zero ? .max : .min)
+        guard let step = Self.nanoseconds(in: duration) else { return saturated }
+        let (sum, overflow) = nanoseconds.addingReportingOverflow(step)
+        return overflow ? saturated : MonotonicInstant(nanoseconds: sum)
     }
 
     /// The time from this moment to `other`; negative when `other` is earlier.
@@ -54,13 +56,13 @@ public struct MonotonicInstant: Sendable, Hashable, Comparable {
         rhs.duration(to: lhs)
     }
 
-    /// `duration` in whole nanoseconds, clamped to what an `Int64` holds.
-    private static func nanoseconds(in duration: Duration) -> Int64 {
+    /// `duration` in whole nanoseconds (the fraction dropped), or nil when an
+    /// `Int64` cannot hold it.
+    private static func nanoseconds(in duration: Duration) -> Int64? {
         let (seconds, attoseconds) = duration.components
         let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return seconds > 0 ? .max : .min }
+        if overflow { return nil }
         let (sum, overflowAgain) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
-        if overflowAgain { return seconds > 0 ? .max : .min }
-        return sum
+        return overflowAgain ? nil : sum
     }
 }
