@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import SystemKit
 import Testing
+import TestSupport
 import Varlink
 import FamilyConfiguration
 
@@ -69,7 +70,7 @@ import FamilyConfiguration
             let connection = try #require(watched.connections.withLock { $0.values.first })
             // The session's one close handler, and nothing per call.
             #expect(connection.closeCallbackCount == 1)
-            #expect(eventuallyTrue { connection.pendingCallCount == 0 })
+            #expect(pollUntil { connection.pendingCallCount == 0 })
         }
     }
 }
@@ -99,7 +100,7 @@ import FamilyConfiguration
                     while !released.withLock({ $0 }) { usleep(1_000) }
                 }
             }
-            #expect(eventuallyTrue { started.load(ordering: .relaxed) == 2 })
+            #expect(pollUntil { started.load(ordering: .relaxed) == 2 })
 
             // Root deciding a request: a conversation, refused while the pool is full.
             let busy = try decide(client)
@@ -107,7 +108,7 @@ import FamilyConfiguration
             #expect(busy.message.contains("busy"))
 
             released.withLock { $0 = true }
-            #expect(eventuallyTrue { service.conversations.snapshot.idle == 2 })
+            #expect(pollUntil { service.conversations.snapshot.idle == 2 })
             let decided = try decide(client)
             #expect(decided.name == "org.familycontrols.guard.NotFound")
         }
@@ -126,14 +127,4 @@ import FamilyConfiguration
         }
         return (failure.name, failure.parameters["message"]?.stringValue ?? "")
     }
-}
-
-/// Polls `condition` for up to 5 s.
-private func eventuallyTrue(_ condition: () -> Bool) -> Bool {
-    let deadline = ContinuousClock.now + .seconds(5)
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        usleep(2_000)
-    }
-    return condition()
 }
