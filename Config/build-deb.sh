@@ -59,8 +59,12 @@ install -m 0755 Config/debian/postinst Config/debian/prerm Config/debian/postrm 
 
 # libstdc++ and libgcc are linked in (Config/build.sh): name their source
 # package and version, so a rebuild can follow a fix to them.
-archive=$(readlink -f "$(${CC:-gcc} -print-file-name=libstdc++.a)")
-owner=$(dpkg-query -S "$archive" | cut -d: -f1)
+archive=$(readlink -f "$(Config/static-libstdcxx.sh)")
+owner=$(dpkg-query -S "$archive" 2>/dev/null | sed -n '1s/: .*//p') || true
+if [ -z "$owner" ]; then
+    echo "build-deb.sh: $archive belongs to no Debian package; cannot say which source it was built from" >&2
+    exit 1
+fi
 static_built_using=$(dpkg-query -W -f='${source:Package} (= ${source:Version})' "$owner")
 
 # dpkg-shlibdeps and dpkg-gencontrol read debian/control from where they run.

@@ -36,20 +36,25 @@ cd "$(dirname "$0")/.."
 build_dir=${BUILD_DIR:-.build/static}
 products="familycontrolsd familyctl familycontrols-demo"
 
-# `-lstdc++` (which the toolchain adds) finds the static archive first here.
-static_libs="$PWD/$build_dir/static-libs"
-libstdcxx=$(${CC:-gcc} -print-file-name=libstdc++.a)
-case $libstdcxx in
-    /*) ;;
-    *) echo "build.sh: no libstdc++.a for ${CC:-gcc} (Debian: g++)" >&2; exit 1 ;;
+case $build_dir in
+    /*) build_path=$build_dir ;;
+    *) build_path=$PWD/$build_dir ;;
 esac
+
+# `-lstdc++` (which the toolchain adds) finds the static archive first here:
+# the one the toolchain's own clang, which drives the link, would pick.
+static_libs="$build_path/static-libs"
+libstdcxx=$(Config/static-libstdcxx.sh)
 mkdir -p "$static_libs"
 ln -sf "$libstdcxx" "$static_libs/libstdc++.a"
 
 # The linker reads the list by name; a name that changes with the contents
 # makes swift build relink when only the list changed.
-order="$PWD/$build_dir/text-order-$(sha256sum Config/text-order.txt | cut -c1-16).txt"
-[ -e "$order" ] || cp Config/text-order.txt "$order"
+order="$build_path/text-order-$(sha256sum Config/text-order.txt | cut -c1-16).txt"
+if [ ! -e "$order" ]; then
+    cp Config/text-order.txt "$order.new"
+    mv "$order.new" "$order"
+fi
 
 extra_products="$*"
 set -- -c release --static-swift-stdlib --disable-local-rpath --scratch-path "$build_dir" \

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Regenerates Config/text-order.txt: the functions the Guard runs from start
 # to serving `familyctl status`, and those familyctl runs for status,
-# --version and authenticate, in the order valgrind first records them.
+# --version and authenticate, as valgrind's callgrind lists them.
 # Config/build.sh hands the list to the linker, which puts those functions
 # side by side at the front of the program's code.
 #
@@ -12,7 +12,7 @@
 #
 # Run it as root (it starts a Guard on a private socket and store) after
 # changes to what the Guard or familyctl do at start; a stale list costs only
-# memory, never correctness, and OrderFileTests says when it has gone stale.
+# memory, never correctness, and StaticLinkTests says when it has gone stale.
 # Needs valgrind.
 #
 #   Config/text-order.sh
@@ -29,7 +29,9 @@ cleanup() {
     rm -f "/etc/pam.d/$service"
     rm -rf "$work"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # valgrind reads symbols, not DWARF 5 debug information.
 strip --strip-debug -o "$work/familycontrolsd" "$bin/familycontrolsd"
@@ -72,10 +74,11 @@ awk '
     }
     /^c?fn=\(/ {
         id = $1; sub(/^c?fn=/, "", id)
-        if (NF > 1) function_name[id] = $2
+        if (NF > 1) { name = $0; sub(/^c?fn=\([0-9]+\) /, "", name); function_name[id] = name }
         if ($0 ~ /^fn=/ && current ~ /\/(familycontrolsd|familyctl)$/) {
             name = function_name[id]; sub(/'"'"'[0-9]+$/, "", name)
-            if (name !~ /^0x/ && !(name in seen)) { seen[name] = 1; print name }
+            # Symbols only: not an address, nor valgrind'"'"'s "(below main)".
+            if (name !~ /^0x/ && name !~ /[ (]/ && !(name in seen)) { seen[name] = 1; print name }
         }
     }
 ' "$work/guard.out" "$work/status.out" "$work/version.out" "$work/authenticate.out" > "$work/order.txt"

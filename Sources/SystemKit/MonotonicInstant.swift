@@ -36,8 +36,9 @@ public struct MonotonicInstant: Sendable, Hashable, Comparable {
     }
 
     /// The time from this moment to `other`; negative when `other` is earlier.
+    /// Exact for any two instants (`Duration` holds 128 bits).
     public func duration(to other: MonotonicInstant) -> Duration {
-        .nanoseconds(other.nanoseconds &- nanoseconds)
+        .nanoseconds(other.nanoseconds) - .nanoseconds(nanoseconds)
     }
 
     public static func < (lhs: MonotonicInstant, rhs: MonotonicInstant) -> Bool {

@@ -42,7 +42,7 @@ private struct AnchorBenchmark {
         let binaries = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().path
         let familyctl = "\(binaries)/familyctl", guardBinary = "\(binaries)/familycontrolsd"
         for binary in [familyctl, guardBinary] where access(binary, X_OK) != 0 {
-            throw Failure(description: "no \(binary); build it first (swift build -c release)")
+            throw Failure(description: "no \(binary); build the programs as installed first (Config/build.sh familycontrols-bench)")
         }
         let directory = "/tmp/fcbench-anchors-\(getpid())"
         try? FileManager.default.removeItem(atPath: directory)
@@ -61,7 +61,9 @@ private struct AnchorBenchmark {
         // install(1) and dpkg write one: how the page cache holds a program
         // decides how much of it the kernel maps around each page touched,
         // and the linker's output is held otherwise than an installed file.
-        let installedGuard = "\(directory)/familycontrolsd"
+        // Beside the build, not in /tmp, which may be a tmpfs.
+        let installedGuard = "\(binaries)/.anchors-familycontrolsd-\(getpid())"
+        defer { unlink(installedGuard) }
         try Data(contentsOf: URL(fileURLWithPath: guardBinary)).write(to: URL(fileURLWithPath: installedGuard))
         chmod(installedGuard, 0o755)
         let socket = "\(directory)/guard.socket"

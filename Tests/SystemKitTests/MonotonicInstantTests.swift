@@ -38,5 +38,9 @@ import Testing
         #expect(now - .seconds(Int64.max) == MonotonicInstant(nanoseconds: .min))
         #expect(MonotonicInstant(nanoseconds: .max - 1) + .nanoseconds(5) == MonotonicInstant(nanoseconds: .max))
         #expect(now < now + .seconds(Int64.max))
+        // The distance to a saturated instant is exact, not wrapped around.
+        #expect(now.duration(to: now - .seconds(Int64.max)) < .zero)
+        #expect(MonotonicInstant(nanoseconds: .min).duration(to: MonotonicInstant(nanoseconds: .max))
+                == .nanoseconds(Int64.max) + .nanoseconds(Int64.max) + .nanoseconds(1))
     }
 }
