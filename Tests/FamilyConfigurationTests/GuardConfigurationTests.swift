@@ -96,33 +96,18 @@ import TestSupport
     @Test func aRootsLineGivenAgainAddsEvenToRootsEqualToTheDefaults() throws {
         // Roots= once replaces the embedded defaults; given again, it adds.
         // A list that happened to equal the defaults was replaced instead.
+        // Family lists given twice add up the same way.
         let configuration = try parse("""
-            # a comment
-            ; another
             [Family]
-            Guardians=bob @parents        # users, or @group resolved through NSS
+            Guardians=bob @parents
             Children=alice @kids
-
-            [Child alice]
-            Guardians=carol
-
             [Apps]
-            Roots=/home/%u/Applications /opt/familycontrols/apps/%u   # %u = the child's user name
-
-            [Authentication]
-            GuardianService=site-guardian
-            IndividualService=site-individual
-            PromptTimeout=2min
-            MaxAttempts=5
-            FailureDelay=1min
-            PendingTimeout=1h
-            InSessionApproval=yes
+            Roots=/home/%u/Applications /opt/familycontrols/apps/%u
             [Family]
             Guardians=zz-guardian
             Children=@zz-kids
             [Apps]
             Roots=/srv/zz/%u
-
             """)
         #expect(configuration.appRoots == ["/home/%u/Applications", "/opt/familycontrols/apps/%u", "/srv/zz/%u"])
         #expect(configuration.guardians == [.user("bob"), .group("parents"), .user("zz-guardian")])
