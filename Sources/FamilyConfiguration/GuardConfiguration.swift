@@ -41,6 +41,9 @@ package struct GuardConfiguration: Hashable, Sendable {
     package var inSessionApproval = false
     /// `[Audit] Retention=`: how long audit events are kept; nil keeps them forever.
     package var auditRetention: Duration? = .seconds(365 * 86_400)
+    /// `[Locks] VerifyInterval=`: how often the Guard checks and repairs every
+    /// lock while it runs (besides at start and `familyctl locks verify`); nil: never.
+    package var lockVerifyInterval: Duration? = .seconds(3600)
 
     /// The embedded defaults: no family yet, standard roots and services.
     package init() {}
@@ -137,13 +140,20 @@ package struct GuardConfiguration: Hashable, Sendable {
                 }
                 auditRetention = try Self.retention(entry, file: file)
             }
+        case ("Locks", nil):
+            for entry in section.entries {
+                guard entry.key == "VerifyInterval" else {
+                    throw fail(entry.line, "unknown key \"\(entry.key.clipped)\" in [Locks] (expected VerifyInterval)")
+                }
+                lockVerifyInterval = try Self.interval(entry, file: file)
+            }
         case ("Child", nil):
             throw fail(section.line, "[Child] needs a user name: [Child alice]")
-        case (let name, let argument?) where ["Family", "Apps", "Authentication", "Audit"].contains(name):
+        case (let name, let argument?) where ["Family", "Apps", "Authentication", "Audit", "Locks"].contains(name):
             throw fail(section.line, "[\(name)] takes no argument, found \"\(argument.clipped)\"")
         default:
             throw fail(section.line, "unknown section [\(section.name.clipped)] "
-                + "(expected [Family], [Child NAME], [Apps], [Authentication] or [Audit])")
+                + "(expected [Family], [Child NAME], [Apps], [Authentication], [Audit] or [Locks])")
         }
     }
 
@@ -210,6 +220,18 @@ package struct GuardConfiguration: Hashable, Sendable {
         default:
             throw ConfigError(file: file, line: entry.line, "\(entry.key)= expects yes or no, found \"\(entry.value.clipped)\"")
         }
+    }
+
+    /// `VerifyInterval=`: `0` (or `off`) for never, else a time from 1s to 24h.
+    private static func interval(_ entry: INIFile.Entry, file: String) throws(ConfigError) -> Duration? {
+        if entry.value.lowercased() == "off" { return nil }
+        let interval = try duration(entry, file: file, allowing: 0...86_400_000)
+        if interval == .zero { return nil }
+        guard interval >= .seconds(1) else {
+            throw ConfigError(file: file, line: entry.line,
+                              "\(entry.key)= must be 0 (off) or between 1s and 24h, found \"\(entry.value.clipped)\"")
+        }
+        return interval
     }
 
     /// A time such as `60s`, `2min` or `1h`, within `allowing` (milliseconds).

@@ -18,9 +18,13 @@ struct EntryRecorder: TreeVisitor {
     /// How many entries one recording may hold; past it the lock fails.
     let limit: Int
     private(set) var entries: [LockedEntry] = []
+    /// The child's regular files with more than one link: path and link count, by inode.
+    private var linked: [UInt64: (path: String, links: UInt64)] = [:]
 
     /// Records `directory` itself and every entry below it.
-    /// - Throws: ``LockError/tooManyEntries(limit:)`` past `limit` entries.
+    /// - Throws: ``LockError/tooManyEntries(limit:)`` past `limit` entries;
+    ///   ``LockError/linkedOutside(path:links:inside:)`` for a file of the
+    ///   child's with more links than it has names inside the app.
     static func record(
         _ directory: WalkDirectory, device: UInt64, policy: LockPolicy, flagsSupported: Bool,
         limit: Int
@@ -30,7 +34,26 @@ struct EntryRecorder: TreeVisitor {
         recorder.entries.append(
             LockedEntry(relativePath: directory.relativePath, status: directory.status, wasImmutable: immutable))
         try TreeWalk.walk(from: directory, visitor: &recorder)
+        try recorder.refuseLinksOutside()
         return recorder.entries
+    }
+
+    /// A file of the child's whose other names lie outside the app would be
+    /// frozen, and freed, for whatever those names belong to as well (another
+    /// app's program, say): refused. Names inside the app are counted, so an
+    /// app that links its own files is locked as usual. A link made after
+    /// this count and before the file is frozen makes it no worse: the
+    /// journal's check of other locks still refuses a second app over it.
+    private func refuseLinksOutside() throws(LockError) {
+        guard !linked.isEmpty else { return }
+        var inside: [UInt64: Int] = [:]
+        for entry in entries where entry.kind == .regular && linked[entry.inode] != nil {
+            inside[entry.inode, default: 0] += 1
+        }
+        for (inode, file) in linked.sorted(by: { $0.value.path < $1.value.path }) {
+            let names = inside[inode] ?? 0
+            if UInt64(names) < file.links { throw .linkedOutside(path: file.path, links: file.links, inside: names) }
+        }
     }
 
     mutating func visit(_ entry: DirectoryEntry, path: String, in parent: WalkDirectory) throws -> WalkDirectory? {
@@ -58,6 +81,9 @@ struct EntryRecorder: TreeVisitor {
             }
         }
         guard entries.count < limit else { throw LockError.tooManyEntries(limit: limit) }
+        if status.type == .regular, status.linkCount > 1, status.uid == policy.childUID, linked[status.inode] == nil {
+            linked[status.inode] = (path, status.linkCount)
+        }
         entries.append(LockedEntry(relativePath: path, status: status, wasImmutable: immutable))
         return opened
     }

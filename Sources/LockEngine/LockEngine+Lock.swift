@@ -46,20 +46,28 @@ extension LockEngine {
                 guard record.state != .locked else { return LockReport(record: record, findings: []) }
                 return try completeLock(&record, root: root)
             case .unlocking:
-                _ = try completeUnlock(&record, candidates: [])
+                // Recording over flags the last unlock could not clear would
+                // take them for an administrator's, and keep them for ever.
+                guard try completeUnlock(&record, candidates: []).isComplete else {
+                    throw LockError.unlockUnfinished(user: user, appID: appID, path: record.path)
+                }
             case .unlocked:
                 break
             }
         }
         guard let account = try UserDatabase.user(named: user) else { throw LockError.unknownUser(user) }
         let policy = LockPolicy(childUID: account.uid)
-        let entries = try EntryRecorder.record(
-            root, device: root.status.device, policy: policy,
-            flagsSupported: try Self.supportsFlags(root), limit: limits.entries)
         var record = LockRecord(
             user: user, appID: appID, path: path,
             device: root.status.device, inode: root.status.inode, state: .locking)
-        try journal.saveEntries(entries, record: record)
+        let entries = try claiming { () throws -> [LockedEntry] in
+            let entries = try EntryRecorder.record(
+                root, device: root.status.device, policy: policy,
+                flagsSupported: try Self.supportsFlags(root), limit: limits.entries)
+            try refuseCovered(entries, user: user, appID: appID)
+            try journal.saveEntries(entries, record: record)
+            return entries
+        }
         do {
             return try apply(&record, root: root, entries: entries, policy: policy, freshlyRecorded: true)
         } catch let error as LockError {
@@ -108,7 +116,14 @@ extension LockEngine {
         let journal = self.journal
         var applier = LockApplier(
             mode: .lock, entries: entries, root: root, policy: policy, hooks: hooks, limits: limits,
-            journalLate: { late in try journal.appendEntries(late, record: locking) },
+            journalLate: { late in
+                // A late entry may be a file another lock took meanwhile (a
+                // hard link made before that lock froze it).
+                try self.claiming {
+                    try self.refuseCovered(late, user: locking.user, appID: locking.appID)
+                    try journal.appendEntries(late, record: locking)
+                }
+            },
             journalAll: { all in try journal.saveEntries(all, record: locking) })
         applier.trustsRecordedStatus = freshlyRecorded
         if try applier.begin(with: root) {

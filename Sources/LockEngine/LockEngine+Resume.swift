@@ -23,7 +23,9 @@ extension LockEngine {
                         done.append("finished locking \(name) at '\(record.path)': \(report.state)")
                     case .unlocking:
                         let report = try completeUnlock(&record, candidates: [])
-                        done.append("finished unlocking \(name) at '\(report.path)'")
+                        done.append(report.isComplete ? "finished unlocking \(name) at '\(report.path)'"
+                            : "could not finish unlocking \(name) at '\(report.path)': "
+                                + "\(report.leftImmutable.count) entries stay immutable (\(report.leftImmutable.prefix(3).joined(separator: ", ")))")
                     default:
                         return
                     }

@@ -24,7 +24,10 @@ extension LockEngine {
                 if record.state == .locking {
                     _ = try completeLock(&record, candidates: candidates)
                 } else {
-                    _ = try completeUnlock(&record, candidates: candidates)
+                    let unlocked = try completeUnlock(&record, candidates: candidates)
+                    guard unlocked.isComplete else {
+                        return VerifyReport(record: record, findings: findings + unlocked.findings, repaired: false)
+                    }
                     record.state = .unlocked
                 }
                 return VerifyReport(record: record, findings: findings, repaired: true)

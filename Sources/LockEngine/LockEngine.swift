@@ -36,6 +36,9 @@ package final class LockEngine: Sendable {
     let hooks: LockEngineHooks
     let limits: Limits
     private let apps = KeyedSerializer<String>()
+    /// Held while a lock checks other locks' entries and journals its own, so
+    /// two locks of different apps never both take one inode.
+    private let claims = KeyedSerializer<Bool>()
 
     /// - Parameters:
     ///   - journal: where records and entries live; the truth after a crash.
@@ -53,6 +56,34 @@ package final class LockEngine: Sendable {
     /// Runs `body` while no other operation on (user, app) runs.
     func serialized<Result>(user: String, appID: String, _ body: () throws -> Result) throws -> Result {
         try apps.withExclusiveAccess(to: user + "\u{0}" + appID) { () throws -> Result in try body() }
+    }
+
+    /// Runs `body`, which checks ``refuseCovered(_:user:appID:)`` and then
+    /// journals entries, while no other lock does the same.
+    func claiming<Result>(_ body: () throws -> Result) throws -> Result {
+        try claims.withExclusiveAccess(to: true) { () throws -> Result in try body() }
+    }
+
+    /// Refuses `entries` of (user, app) when another app's lock, in any state
+    /// but unlocked, records one of the same directories or files (device
+    /// and inode): a flag two locks share would be cleared by the first
+    /// unlock while the other still says locked. Call inside ``claiming(_:)``.
+    /// - Throws: ``LockError/coveredByAnotherLock(path:user:appID:)``; journal errors.
+    func refuseCovered(_ entries: [LockedEntry], user: String, appID: String) throws {
+        let others = try journal.allLockRecords().filter { ($0.user != user || $0.appID != appID) && $0.state != .unlocked }
+        guard !others.isEmpty else { return }
+        var mine: [FileIdentity: String] = [:]
+        for entry in entries where entry.takesFlag {
+            let key = FileIdentity(device: entry.device, inode: entry.inode)
+            if mine[key] == nil { mine[key] = entry.relativePath }
+        }
+        for other in others {
+            for entry in try journal.entries(user: other.user, appID: other.appID) where entry.takesFlag {
+                if let path = mine[FileIdentity(device: entry.device, inode: entry.inode)] {
+                    throw LockError.coveredByAnotherLock(path: path, user: other.user, appID: other.appID)
+                }
+            }
+        }
     }
 
     /// "appID of user", for messages.

@@ -30,6 +30,15 @@ package enum LockError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The Guard itself may not set the immutable attribute on `path`: it
     /// runs without `CAP_LINUX_IMMUTABLE` or `CAP_FOWNER`.
     case attributeNotPermitted(path: String, Errno)
+    /// `path` is a file or folder another app's lock already covers: one
+    /// inode is never locked for two apps, or lifting one would free both.
+    case coveredByAnotherLock(path: String, user: String, appID: String)
+    /// `path` is the child's file with hard links outside the app folder:
+    /// the lock would freeze, and its unlock free, a file other names reach.
+    case linkedOutside(path: String, links: UInt64, inside: Int)
+    /// The last unlock of this app left flags behind (a lease held a file)
+    /// and is not finished; it must finish before the app is locked again.
+    case unlockUnfinished(user: String, appID: String, path: String)
 
     package var description: String {
         switch self {
@@ -57,6 +66,16 @@ package enum LockError: Error, Hashable, Sendable, CustomStringConvertible {
             "\(path.isEmpty ? "app directory" : "'\(path)'"): \(errno)"
         case .attributeNotPermitted(let path, let errno):
             "\(path): the Guard may not make it immutable (\(errno)); it needs CAP_LINUX_IMMUTABLE and CAP_FOWNER"
+        case .coveredByAnotherLock(let path, let user, let appID):
+            "\(path.isEmpty ? "the app folder" : "'\(path)'") is already locked for \(appID) of \(user): "
+                + "one file or folder is never locked for two apps; revoke \(appID) first"
+        case .linkedOutside(let path, let links, let inside):
+            "\(path): has \(links) hard links, \(links - UInt64(inside)) of them outside the app folder: "
+                + "locking it would lock the file those names lead to as well, so the app is not locked; "
+                + "remove the other names (or copy the file) and ask again"
+        case .unlockUnfinished(let user, let appID, let path):
+            "the last unlock of \(appID) of \(user) at '\(path)' left entries immutable and is not finished; "
+                + "run `familyctl locks verify` to finish it, then ask again"
         }
     }
 }

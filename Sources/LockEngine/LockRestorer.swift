@@ -20,6 +20,9 @@ struct LockRestorer: TreeVisitor {
     private var flagsSupported = true
     private(set) var findings: [String] = []
     private(set) var restored = 0
+    /// Entries whose flag the lock set and this pass could not clear: the
+    /// unlock is not finished while there are any.
+    private(set) var leftImmutable: [String] = []
 
     init(entries: [LockedEntry], root: WalkDirectory, hooks: LockEngineHooks) {
         self.device = root.status.device
@@ -59,8 +62,12 @@ struct LockRestorer: TreeVisitor {
         } catch where EntryRecorder.isRace(error) {
             return nil
         } catch where error.rawValue == EAGAIN {
-            findings.append("\(path): held by another process's lease; it stays immutable (unlock again later)")
-            if let position = index[path] { coverage.markSeen(position) }
+            findings.append("\(path): held by another process's lease; it stays immutable until "
+                + "`familyctl locks verify` finishes the unlock once the lease is released")
+            if let position = index[path] {
+                coverage.markSeen(position)
+                if entries[position].takesFlag, !entries[position].wasImmutable { leftImmutable.append(path) }
+            }
             return nil
         } catch {
             throw LockError.system(path: path, error)
@@ -98,7 +105,12 @@ struct LockRestorer: TreeVisitor {
         }
         // The lock set nothing on an entry that was immutable already.
         guard flagsSupported, entry.takesFlag, !entry.wasImmutable else { return }
-        guard var flags = readFlags(descriptor, path: entry.relativePath), flags.contains(.immutable) else { return }
+        guard var flags = readFlags(descriptor, path: entry.relativePath) else {
+            // Unreadable, not unsupported: the flag may still be on.
+            if flagsSupported { leftImmutable.append(entry.relativePath) }
+            return
+        }
+        guard flags.contains(.immutable) else { return }
         try hooks.beforeChange(entry.relativePath)
         flags.remove(.immutable)
         do {
@@ -106,6 +118,7 @@ struct LockRestorer: TreeVisitor {
             restored += 1
         } catch {
             findings.append("\(describe(entry.relativePath)): could not be restored: \(error)")
+            leftImmutable.append(entry.relativePath)
         }
     }
 

@@ -7,10 +7,18 @@ package struct UnlockReport: Hashable, Sendable {
     /// Entries not restored and why (changed by an administrator, replaced,
     /// missing, unrecorded), one human-readable line each.
     package var findings: [String]
+    /// Entries whose immutable flag the lock set and the unlock could not
+    /// clear (a lease held them); while any are left the record stays, in
+    /// state `unlocking`.
+    package var leftImmutable: [String]
 
-    package init(path: String, restoredEntries: Int, findings: [String]) {
+    package init(path: String, restoredEntries: Int, findings: [String], leftImmutable: [String] = []) {
         self.path = path
         self.restoredEntries = restoredEntries
         self.findings = findings
+        self.leftImmutable = leftImmutable
     }
+
+    /// Whether every flag the lock set is cleared and the record is gone.
+    package var isComplete: Bool { leftImmutable.isEmpty }
 }

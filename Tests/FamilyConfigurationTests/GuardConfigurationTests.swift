@@ -128,6 +128,14 @@ import TestSupport
         #expect(configuration.auditRetention == .seconds(days * 86_400))
     }
 
+    @Test func lockVerifyIntervalDefaultsToAnHourAndZeroTurnsItOff() throws {
+        #expect(try parse("").lockVerifyInterval == .seconds(3600))
+        #expect(try parse("[Locks]\nVerifyInterval=15min\n").lockVerifyInterval == .seconds(900))
+        #expect(try parse("[Locks]\nVerifyInterval=2s\n").lockVerifyInterval == .seconds(2))
+        #expect(try parse("[Locks]\nVerifyInterval=0\n").lockVerifyInterval == nil)
+        #expect(try parse("[Locks]\nVerifyInterval=off\n").lockVerifyInterval == nil)
+    }
+
     @Test func auditRetentionDefaultsToAYearAndInfinityKeepsEverything() throws {
         #expect(try parse("").auditRetention == .seconds(365 * 86_400))
         #expect(try parse("[Audit]\nRetention=infinity\n").auditRetention == nil)
@@ -135,7 +143,7 @@ import TestSupport
 
     @Test(arguments: [
         ("[Family]\nGuardian=bob\n", 2, "unknown key \"Guardian\" in [Family] (expected Guardians or Children)"),
-        ("[Family]\nChildren=alice\n[Famly]\n", 3, "unknown section [Famly] (expected [Family], [Child NAME], [Apps], [Authentication] or [Audit])"),
+        ("[Family]\nChildren=alice\n[Famly]\n", 3, "unknown section [Famly] (expected [Family], [Child NAME], [Apps], [Authentication], [Audit] or [Locks])"),
         ("Children=alice\n", 1, "Children= appears before any [Section] header"),
         ("[Family]\nChildren alice\n", 2, "expected Key=Value or [Section], found \"Children alice\""),
         ("[Family\n", 1, "expected a section header like [Family], found \"[Family\""),
@@ -168,6 +176,11 @@ import TestSupport
         ("[Audit]\nRetention=12h\n", 2, "Retention= expects a time such as 90d, 26w or 2y, or infinity, found \"12h\""),
         ("[Audit]\nKeep=1d\n", 2, "unknown key \"Keep\" in [Audit] (expected Retention)"),
         ("[Family]\n=bob\n", 2, "expected a key made of letters and digits before \"=\", found \"\""),
+        ("[Locks]\nVerifyInterval=500ms\n", 2, "VerifyInterval= must be 0 (off) or between 1s and 24h, found \"500ms\""),
+        ("[Locks]\nVerifyInterval=25h\n", 2, "VerifyInterval= must be between 0 and 24h, found \"25h\""),
+        ("[Locks]\nVerifyInterval=often\n", 2, "VerifyInterval= expects a time such as 60s, 2min or 1h, found \"often\""),
+        ("[Locks]\nInterval=1h\n", 2, "unknown key \"Interval\" in [Locks] (expected VerifyInterval)"),
+        ("[Locks x]\n", 1, "[Locks] takes no argument, found \"x\""),
     ])
     func malformedFilesNameLineAndExpectation(text: String, line: Int, message: String) {
         let failure = error(text)

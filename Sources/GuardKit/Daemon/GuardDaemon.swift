@@ -125,6 +125,12 @@ package enum GuardDaemon {
             logger.error("reconcile: \(error); reconciling before serving more")
             policy.reconcile()
         }
+        do throws(Errno) {
+            try PeriodicLockCheck.start(policy: policy)
+        } catch {
+            logger.error("verify: cannot start the periodic lock check (\(error)); locks are checked only at start "
+                + "and on `familyctl locks verify`")
+        }
 
         while true {
             var received: CInt = 0

@@ -44,4 +44,8 @@ package protocol AppLocker: Sendable {
     func check(_ app: ApprovedApp, repair: Bool) throws -> [String]
     /// Every (user, app) with a lock recorded.
     func lockedApps() throws -> [(user: String, appID: String)]
+    /// The (user, app) whose recorded lock, in any state, is on the app
+    /// directory `directory`; nil when none is.
+    /// - Throws: when the journal cannot be read: never "none".
+    func lock(coveringDirectory directory: FileIdentity) throws -> (user: String, appID: String)?
 }

@@ -77,6 +77,7 @@ extension AuthorizationPolicy {
                 throw GuardFailure(.invalidAccountType,
                     "\(user) is not a child in the family configuration; ask an administrator to add them to Children=")
             }
+            try refuseFolderOfAnotherApp(caller)
             guard let current, current.status == .approved, current.member == .child else { return false }
             // Approved for this very directory: at once, with no prompt.
             if current.appIdentity == caller.app.directoryIdentity { return true }

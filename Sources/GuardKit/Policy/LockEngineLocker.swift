@@ -34,6 +34,12 @@ package struct LockEngineLocker: AppLocker {
         try journal.allLockRecords().map { ($0.user, $0.appID) }
     }
 
+    package func lock(coveringDirectory directory: FileIdentity) throws -> (user: String, appID: String)? {
+        try journal.allLockRecords()
+            .first { $0.state != .unlocked && $0.device == directory.device && $0.inode == directory.inode }
+            .map { ($0.user, $0.appID) }
+    }
+
     /// One approved app: locked as recorded, or locked now when repairing.
     package func check(_ app: ApprovedApp, repair: Bool) throws -> [String] {
         let label = "\(app.appID) for \(app.user)"

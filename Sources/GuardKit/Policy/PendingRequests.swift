@@ -42,6 +42,17 @@ package final class PendingRequests: Sendable {
         state.withLock { $0.requests[id] }
     }
 
+    /// A request still waiting for another app of `caller`'s user in the very
+    /// folder `caller` was identified in (the folder renamed meanwhile).
+    func waiting(onFolderOf caller: Caller) -> PendingRequest? {
+        state.withLock { state in
+            state.requests.values.filter {
+                $0.user == caller.account.name && $0.appID != caller.app.appID
+                    && $0.caller.app.directoryIdentity == caller.app.directoryIdentity && $0.ending == nil
+            }.min { $0.id < $1.id }
+        }
+    }
+
     /// Every request waiting, oldest first.
     var all: [PendingRequest] {
         state.withLock { Array($0.requests.values) }.sorted { $0.id < $1.id }
