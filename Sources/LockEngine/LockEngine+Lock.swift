@@ -48,8 +48,9 @@ extension LockEngine {
             case .unlocking:
                 // Recording over flags the last unlock could not clear would
                 // take them for an administrator's, and keep them for ever.
-                guard try completeUnlock(&record, candidates: []).isComplete else {
-                    throw LockError.unlockUnfinished(user: user, appID: appID, path: record.path)
+                let unlocked = try completeUnlock(&record, candidates: [])
+                guard unlocked.isComplete else {
+                    throw LockError.unlockUnfinished(user: user, appID: appID, path: record.path, left: unlocked.leftImmutable)
                 }
             case .unlocked:
                 break

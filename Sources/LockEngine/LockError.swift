@@ -36,9 +36,10 @@ package enum LockError: Error, Hashable, Sendable, CustomStringConvertible {
     /// `path` is the child's file with hard links outside the app folder:
     /// the lock would freeze, and its unlock free, a file other names reach.
     case linkedOutside(path: String, links: UInt64, inside: Int)
-    /// The last unlock of this app left flags behind (a lease held a file)
-    /// and is not finished; it must finish before the app is locked again.
-    case unlockUnfinished(user: String, appID: String, path: String)
+    /// An unlock of this app left the flags of `left` behind (a lease held
+    /// them) and is not finished: its record stays, `unlocking`, and the app
+    /// cannot be locked again until it is.
+    case unlockUnfinished(user: String, appID: String, path: String, left: [String])
 
     package var description: String {
         switch self {
@@ -73,9 +74,10 @@ package enum LockError: Error, Hashable, Sendable, CustomStringConvertible {
             "\(path): has \(links) hard links, \(links - UInt64(inside)) of them outside the app folder: "
                 + "locking it would lock the file those names lead to as well, so the app is not locked; "
                 + "remove the other names (or copy the file) and ask again"
-        case .unlockUnfinished(let user, let appID, let path):
-            "the last unlock of \(appID) of \(user) at '\(path)' left entries immutable and is not finished; "
-                + "run `familyctl locks verify` to finish it, then ask again"
+        case .unlockUnfinished(let user, let appID, let path, let left):
+            "the unlock of \(appID) of \(user) at '\(path)' is not finished: \(left.count) entries stay immutable "
+                + "(\(left.prefix(3).joined(separator: ", "))\(left.count > 3 ? ", …" : "")); `familyctl locks verify` "
+                + "finishes it once they can be changed"
         }
     }
 }

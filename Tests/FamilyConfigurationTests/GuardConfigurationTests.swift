@@ -43,6 +43,9 @@ import TestSupport
             PromptTimeout=2min
             MaxAttempts=5
             FailureDelay=1min
+
+            [Locks]
+            VerifyInterval=30s
             """)
         #expect(configuration.guardians == [.user("bob"), .group("parents")])
         #expect(configuration.children == [.user("alice"), .group("kids")])
@@ -55,6 +58,7 @@ import TestSupport
         #expect(configuration.promptTimeout == .seconds(120))
         #expect(configuration.maxAttempts == 5)
         #expect(configuration.failureDelay == .seconds(60))
+        #expect(configuration.lockVerifyInterval == .seconds(30))
     }
 
     @Test func failureDelayDefaultsToThirtySecondsAndZeroTurnsItOff() throws {

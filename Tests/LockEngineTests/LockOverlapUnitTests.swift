@@ -27,8 +27,13 @@ struct LockOverlapUnitTests {
             try scenario.lock()
             try scenario.unlock()
             #expect(try scenario.child.run(["ln", file, scenario.sandbox.home + "/outside"]).succeeded)
-            #expect(throws: LockError.linkedOutside(path: LockAppTree.dataFile, links: 3, inside: 2)) {
+            // Either of its two names in the app may be the one named.
+            do {
                 try scenario.lock()
+                Issue.record("a file with a name outside the app was locked")
+            } catch LockError.linkedOutside(let path, let links, let inside) {
+                #expect([LockAppTree.dataFile, "second-name"].contains(path), "\(path)")
+                #expect(links == 3 && inside == 2)
             }
             #expect(try scenario.record() == nil)
             #expect(!LockFiles.isImmutable(file))

@@ -30,7 +30,8 @@ package protocol AppLocker: Sendable {
     /// - Throws: when nothing could be locked (the app is left as it was).
     func lock(user: String, appID: String, directory: OpenedDirectory) throws -> LockReport
     /// Releases the lock and restores what was recorded; returns findings
-    /// worth logging.
+    /// worth logging. Throws when flags are left behind (the record then
+    /// stays `unlocking` for ``resume()`` or ``check(_:repair:)`` to finish).
     func unlock(user: String, appID: String, roots: [String]) throws -> [String]
     /// The lock's current state and path, nil when nothing is recorded.
     /// - Throws: when the journal cannot be read: never "nothing recorded".

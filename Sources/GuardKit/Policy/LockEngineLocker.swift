@@ -18,7 +18,12 @@ package struct LockEngineLocker: AppLocker {
     }
 
     package func unlock(user: String, appID: String, roots: [String]) throws -> [String] {
-        try engine.unlock(user: user, appID: appID, candidates: roots).findings
+        let report = try engine.unlock(user: user, appID: appID, candidates: roots)
+        guard report.isComplete else {
+            for finding in report.findings { engine.logger.notice("\(appID) for \(user): \(finding)") }
+            throw LockError.unlockUnfinished(user: user, appID: appID, path: report.path, left: report.leftImmutable)
+        }
+        return report.findings
     }
 
     package func state(user: String, appID: String, roots: [String]) throws -> (state: LockState, path: String)? {
