@@ -45,6 +45,10 @@ struct LockApplier: TreeVisitor {
     var late = LateEntries()
     /// Recorded symbolic links, checked once the whole tree is frozen.
     var links: [String] = []
+    /// Entries recorded as immutable before the lock whose flag someone
+    /// lifted since, and this pass set again: the flag is now the lock's own,
+    /// so its unlock clears it (see ``LockEngine`` `adopt`).
+    var adopted: Set<String> = []
 
     init(mode: Mode, entries: [LockedEntry], root: WalkDirectory, policy: LockPolicy, hooks: LockEngineHooks,
          limits: LockEngine.Limits,
@@ -214,6 +218,7 @@ struct LockApplier: TreeVisitor {
             flags.insert(.immutable)
             do {
                 try descriptor.setFlags(flags)
+                if entry.wasImmutable { adopted.insert(entry.relativePath) }
             } catch where error.meansFlagsUnsupported {
                 noteFlagsUnsupported(error)
                 return false

@@ -132,7 +132,20 @@ extension LockEngine {
             try applier.finish(root: root)
         }
         try applier.dropMissingEntries()
-        let reasons = applier.unenforcedReasons
+        if !applier.adopted.isEmpty {
+            for position in applier.entries.indices where applier.adopted.contains(applier.entries[position].relativePath) {
+                applier.entries[position].wasImmutable = false
+            }
+            try journal.saveEntries(applier.entries, record: record)
+        }
+        var reasons = applier.unenforcedReasons
+        if !freshlyRecorded, let shared = try sharedEntry(of: applier.entries, user: record.user, appID: record.appID) {
+            // Two locks over one inode (journaled before such locks were
+            // refused): the other's unlock would free what this one covers.
+            let name = shared.path.isEmpty ? "the app directory" : shared.path
+            reasons.append("\(name): also locked for \(shared.appID) of \(shared.user), whose unlock would free it; "
+                + "revoke one of the two and approve it again")
+        }
         if let first = reasons.first {
             let more = reasons.count > 1 ? " (and \(reasons.count - 1) more problems)" : ""
             record.state = .unenforced(reason: first + more)

@@ -50,6 +50,9 @@ extension LockEngine {
         var findings = inspector.findings + missing.map { "\($0): missing" }
         if case .unenforced(let reason) = record.state {
             findings.insert("the lock is not enforced: \(reason)", at: 0)
+        } else if let shared = try sharedEntry(of: entries, user: record.user, appID: record.appID) {
+            findings.append("\(shared.path.isEmpty ? "the app directory" : shared.path): also locked for "
+                + "\(shared.appID) of \(shared.user), whose unlock would free it")
         }
         guard repair, !findings.isEmpty else {
             return VerifyReport(record: record, findings: findings, repaired: false)

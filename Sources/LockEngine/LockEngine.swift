@@ -70,8 +70,17 @@ package final class LockEngine: Sendable {
     /// unlock while the other still says locked. Call inside ``claiming(_:)``.
     /// - Throws: ``LockError/coveredByAnotherLock(path:user:appID:)``; journal errors.
     func refuseCovered(_ entries: [LockedEntry], user: String, appID: String) throws {
+        if let shared = try sharedEntry(of: entries, user: user, appID: appID) {
+            throw LockError.coveredByAnotherLock(path: shared.path, user: shared.user, appID: shared.appID)
+        }
+    }
+
+    /// The first of `entries` (a directory or regular file) that another
+    /// app's lock, in any state but unlocked, also records, and that app.
+    func sharedEntry(of entries: [LockedEntry], user: String, appID: String) throws
+        -> (path: String, user: String, appID: String)? {
         let others = try journal.allLockRecords().filter { ($0.user != user || $0.appID != appID) && $0.state != .unlocked }
-        guard !others.isEmpty else { return }
+        guard !others.isEmpty else { return nil }
         var mine: [FileIdentity: String] = [:]
         for entry in entries where entry.takesFlag {
             let key = FileIdentity(device: entry.device, inode: entry.inode)
@@ -80,10 +89,11 @@ package final class LockEngine: Sendable {
         for other in others {
             for entry in try journal.entries(user: other.user, appID: other.appID) where entry.takesFlag {
                 if let path = mine[FileIdentity(device: entry.device, inode: entry.inode)] {
-                    throw LockError.coveredByAnotherLock(path: path, user: other.user, appID: other.appID)
+                    return (path, other.user, other.appID)
                 }
             }
         }
+        return nil
     }
 
     /// "appID of user", for messages.

@@ -39,4 +39,38 @@ struct LockOverlapUnitTests {
             #expect(!LockFiles.isImmutable(file))
         }
     }
+
+    @Test("two locks journaled over one directory (before that was refused): the second is never called locked")
+    func anOverlapFromBeforeIsNeverCalledLocked() async throws {
+        try await withLockScenario { scenario in
+            try scenario.lock()
+            let first = try #require(try scenario.record())
+            let entries = try scenario.journal.entries(user: scenario.child.name, appID: LockScenario.appID)
+            var second = first
+            second.appID = "org.example.Other"
+            try scenario.journal.saveEntries(entries, record: second)
+            let report = try scenario.engine.verify(user: scenario.child.name, appID: second.appID, repair: true)
+            #expect(report.findings.contains { $0.contains("also locked for \(LockScenario.appID)") }, "\(report.findings)")
+            guard case .unenforced(let reason) = report.record.state else {
+                Issue.record("called \(report.record.state)")
+                return
+            }
+            #expect(reason.hasPrefix("the app directory: also locked for \(LockScenario.appID) of \(scenario.child.name)"), "\(reason)")
+        }
+    }
+
+    @Test("a flag an administrator set and later lifted, set again by a repair, is the lock's own: its unlock clears it")
+    func aFlagTheLockSetAgainIsClearedByItsUnlock() async throws {
+        try await withLockScenario { scenario in
+            let data = scenario.sandbox.app(LockAppTree.dataFile)
+            try LockFiles.chattr("+i", data)
+            try scenario.lock()
+            try LockFiles.chattr("-i", data)
+            let report = try scenario.engine.verify(user: scenario.child.name, appID: LockScenario.appID, repair: true)
+            #expect(report.repaired)
+            #expect(LockFiles.isImmutable(data))
+            try scenario.unlock()
+            #expect(!LockFiles.isImmutable(data), "the administrator lifted it; the lock's own flag went with the lock")
+        }
+    }
 }
