@@ -59,7 +59,8 @@ package enum FamilyCtl {
                 + "such as 90min, 12h or 7d. The newest N events (default 1000, at most 2000). Your children's, "
                 + "or everyone's for root.") { tokens, socket throws(CommandFailure) in try log(tokens, socket: socket) },
         Verb(name: "locks", synopsis: ["locks verify [--no-repair]"],
-             summary: "Check every lock against the store and repair drift. Exits 1 when drift was found. "
+             summary: "Check every lock against the store, repair drift and finish unlocks a lease held up "
+                + "(the Guard also does this every [Locks] VerifyInterval=). Exits 1 when drift was found. "
                 + "Needs root.") { tokens, socket throws(CommandFailure) in try locks(tokens, socket: socket) },
         Verb(name: "authenticate",
              synopsis: ["authenticate USER --member child|individual [--pam-dir DIR] [--config FILE] [--child USER] [--stdin]"],
