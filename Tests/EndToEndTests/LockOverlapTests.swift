@@ -22,7 +22,9 @@ struct LockOverlapTests {
             try await guardd.shell("mv '\(first)' '\(second)'").requireSuccess()
             let appY = try guardd.startApp(executable: second + "/familycontrols-demo")
             defer { appY.stop() }
-            let idY = try? await appY.waitForPendingRequest()
+            // Refused at once, or shown the alert and made to wait, as before.
+            _ = await eventually { !appY.process.isRunning || appY.standardError.contains("Allow “") }
+            let idY = appY.process.isRunning ? try await appY.waitForPendingRequest() : nil
 
             let password = "\(guardd.guardian.password ?? "")\n"
             try await guardd.familyctlAsGuardian(["approve", String(idX), "--stdin"], input: password).requireSuccess()
