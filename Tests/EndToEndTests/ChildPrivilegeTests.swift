@@ -181,6 +181,15 @@ struct ChildPrivilegeTests {
             #expect(await eventually { fixture.log.components(separatedBy: "reloaded ").count > reloads }, "\(fixture.log)")
             let after = try await fixture.familyctl(["status"])
             #expect(after.status == 0 && after.standardError.isEmpty, "\(after.standardError)")
+
+            // Back in the group: the next reload logs it again and root is warned again.
+            try await withMembership(of: fixture.child.name, in: "sudo") {
+                let logged = fixture.log.components(separatedBy: said).count
+                kill(try #require(fixture.process?.processIdentifier), SIGHUP)
+                #expect(await eventually { fixture.log.components(separatedBy: said).count > logged }, "\(fixture.log)")
+                let again = try await fixture.familyctl(["status"])
+                #expect(again.standardError.hasPrefix("warning: child \(fixture.child.name) can become root"), "\(again.standardError)")
+            }
         }
     }
 

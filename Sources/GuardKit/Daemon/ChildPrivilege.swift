@@ -30,7 +30,8 @@ package struct ChildPrivilegeReport: Sendable {
 
     package var findings: [ConfigurationFinding] { privileges.map(\.finding) + unchecked }
 
-    /// The line `familyctl status` shows root, or nil when there is nothing to say.
+    /// What root's `familyctl status` is told, refusals first: one summary per way
+    /// (familyctl shows the first, and how many more).
     package var statusWarnings: [String] {
         let ordered = privileges.filter { $0.severity == .refused } + privileges.filter { $0.severity == .warning }
         return ordered.map(\.summary)

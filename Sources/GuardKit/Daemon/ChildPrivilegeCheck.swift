@@ -55,7 +55,16 @@ package enum ChildPrivilegeCheck {
         let children = accounts(childrenOf: configuration)
         guard !children.isEmpty else { return report }
         let guardians = accounts(guardiansOf: configuration).filter { guardian in !children.contains { $0.uid == guardian.uid } }
-        let knownGroups = groups.compactMap { entry in ((try? UserDatabase.group(named: entry.name)) ?? nil).map { (entry, $0) } }
+        var knownGroups: [(entry: (name: String, severity: ConfigurationFinding.Severity, outcome: String, why: String), group: GroupEntry)] = []
+        for entry in groups {
+            switch Result(catching: { () throws(Errno) in try UserDatabase.group(named: entry.name) }) {
+            case .success(let group?): knownGroups.append((entry, group))
+            case .success(nil): continue
+            case .failure(let error):
+                report.unchecked.append(ConfigurationFinding(severity: .warning, file: configPath, line: 0,
+                    message: "cannot look up group \(entry.name) (\(error)): whether a child is in it is not checked"))
+            }
+        }
         let sudoers = SudoersRules(path: sources.sudoers)
         for (file, error) in sudoers.unreadable {
             report.unchecked.append(ConfigurationFinding(severity: .warning, file: file, line: 0,

@@ -127,7 +127,9 @@ struct SudoersRules {
     /// `: HOSTS = …` parts are read with the same users.
     private static func specification(_ text: String, file: String, line: Int) -> [Rule] {
         guard let equals = text.firstIndex(of: "=") else { return [] }
-        let head = text[..<equals].replacing(", ", with: ",").replacing(" ,", with: ",")
+        // `alice, bob  ALL`: spaces beside a comma belong to the list; the first other space ends it.
+        let head = text[..<equals].split(separator: ",", omittingEmptySubsequences: false)
+            .map { $0.trimmingWhitespace() }.joined(separator: ",")
         guard let userField = head.split(whereSeparator: { $0 == " " || $0 == "\t" }).first else { return [] }
         let users = list(userField)
         let shown = text.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ")
