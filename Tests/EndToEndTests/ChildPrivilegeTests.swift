@@ -64,6 +64,25 @@ struct ChildPrivilegeTests {
         }
     }
 
+    @Test func theUnitsConfigurationOnlyCheckLeavesTheChildrenToTheGuardsLog() async throws {
+        try await withThrowawayUser(prefix: "g") { guardian in
+            try await withThrowawayUser(prefix: "c") { child in
+                try await withFamily(guardian: guardian, child: child) { directory, config in
+                    try await withMembership(of: child.name, in: "sudo") {
+                        let result = try await run(daemon, ["--check-config", "--configuration-only", "--config", config,
+                                                            "--pam-dir", "\(directory)/pam.d"])
+                        #expect(result.status == 0, "\(result.standardError)")
+                        #expect(result.standardOutput == "familycontrolsd: \(config): OK\n")
+                        let alone = try await run(daemon, ["--configuration-only", "--config", config])
+                        #expect(alone.status == 2)
+                        #expect(alone.standardError == "familycontrolsd: --configuration-only goes with --check-config\n"
+                            + "Try 'familycontrolsd --help'.\n")
+                    }
+                }
+            }
+        }
+    }
+
     @Test(.enabled(if: FileManager.default.fileExists(atPath: "/etc/sudoers"), "needs sudo (its /etc/sudoers includes /etc/sudoers.d)"),
           arguments: [("ALL=(ALL) NOPASSWD: ALL", "can become root"), ("ALL = (root) ALL", "can become root"),
                       ("ALL=(GUARDIAN) NOPASSWD: ALL", "can log in as guardian GUARDIAN")])

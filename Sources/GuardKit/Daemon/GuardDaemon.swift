@@ -65,6 +65,9 @@ package enum GuardDaemon {
         guard arguments.operands.isEmpty else {
             return fail(.usage, "unexpected argument \"\(arguments.operands[0].clipped)\"\nTry 'familycontrolsd --help'.")
         }
+        if arguments.has("--configuration-only") && !arguments.has("--check-config") {
+            return fail(.usage, "--configuration-only goes with --check-config\nTry 'familycontrolsd --help'.")
+        }
         if arguments.has("--check-config") {
             return checkConfiguration(path: arguments["--config"] ?? GuardConfiguration.defaultPath,
                                       pamDirectory: arguments["--pam-dir"],
