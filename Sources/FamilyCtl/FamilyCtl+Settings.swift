@@ -15,6 +15,7 @@ extension FamilyCtl {
         if let user = arguments["--user"] { parameters = ["user": .string(user)] }
         let reply = try guardConnection.call("ListAuthorizations", parameters)
         let rows = (reply["authorizations"]?.arrayValue ?? []).compactMap(\.objectValue)
+        if let warning = standingWarning(reply["warnings"]) { writeToStandardError(warning + "\n") }
         if arguments.has("--json") {
             print(statusJSON(rows))
         } else if rows.isEmpty && geteuid() != 0 && arguments["--user"] == nil {
@@ -24,6 +25,15 @@ extension FamilyCtl {
         } else {
             print(statusTable(rows))
         }
+    }
+
+    /// The one line root sees when a child can become someone else (the
+    /// Guard sends these to root only), on standard error so `--json` stays clean.
+    static func standingWarning(_ value: JSONValue?) -> String? {
+        let warnings = (value?.arrayValue ?? []).compactMap(\.stringValue)
+        guard let first = warnings.first else { return nil }
+        let more = warnings.count > 1 ? " and \(warnings.count - 1) more" : ""
+        return "warning: \(DisplayText.sanitized(first))\(more); see familycontrolsd --check-config"
     }
 
     /// The documented `--json` form: `{"authorizations": [ … ]}`, one object per

@@ -29,7 +29,7 @@ public struct GroupEntry: Hashable, Sendable {
 /// Reads users and groups through NSS, so `/etc/passwd`, LDAP, SSSD and the rest
 /// all answer alike.
 ///
-/// Maps to `getpwnam_r(3)`, `getpwuid_r(3)`, `getgrnam_r(3)` and `getgrouplist(3)`.
+/// Maps to `getpwnam_r(3)`, `getpwuid_r(3)`, `getgrnam_r(3)`, `getgrgid_r(3)` and `getgrouplist(3)`.
 public enum UserDatabase {
     /// The account named `name`, or nil when NSS knows no such user.
     /// - Throws: ``Errno`` when the lookup itself fails (an unreachable directory, say).
@@ -48,15 +48,32 @@ public enum UserDatabase {
 
     /// The group named `name`, or nil when NSS knows no such group.
     public static func group(named name: String) throws(Errno) -> GroupEntry? {
+        try lookupGroup("getgrnam_r \(name)") { entry, buffer, size, result in
+            getgrnam_r(name, entry, buffer, size, result)
+        }
+    }
+
+    /// The group with group ID `gid`, or nil when NSS knows none (`getgrgid_r(3)`).
+    public static func group(id gid: gid_t) throws(Errno) -> GroupEntry? {
+        try lookupGroup("getgrgid_r \(gid)") { entry, buffer, size, result in
+            getgrgid_r(gid, entry, buffer, size, result)
+        }
+    }
+
+    private static func lookupGroup(
+        _ operation: String,
+        _ call: (UnsafeMutablePointer<Glibc.group>, UnsafeMutablePointer<CChar>, Int,
+                 UnsafeMutablePointer<UnsafeMutablePointer<Glibc.group>?>) -> CInt
+    ) throws(Errno) -> GroupEntry? {
         var size = 1024
         while true {
             var entry = Glibc.group()
             var result: UnsafeMutablePointer<Glibc.group>?
             let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: size)
             defer { buffer.deallocate() }
-            let code = getgrnam_r(name, &entry, buffer, size, &result)
+            let code = call(&entry, buffer, size, &result)
             if code == ERANGE, size < 1 << 24 { size *= 4; continue }
-            if code != 0 && code != ENOENT { throw Errno(code, operation: "getgrnam_r \(name)") }
+            if code != 0 && code != ENOENT { throw Errno(code, operation: operation) }
             guard let found = result?.pointee else { return nil }
             var members: [String] = []
             if var cursor = found.gr_mem {

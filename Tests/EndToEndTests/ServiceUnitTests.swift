@@ -45,10 +45,10 @@ let canAnalyzeUnits = FileManager.default.isExecutableFile(atPath: "/usr/bin/sys
     @Test func theGuardIsCheckedBeforeItStartsAndBeforeItReloads() throws {
         let unit = try ShippedUnit.load()
         let guardd = try #require(unit.value("ExecStart"))
-        #expect(unit.values("ExecStartPre") == ["\(guardd) --check-config"])
+        #expect(unit.values("ExecStartPre") == ["\(guardd) --check-config --configuration-only"])
         // The check first: systemd stops at a failing command, so an unsafe
         // file never reaches the running Guard.
-        #expect(unit.values("ExecReload") == ["\(guardd) --check-config", "/bin/kill -HUP $MAINPID"])
+        #expect(unit.values("ExecReload") == ["\(guardd) --check-config --configuration-only", "/bin/kill -HUP $MAINPID"])
     }
 
     @Test(.enabled(if: productExists("familycontrolsd"), "needs `swift build` products"))

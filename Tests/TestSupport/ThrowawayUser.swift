@@ -97,3 +97,16 @@ private func changeAccounts(_ tool: String, _ arguments: [String]) throws {
         throw FixtureError("\(tool) \(arguments.joined(separator: " ")) failed (\(last.status)): \(last.standardError)")
     }
 }
+
+/// Adds `user` to the system group `group` for `body` (`usermod -a -G`),
+/// creating the group first when the machine has none (and removing it
+/// after); the membership ends with `body`.
+public func withMembership<R>(of user: String, in group: String, _ body: () async throws -> R) async throws -> R {
+    let created = try UserDatabase.group(named: group) == nil
+    if created { try await offload { try changeAccounts("/usr/sbin/groupadd", ["-r", group]) } }
+    defer {
+        if created { try? changeAccounts("/usr/sbin/groupdel", [group]) } else { try? changeAccounts("/usr/bin/gpasswd", ["-d", user, group]) }
+    }
+    try await offload { try changeAccounts("/usr/sbin/usermod", ["-a", "-G", group, user]) }
+    return try await body()
+}

@@ -12,12 +12,18 @@ import FamilyConfiguration
 package enum GuardDaemon {
     package static let usage = """
         usage: familycontrolsd [--config FILE] [--socket PATH] [--state-dir DIR] [--pam-dir DIR]
-               familycontrolsd --check-config [--config FILE] [--pam-dir DIR]
+               familycontrolsd --check-config [--configuration-only] [--config FILE] [--pam-dir DIR] [--state-dir DIR]
 
         The FamilyControls Guard. Runs in the foreground and logs to standard error.
 
           --check-config    check the configuration and exit: 0 when it may be used
-                            (warnings are printed), 3 when it is invalid or unsafe
+                            (warnings are printed), 3 when it is invalid or unsafe,
+                            or when a child can become root or a guardian or change
+                            the Guard (a sudo group, sudoers, files it may write)
+          --configuration-only
+                            with --check-config: check the configuration and its
+                            PAM services only, not what the children can do (the
+                            Guard logs that and serves on; the unit uses this)
           --config FILE     configuration (default \(GuardConfiguration.defaultPath))
           --socket PATH     Varlink socket (default \(defaultSocket))
           --state-dir DIR   store folder (default \(defaultStateDirectory))
@@ -50,7 +56,7 @@ package enum GuardDaemon {
         let arguments: Arguments
         do throws(UsageError) {
             arguments = try Arguments(tokens, .init(valued: ["--config", "--socket", "--state-dir", "--pam-dir"],
-                                                     flags: ["--help", "-h", "--version", "--check-config"]))
+                                                     flags: ["--help", "-h", "--version", "--check-config", "--configuration-only"]))
         } catch {
             return fail(.usage, "\(error)\nTry 'familycontrolsd --help'.")
         }
@@ -59,9 +65,14 @@ package enum GuardDaemon {
         guard arguments.operands.isEmpty else {
             return fail(.usage, "unexpected argument \"\(arguments.operands[0].clipped)\"\nTry 'familycontrolsd --help'.")
         }
+        if arguments.has("--configuration-only") && !arguments.has("--check-config") {
+            return fail(.usage, "--configuration-only goes with --check-config\nTry 'familycontrolsd --help'.")
+        }
         if arguments.has("--check-config") {
             return checkConfiguration(path: arguments["--config"] ?? GuardConfiguration.defaultPath,
-                                      pamDirectory: arguments["--pam-dir"])
+                                      pamDirectory: arguments["--pam-dir"],
+                                      stateDirectory: arguments["--state-dir"] ?? defaultStateDirectory,
+                                      children: !arguments.has("--configuration-only"))
         }
         guard geteuid() == 0 else {
             return fail(.permission, "must be run as root: the Guard authenticates through PAM and locks app folders")
@@ -108,6 +119,15 @@ package enum GuardDaemon {
         } catch {
             return fail(.failure, "cannot start: \(error)")
         }
+        func checkChildren(_ configuration: GuardConfiguration) {
+            let report = ChildPrivilegeCheck.report(configPath: configPath, configuration: configuration,
+                                                    pamDirectory: arguments["--pam-dir"], stateDirectory: stateDirectory)
+            // Logged, not refused: the locks still hold everyone else, and the
+            // fix is the child's groups or files, not the configuration.
+            for finding in report.findings { logger.log(finding.severity == .refused ? .error : .warning, "\(finding)") }
+            policy.standingWarnings.replace(with: report.statusWarnings)
+        }
+        checkChildren(configuration)
         let server: VarlinkServer
         switch makeServer(socketPath: socketPath, service: service, logger: logger) {
         case .success(let made): server = made
@@ -146,6 +166,7 @@ package enum GuardDaemon {
                     } else {
                         policy.reload(reloaded)
                         logger.notice("reloaded \(configPath)")
+                        checkChildren(reloaded)
                     }
                 } catch {
                     logger.error("reload refused, keeping the previous configuration: \(error)")
@@ -184,8 +205,10 @@ package enum GuardDaemon {
     package static let maximumPendingCallsPerConnection = 64
 
     /// `--check-config`: prints every finding, then a summary; 0 when the
-    /// configuration may be used, 3 when it is invalid or unsafe.
-    private static func checkConfiguration(path: String, pamDirectory: String?) -> Int32 {
+    /// configuration may be used, 3 when it is invalid or unsafe. With
+    /// `children`, also every way a child could become someone else.
+    private static func checkConfiguration(path: String, pamDirectory: String?, stateDirectory: String,
+                                           children: Bool) -> Int32 {
         let configuration: GuardConfiguration
         do throws(ConfigError) {
             configuration = try GuardConfiguration.load(path: path)
@@ -194,7 +217,11 @@ package enum GuardDaemon {
             writeToStandardError("familycontrolsd: \(path): invalid\n")
             return ExitCode.configuration.rawValue
         }
-        let findings = ConfigurationCheck.findings(path: path, configuration: configuration, pamDirectory: pamDirectory)
+        var findings = ConfigurationCheck.findings(path: path, configuration: configuration, pamDirectory: pamDirectory)
+        if children {
+            findings += ChildPrivilegeCheck.report(configPath: path, configuration: configuration, pamDirectory: pamDirectory,
+                                                   stateDirectory: access(stateDirectory, F_OK) == 0 ? stateDirectory : nil).findings
+        }
         for finding in findings { writeToStandardError("\(finding)\n") }
         let refused = findings.filter { $0.severity == .refused }.count
         let warnings = findings.count - refused

@@ -34,6 +34,8 @@ package final class AuthorizationPolicy: Sendable {
     /// outcome instead of asking again.
     let asking = KeyedSerializer<StatusHub.Key>()
     let quota = RequestQuota()
+    /// What root's `familyctl status` warns about (``ChildPrivilegeCheck``).
+    package let standingWarnings = StandingWarnings()
 
     package init(store: Store, configuration: GuardConfiguration, locker: any AppLocker,
                  settings: Settings = Settings(), logger: Logger = Logger(label: "guard")) throws(StoreError) {

@@ -22,7 +22,10 @@ extension GuardService {
                     throw GuardFailure(.familyControls(.invalidArgument), "parameter user must be a string or null")
                 }
                 let views = try policy.list(user: user?.stringValue, requester: requester)
-                return ["authorizations": .array(views.map { .object($0.json) })]
+                var reply: JSONObject = ["authorizations": .array(views.map { .object($0.json) })]
+                let warnings = requester.uid == 0 ? policy.standingWarnings.current : []
+                if !warnings.isEmpty { reply["warnings"] = .array(warnings.map { .string($0) }) }
+                return reply
             case "SetStatus":
                 let status = try string("status")
                 guard let value = AuthorizationStatus(name: status), value == .approved || value == .denied else {

@@ -1,0 +1,225 @@
+import Foundation
+import SystemKit
+import Testing
+import TestSupport
+
+/// A child who can become root or a guardian, or change the Guard, defeats
+/// every lock: `familycontrolsd --check-config` refuses it, naming the child
+/// and the way; the Guard logs it and root's `familyctl status` warns. Real
+/// throwaway users in the machine's real groups, real files in
+/// /etc/sudoers.d, the real sudo and the real daemon.
+@Suite(.serialized, .enabled(if: canRunGuard, "needs root, useradd, and `swift build` products"))
+struct ChildPrivilegeTests {
+    private let daemon = productPath("familycontrolsd")
+
+    /// A root-owned folder with the shipped pam.d services and a family of `guardian` and `child`.
+    private func withFamily<R>(guardian: ThrowawayUser, child: ThrowawayUser,
+                               _ body: (_ directory: String, _ config: String) async throws -> R) async throws -> R {
+        try await withTemporaryDirectory { directory in
+            chmod(directory, 0o755)
+            try FileManager.default.createDirectory(atPath: "\(directory)/pam.d", withIntermediateDirectories: true)
+            for service in ["familycontrols-guardian", "familycontrols-individual"] {
+                try FileManager.default.copyItem(atPath: "\(packageRoot)/pam.d/\(service)", toPath: "\(directory)/pam.d/\(service)")
+            }
+            let config = "\(directory)/familycontrols.conf"
+            try "[Family]\nGuardians=\(guardian.name)\nChildren=\(child.name)\n".write(toFile: config, atomically: true, encoding: .utf8)
+            chmod(config, 0o644)
+            return try await body(directory, config)
+        }
+    }
+
+    private func check(_ config: String, _ directory: String) async throws -> ProcessResult {
+        try await run(daemon, ["--check-config", "--config", config, "--pam-dir", "\(directory)/pam.d"])
+    }
+
+    /// `sudo` as the child, through a real login-like switch (its groups initialised), password on standard input.
+    private func sudoAsChild(_ child: ThrowawayUser, _ arguments: [String]) async throws -> ProcessResult {
+        try await run("/usr/sbin/runuser", ["-u", child.name, "--", "/usr/bin/sudo", "-S", "-k", "-p", ""] + arguments,
+                      input: (child.password ?? "") + "\n")
+    }
+
+    @Test(arguments: ["sudo", "wheel", "disk", "docker"])
+    func aChildInARootEquivalentGroupIsRefusedNamingTheChildAndTheGroup(group: String) async throws {
+        try await withThrowawayUser(prefix: "g") { guardian in
+            try await withThrowawayUser(prefix: "c") { child in
+                try await withFamily(guardian: guardian, child: child) { directory, config in
+                    let before = try await check(config, directory)
+                    #expect(before.status == 0, "a child in no such group passes: \(before.standardError)")
+                    #expect(before.standardOutput == "familycontrolsd: \(config): OK\n")
+                    try await withMembership(of: child.name, in: group) {
+                        if group == "sudo", FileManager.default.fileExists(atPath: "/usr/bin/sudo") {
+                            // The way is real: the child's own password makes it root.
+                            let root = try await sudoAsChild(child, ["/usr/bin/id", "-u"])
+                            #expect(root.standardOutput == "0\n", "\(root.standardError)")
+                        }
+                        let result = try await check(config, directory)
+                        #expect(result.status == 3, "\(result.standardError)")
+                        #expect(result.standardError.contains(
+                            "\(config):3: refused: child \(child.name) can become root (member of group \(group))"),
+                            "\(result.standardError)")
+                        #expect(result.standardError.contains("familycontrolsd: \(config): refused ("))
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func theUnitsConfigurationOnlyCheckLeavesTheChildrenToTheGuardsLog() async throws {
+        try await withThrowawayUser(prefix: "g") { guardian in
+            try await withThrowawayUser(prefix: "c") { child in
+                try await withFamily(guardian: guardian, child: child) { directory, config in
+                    try await withMembership(of: child.name, in: "sudo") {
+                        let result = try await run(daemon, ["--check-config", "--configuration-only", "--config", config,
+                                                            "--pam-dir", "\(directory)/pam.d"])
+                        #expect(result.status == 0, "\(result.standardError)")
+                        #expect(result.standardOutput == "familycontrolsd: \(config): OK\n")
+                        let alone = try await run(daemon, ["--configuration-only", "--config", config])
+                        #expect(alone.status == 2)
+                        #expect(alone.standardError == "familycontrolsd: --configuration-only goes with --check-config\n"
+                            + "Try 'familycontrolsd --help'.\n")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/etc/sudoers"), "needs sudo (its /etc/sudoers includes /etc/sudoers.d)"),
+          arguments: [("ALL=(ALL) NOPASSWD: ALL", "can become root"), ("ALL = (root) ALL", "can become root"),
+                      ("ALL=(GUARDIAN) NOPASSWD: ALL", "can log in as guardian GUARDIAN")])
+    func aSudoersRuleGivingTheChildEveryCommandIsRefused(rule: String, outcome: String) async throws {
+        try await withThrowawayUser(prefix: "g") { guardian in
+            try await withThrowawayUser(prefix: "c") { child in
+                try await withFamily(guardian: guardian, child: child) { directory, config in
+                    try await withSudoersRule("\(child.name) \(rule.replacing("GUARDIAN", with: guardian.name))") { file in
+                        if rule.contains("NOPASSWD") {
+                            // The real sudo agrees: the child runs a command as root, or as the guardian.
+                            let target = rule.contains("GUARDIAN") ? guardian : nil
+                            let switched = try await run("/usr/sbin/runuser", ["-u", child.name, "--", "/usr/bin/sudo", "-n"]
+                                                         + (target.map { ["-u", $0.name] } ?? []) + ["/usr/bin/id", "-u"])
+                            #expect(switched.standardOutput == "\(target?.uid ?? 0)\n", "\(switched.standardError)")
+                        }
+                        let result = try await check(config, directory)
+                        #expect(result.status == 3, "\(result.standardError)")
+                        let said = "\(file):1: refused: child \(child.name) \(outcome.replacing("GUARDIAN", with: guardian.name)) (sudoers: "
+                        #expect(result.standardError.contains(said), "\(result.standardError)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/etc/sudoers"), "needs sudo (its /etc/sudoers includes /etc/sudoers.d)"))
+    func aSudoersRuleForSomeCommandsOnlyIsAWarning() async throws {
+        try await withThrowawayUser(prefix: "g") { guardian in
+            try await withThrowawayUser(prefix: "c") { child in
+                try await withFamily(guardian: guardian, child: child) { directory, config in
+                    try await withSudoersRule("\(child.name) ALL=(root) NOPASSWD: /usr/bin/true") { file in
+                        let result = try await check(config, directory)
+                        #expect(result.status == 0, "\(result.standardError)")
+                        #expect(result.standardError.contains(
+                            "\(file):1: warning: child \(child.name) can run commands as root (sudoers: \(child.name) ALL=(root) NOPASSWD: /usr/bin/true)"),
+                            "\(result.standardError)")
+                        #expect(result.standardOutput == "familycontrolsd: \(config): OK (1 warning)\n")
+                    }
+                }
+            }
+        }
+    }
+
+    enum WritableFile: String, CaseIterable { case ownedPAMService, everyoneWritablePAMService, groupWritableConfiguration, ownedConfigurationFolder }
+
+    @Test(arguments: WritableFile.allCases)
+    func aFileOfTheGuardsTheChildMayWriteIsRefused(kind: WritableFile) async throws {
+        try await withThrowawayUser(prefix: "g") { guardian in
+            try await withThrowawayUser(prefix: "c") { child in
+                try await withThrowawayGroup(members: [child.name]) { group in
+                    try await withFamily(guardian: guardian, child: child) { directory, config in
+                        let guardianService = "\(directory)/pam.d/familycontrols-guardian"
+                        let target: String
+                        let way: String
+                        switch kind {
+                        case .ownedPAMService:
+                            chown(guardianService, child.uid, 0)
+                            target = guardianService
+                            way = "can change how guardians authenticate (owns \(guardianService))"
+                        case .everyoneWritablePAMService:
+                            chmod(guardianService, 0o666)
+                            target = guardianService
+                            way = "can change how guardians authenticate (every user may write \(guardianService) (mode 666))"
+                        case .groupWritableConfiguration:
+                            let gid = try #require(try UserDatabase.group(named: group)).gid
+                            chown(config, 0, gid)
+                            chmod(config, 0o664)
+                            target = config
+                            way = "can change the family configuration (member of group \(group), which may write \(config) (mode 664))"
+                        case .ownedConfigurationFolder:
+                            chown(directory, child.uid, child.gid)
+                            target = config
+                            way = "can change the family configuration (owns \(directory))"
+                        }
+                        // The way is real: the child, as an ordinary process, changes the file.
+                        let path = kind == .ownedConfigurationFolder ? "\(directory)/replaced" : target
+                        let wrote = try await run("/usr/sbin/runuser", ["-u", child.name, "--", "/bin/sh", "-c", "echo '# child' >> \"$1\"", "sh", path])
+                        #expect(wrote.status == 0, "the child could not write \(path): \(wrote.standardError)")
+                        let result = try await check(config, directory)
+                        #expect(result.status == 3, "\(result.standardError)")
+                        #expect(result.standardError.contains("\(target): refused: child \(child.name) \(way)"), "\(result.standardError)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func theGuardLogsAChildWhoCanBecomeRootAndRootsStatusWarnsUntilReload() async throws {
+        let fixture = try await offload { try GuardFixture() }
+        defer { fixture.tearDown() }
+        try await withMembership(of: fixture.child.name, in: "sudo") {
+            try await fixture.start()
+            let said = "refused: child \(fixture.child.name) can become root (member of group sudo)"
+            #expect(await eventually { fixture.log.contains(said) }, "\(fixture.log)")
+            #expect(fixture.log.contains("error familycontrolsd: \(fixture.configPath):3: \(said)"), "\(fixture.log)")
+
+            let status = try await fixture.familyctl(["status"])
+            #expect(status.status == 0, "\(status.standardError)")
+            #expect(status.standardError.hasPrefix(
+                "warning: child \(fixture.child.name) can become root (member of group sudo)"), "\(status.standardError)")
+            #expect(status.standardError.hasSuffix("; see familycontrolsd --check-config\n"), "\(status.standardError)")
+            #expect(status.standardError.split(separator: "\n").count == 1, "one line: \(status.standardError)")
+            let json = try await fixture.familyctl(["status", "--json"])
+            #expect(json.standardOutput.hasPrefix("{\"authorizations\""), "--json stays clean: \(json.standardOutput)")
+
+            // A guardian's status carries no warnings: they are for root.
+            let guardianCommand = fixture.commandLine(as: fixture.guardian, executable: productPath("familyctl"), ["status"])
+            let guardianStatus = try await run(guardianCommand[0], Array(guardianCommand.dropFirst()))
+            #expect(!guardianStatus.standardError.contains("warning:"), "\(guardianStatus.standardError)")
+
+            // The child leaves the group; a reload clears the warning.
+            try await offload { _ = try run("/usr/bin/gpasswd", ["-d", fixture.child.name, "sudo"]) as ProcessResult }
+            let reloads = fixture.log.components(separatedBy: "reloaded ").count
+            kill(try #require(fixture.process?.processIdentifier), SIGHUP)
+            #expect(await eventually { fixture.log.components(separatedBy: "reloaded ").count > reloads }, "\(fixture.log)")
+            let after = try await fixture.familyctl(["status"])
+            #expect(after.status == 0 && after.standardError.isEmpty, "\(after.standardError)")
+
+            // Back in the group: the next reload logs it again and root is warned again.
+            try await withMembership(of: fixture.child.name, in: "sudo") {
+                let logged = fixture.log.components(separatedBy: said).count
+                kill(try #require(fixture.process?.processIdentifier), SIGHUP)
+                #expect(await eventually { fixture.log.components(separatedBy: said).count > logged }, "\(fixture.log)")
+                let again = try await fixture.familyctl(["status"])
+                #expect(again.standardError.hasPrefix("warning: child \(fixture.child.name) can become root"), "\(again.standardError)")
+            }
+        }
+    }
+
+    /// A rule in a file of its own in /etc/sudoers.d, checked by `visudo`, removed after.
+    private func withSudoersRule<R>(_ rule: String, _ body: (String) async throws -> R) async throws -> R {
+        let file = "/etc/sudoers.d/fctest" + String(UInt32.random(in: 0..<UInt32.max), radix: 36)
+        try (rule + "\n").write(toFile: file, atomically: false, encoding: .utf8)
+        defer { unlink(file) }
+        chmod(file, 0o440)
+        let valid = try await run("/usr/sbin/visudo", ["-c", "-f", file])
+        try #require(valid.status == 0, "visudo rejects the test's rule: \(valid.standardOutput)\(valid.standardError)")
+        return try await body(file)
+    }
+}
