@@ -93,9 +93,11 @@ extension AuthorizationPolicy {
     /// user's open sheet) to end: as long as that one can wait for people,
     /// its alert and then a guardian's decision. A request still waiting then
     /// fails, and the app may ask again.
-    var turnDeadline: MonotonicInstant {
+    var turnDeadline: MonotonicInstant { .now.advanced(by: turnWait) }
+
+    private var turnWait: Duration {
         let configuration = family.configuration
-        return .now.advanced(by: configuration.promptTimeout + configuration.pendingTimeout)
+        return configuration.promptTimeout + configuration.pendingTimeout
     }
 
     /// Audits and logs a request that stopped waiting for the one open for
@@ -110,7 +112,7 @@ extension AuthorizationPolicy {
             logger.notice("\(action): \(appID) for \(user) canceled while waiting for the one open for it")
             return .canceled("the app went away while another request of it was open")
         }
-        let waited = family.configuration.promptTimeout + family.configuration.pendingTimeout
+        let waited = turnWait
         ledger.audit(.cancel, actor: user, user: user, appID: appID, member: member, outcome: .timedOut,
                      detail: "another \(action) of the app was still open after \(waited.spokenSeconds)")
         logger.notice("\(action): \(appID) for \(user) gave up waiting \(waited.spokenSeconds) for the one open for it")
