@@ -105,7 +105,24 @@ struct ConversationFairnessTests {
                 #expect(refused == ["org.familycontrols.guard.Unavailable: the Guard is busy: \(stranger.name) already has "
                     + "\(bound) requests under way, the most one user may have at once; finish or cancel one first":
                         Self.connectionsEach - bound], "\(stranger.name): \(counts)")
+                // The Guard's log says so once, not once per refusal.
+                #expect(guardd.log.components(separatedBy: "request refused: \(stranger.name) already has").count - 1 == 1)
             }
+
+            // A stranger who hangs up gets their places back: the requests
+            // waiting behind the open one stop waiting with their app.
+            let first = try #require(strangers.first)
+            floods[0].stop()
+            // The Guard hears the hang-ups on its loop; a waiter checks four times a second.
+            try await Task.sleep(for: .seconds(1))
+            let again = try RunningApp(arguments: guardd.commandLine(
+                as: first, executable: "\(guardd.appsRoot)/\(first.name)/\(ScriptedApp.appID)/python3",
+                ["-c", Self.flood, guardd.socket, "\(bound + 1)", "3"]))
+            floods.append(again)
+            #expect(await again.waitForError(containing: "tally ", timeout: .seconds(30)), "\(again.standardError)")
+            let counts = try tally(in: again.standardError)
+            #expect(counts.filter { !$0.key.hasPrefix("org.familycontrols.guard.") }.values.reduce(0, +) == bound, "\(counts)")
+            #expect(counts.filter { $0.key.hasPrefix("org.familycontrols.guard.Unavailable") }.values.reduce(0, +) == 1, "\(counts)")
         }
     }
 

@@ -115,15 +115,18 @@ import FamilyConfiguration
 
     @Test func eachUserHoldsAtMostTheirBoundAndRootIsNotCounted() {
         let counts = ConversationsPerUser(limit: 4)
-        for _ in 0..<4 { #expect(counts.enter(1000)) }
-        #expect(!counts.enter(1000))
+        for _ in 0..<4 { #expect(counts.enter(1000) == .entered) }
+        // Refused, and only the first refusal is worth reporting.
+        #expect(counts.enter(1000) == .refused(first: true))
+        #expect(counts.enter(1000) == .refused(first: false))
         #expect(counts.count(of: 1000) == 4)
         // Another user, and root, are not held back by the first.
-        #expect(counts.enter(1001))
-        for _ in 0..<100 { #expect(counts.enter(0)) }
+        #expect(counts.enter(1001) == .entered)
+        for _ in 0..<100 { #expect(counts.enter(0) == .entered) }
         #expect(counts.count(of: 0) == 0)
         counts.leave(1000)
-        #expect(counts.enter(1000))
+        #expect(counts.enter(1000) == .entered)
+        #expect(counts.enter(1000) == .refused(first: true))
         for _ in 0..<4 { counts.leave(1000) }
         #expect(counts.count(of: 1000) == 0)
     }

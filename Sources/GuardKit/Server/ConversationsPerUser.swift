@@ -12,36 +12,52 @@ import SystemKit
 final class ConversationsPerUser: Sendable {
     /// Conversations one user may have under way at once.
     let limit: Int
-    private let counts = Mutex<[uid_t: Int]>([:])
+
+    /// What ``enter(_:)`` did.
+    enum Entry: Equatable {
+        case entered
+        /// Refused; `first` for the first refusal since the user reached the
+        /// bound, the one worth a line in the log.
+        case refused(first: Bool)
+    }
+
+    private struct State {
+        var counts: [uid_t: Int] = [:]
+        /// Users refused since they last had a place free.
+        var refused: Set<uid_t> = []
+    }
+    private let state = Mutex(State())
 
     init(limit: Int) {
         precondition(limit > 0, "a user must be allowed one conversation")
         self.limit = limit
     }
 
-    /// Takes a place for `uid`; pair with ``leave(_:)``.
-    /// - Returns: false, taking nothing, when `uid` has `limit` under way already.
-    func enter(_ uid: uid_t) -> Bool {
-        guard uid != 0 else { return true }
-        return counts.withLock { counts in
-            let current = counts[uid, default: 0]
-            guard current < limit else { return false }
-            counts[uid] = current + 1
-            return true
+    /// Takes a place for `uid`; pair an ``Entry/entered`` with ``leave(_:)``.
+    /// - Returns: ``Entry/refused(first:)``, taking nothing, when `uid` has
+    ///   `limit` under way already.
+    func enter(_ uid: uid_t) -> Entry {
+        guard uid != 0 else { return .entered }
+        return state.withLock { state in
+            let current = state.counts[uid, default: 0]
+            guard current < limit else { return .refused(first: state.refused.insert(uid).inserted) }
+            state.counts[uid] = current + 1
+            return .entered
         }
     }
 
     /// Gives back the place ``enter(_:)`` took for `uid`.
     func leave(_ uid: uid_t) {
         guard uid != 0 else { return }
-        counts.withLock { counts in
-            let left = counts[uid, default: 1] - 1
-            counts[uid] = left > 0 ? left : nil
+        state.withLock { state in
+            let left = state.counts[uid, default: 1] - 1
+            state.counts[uid] = left > 0 ? left : nil
+            state.refused.remove(uid)
         }
     }
 
     /// Conversations `uid` has under way now.
-    func count(of uid: uid_t) -> Int { counts.withLock { $0[uid, default: 0] } }
+    func count(of uid: uid_t) -> Int { state.withLock { $0.counts[uid, default: 0] } }
 }
 
 /// Whoever starts a conversation: an app (``Caller``) or a person deciding

@@ -208,8 +208,11 @@ package final class GuardService: VarlinkService {
                 return fail(connection, failure)
             }
             let account = caller.account
-            guard perUser.enter(account.uid) else {
-                logger.notice("request refused: \(account.name) already has \(perUser.limit) conversations under way")
+            if case .refused(let first) = perUser.enter(account.uid) {
+                if first {
+                    logger.notice("request refused: \(account.name) already has \(perUser.limit) conversations under way, "
+                        + "the most one user may have; refusing more until one ends")
+                }
                 channel.close()
                 session.endRequest()
                 return fail(connection, .busy("\(account.name) already has \(perUser.limit) requests under way, "
