@@ -89,9 +89,10 @@ extension AuthorizationPolicy {
         }
     }
 
-    /// How long a request waits for the one open for the same app (or the
-    /// user's open sheet) to end: as long as that one can wait for people,
-    /// its alert and then a guardian's decision. A request still waiting then
+    /// Until when a request starting to wait now waits for the one open for
+    /// the same app (or the user's open sheet) to end: as long as that one
+    /// can wait for people, its alert and then a guardian's decision
+    /// (`PromptTimeout` + `PendingTimeout`). A request still waiting then
     /// fails, and the app may ask again.
     var turnDeadline: MonotonicInstant { .now.advanced(by: turnWait) }
 

@@ -83,12 +83,14 @@ package final class GuardService: VarlinkService {
             guard let name = call.parameters["member"]?.stringValue, let member = FamilyControlsMember(name: name) else {
                 return connection.fail(.invalidParameter("member"))
             }
-            startConversation(call, session: session, on: connection, who: applicant(member, connection, session)) { [policy] caller, channel throws(GuardFailure) in
+            startConversation(call, session: session, on: connection, who: applicant(member, connection, session),
+                              on: conversations) { [policy] caller, channel throws(GuardFailure) in
                 let status = try policy.request(member, from: caller, over: channel)
                 return ["status": .string(status.description)]
             }
         case "RevokeAuthorization":
-            startConversation(call, session: session, on: connection, who: app(connection, session)) { [policy] caller, channel throws(GuardFailure) in
+            startConversation(call, session: session, on: connection, who: app(connection, session),
+                              on: conversations) { [policy] caller, channel throws(GuardFailure) in
                 try policy.revoke(from: caller, over: channel)
                 return [:]
             }
@@ -188,7 +190,7 @@ package final class GuardService: VarlinkService {
     /// has at most ``conversationsPerUser`` under way.
     private func startConversation<Who: ConversationStarter>(
         _ call: VarlinkCall, session: ConnectionSession, on connection: VarlinkConnection,
-        who: @escaping @Sendable () -> Result<Who, GuardFailure>, on pool: BlockingExecutor? = nil,
+        who: @escaping @Sendable () -> Result<Who, GuardFailure>, on pool: BlockingExecutor,
         _ body: @escaping @Sendable (Who, VarlinkRequestChannel) throws(GuardFailure) -> JSONObject
     ) {
         guard call.more else { return connection.fail(.expectedMore) }
@@ -236,7 +238,7 @@ package final class GuardService: VarlinkService {
                 }
             }
             do throws(BlockingExecutor.Saturated) {
-                try (pool ?? conversations).submit(run)
+                try pool.submit(run)
             } catch {
                 logger.warning("request refused: \(error)")
                 perUser.leave(account.uid)
