@@ -43,7 +43,8 @@ extension FamilyCtl {
 
     /// The documented `--json` form: `{"events": [ … ]}`, each with `id`,
     /// `time` (ISO 8601, UTC), `actor`, `action`, `user`, `app`, `member`,
-    /// `outcome` and `detail` (null when absent).
+    /// `outcome` and `detail` (null when absent), `count` (how many times
+    /// it happened) and `lastTime` (when it last did, null for once).
     static func logJSON(_ events: [JSONObject]) -> String {
         let items: [JSONValue] = events.map { event in
             .object([
@@ -52,7 +53,8 @@ extension FamilyCtl {
                 "actor": event["actor"] ?? .null, "action": event["action"] ?? .null,
                 "user": event["user"] ?? .null, "app": event["app"] ?? .null,
                 "member": event["member"] ?? .null, "outcome": event["outcome"] ?? .null,
-                "detail": event["detail"] ?? .null,
+                "detail": event["detail"] ?? .null, "count": .int(repeats(event)),
+                "lastTime": event["lastAt"]?.doubleValue.map { .string(isoDate($0)) } ?? .null,
             ])
         }
         return JSONValue.object(["events": .array(items)]).description
@@ -62,10 +64,23 @@ extension FamilyCtl {
         let header = ["TIME", "ACTOR", "ACTION", "USER", "APP", "OUTCOME", "DETAIL"]
         let rows: [[String]] = events.map { event in
             func text(_ key: String) -> String { event[key]?.stringValue ?? "-" }
+            var detail = event["detail"]?.stringValue ?? ""
+            let count = repeats(event)
+            if count > 1 {
+                let last = event["lastAt"]?.doubleValue.map { ", the last at " + UnixTime(seconds: $0).localDescription } ?? ""
+                detail += (detail.isEmpty ? "" : " ") + "(repeated \(count) times\(last))"
+            }
             return [UnixTime(seconds: event["at"]?.doubleValue ?? 0).localDescription, text("actor"), text("action"), text("user"), text("app"),
-                    text("outcome"), event["detail"]?.stringValue ?? ""]
+                    text("outcome"), detail]
         }
         return columns([header] + rows)
+    }
+
+    /// How many times `event` happened: 1 unless the Guard counted repeats
+    /// (a Guard from before counting sends no count).
+    private static func repeats(_ event: JSONObject) -> Int64 {
+        guard let count = event["count"]?.intValue, count > 1 else { return 1 }
+        return count
     }
 
     /// `--since` as Unix seconds: `YYYY-MM-DD`, `YYYY-MM-DD HH:MM[:SS]` (or

@@ -30,6 +30,35 @@ package final class KeyedSerializer<Key: Hashable & Sendable>: Sendable {
         }
         return try body()
     }
+
+    /// Runs `body` once no other caller holds `key`, as
+    /// ``withExclusiveAccess(to:onWait:_:)`` does, but waits for it only
+    /// until `deadline` and only while `stillWanted()` holds (asked a few
+    /// times a second: a caller that hung up gives its thread back).
+    /// - Returns: what `body` returned, or nil, without running `body`, when
+    ///   the key was not free by `deadline` or `stillWanted()` turned false first.
+    package func withExclusiveAccess<R, E: Error>(
+        to key: Key, until deadline: MonotonicInstant, while stillWanted: () -> Bool,
+        onWait: () -> Void = {}, _ body: () throws(E) -> R
+    ) throws(E) -> R? {
+        if !state.withLock({ $0.busy.insert(key).inserted }) {
+            onWait()
+            var acquired = false
+            while !acquired {
+                guard MonotonicInstant.now < deadline, stillWanted() else { return nil }
+                let wake = min(deadline, .now.advanced(by: .milliseconds(250)))
+                condition.wait(until: wake, ready: {
+                    acquired = state.withLock { $0.busy.insert(key).inserted }
+                    return acquired
+                }, onTimeout: {})
+            }
+        }
+        defer {
+            state.withLock { _ = $0.busy.remove(key) }
+            condition.broadcast()
+        }
+        return try body()
+    }
 }
 
 /// A condition variable around a predicate that takes its own lock.

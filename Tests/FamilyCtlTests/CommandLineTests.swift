@@ -127,7 +127,25 @@ import Foundation
         #expect(events.first?["time"] as? String == "1970-01-01T00:00:00Z")
         #expect(events.first?["app"] as? String == "org.example.Paint\u{1b}]0;x")
         #expect(events.first?["detail"] is NSNull)
-        #expect(Set(events.first?.keys.map { $0 } ?? []) == ["id", "time", "actor", "action", "user", "app", "member", "outcome", "detail"])
+        #expect(Set(events.first?.keys.map { $0 } ?? []) == ["id", "time", "actor", "action", "user", "app", "member", "outcome",
+                                                             "detail", "count", "lastTime"])
+        // From a Guard that sends no count: it happened once.
+        #expect(events.first?["count"] as? Int == 1)
+        #expect(events.first?["lastTime"] is NSNull)
+    }
+
+    @Test func aRepeatedEventSaysHowOftenAndWhenLastInTheTableAndTheJSON() {
+        let event: JSONObject = [
+            "id": .int(7), "at": .double(0), "actor": .string("alice"), "action": .string("revoke"),
+            "user": .string("alice"), "app": .string("org.example.Paint"), "member": .null,
+            "outcome": .string("no effect"), "detail": .string("not approved"), "count": .int(1500), "lastAt": .double(90),
+        ]
+        let row = FamilyCtl.logTable([event]).split(separator: "\n")[1]
+        #expect(row.hasSuffix("not approved (repeated 1500 times, the last at \(UnixTime(seconds: 90).localDescription))"), "\(row)")
+        let object = try? JSONSerialization.jsonObject(with: Data(FamilyCtl.logJSON([event]).utf8)) as? [String: Any]
+        let json = (object?["events"] as? [[String: Any]])?.first
+        #expect(json?["count"] as? Int == 1500)
+        #expect(json?["lastTime"] as? String == "1970-01-01T00:01:30Z")
     }
 
     @Test func logRefusesBadOptionsBeforeCallingTheGuard() {

@@ -75,11 +75,11 @@ import FamilyConfiguration
     }
 }
 
-/// The Guard's threads are bounded: when every conversation thread is taken
-/// (people typing), one more conversation is refused at once as busy, and the
-/// call after a thread frees goes through.
+/// The Guard's threads are bounded, and shared fairly: apps' requests that
+/// hold every conversation thread never make a guardian's or root's decision
+/// busy, and one user holds at most a few conversations.
 @Suite struct GuardServicePoolTests {
-    @Test func aConversationBeyondThePoolIsRefusedAsBusyAndTheNextOneRuns() throws {
+    @Test func aDecisionIsNeverBusyWhileAppsRequestsHoldEveryConversationThread() throws {
         try withStore { store, directory in
             let policy = try AuthorizationPolicy(store: store, configuration: GuardConfiguration(),
                                                  locker: LockEngineLocker(journal: store, logger: .quiet), logger: .quiet)
@@ -91,7 +91,7 @@ import FamilyConfiguration
             let client = try VarlinkClient(path: directory + "/guard.socket", replyTimeout: .seconds(30))
             defer { client.close() }
 
-            // Two conversations waiting for people hold both threads.
+            // Two requests waiting for people hold both of the apps' threads.
             let released = Mutex(false)
             let started = Atomic<Int>(0)
             for _ in 0..<2 {
@@ -101,17 +101,34 @@ import FamilyConfiguration
                 }
             }
             #expect(pollUntil { started.load(ordering: .relaxed) == 2 })
+            #expect(throws: BlockingExecutor.Saturated.self) { try service.conversations.submit {} }
 
-            // Root deciding a request: a conversation, refused while the pool is full.
-            let busy = try decide(client)
-            #expect(busy.name == "org.familycontrols.guard.Unavailable")
-            #expect(busy.message.contains("busy"))
-
-            released.withLock { $0 = true }
-            #expect(pollUntil { service.conversations.snapshot.idle == 2 })
+            // Root deciding a request is answered, not refused as busy:
+            // request 999 waits for no one, which is said before any thread is taken.
             let decided = try decide(client)
             #expect(decided.name == "org.familycontrols.guard.NotFound")
+            #expect(decided.message == "no request 999 is waiting for root to decide")
+            #expect(service.decisions.snapshot.threads == 0)
+            released.withLock { $0 = true }
         }
+    }
+
+    @Test func eachUserHoldsAtMostTheirBoundAndRootIsNotCounted() {
+        let counts = ConversationsPerUser(limit: 4)
+        for _ in 0..<4 { #expect(counts.enter(1000) == .entered) }
+        // Refused, and only the first refusal is worth reporting.
+        #expect(counts.enter(1000) == .refused(first: true))
+        #expect(counts.enter(1000) == .refused(first: false))
+        #expect(counts.count(of: 1000) == 4)
+        // Another user, and root, are not held back by the first.
+        #expect(counts.enter(1001) == .entered)
+        for _ in 0..<100 { #expect(counts.enter(0) == .entered) }
+        #expect(counts.count(of: 0) == 0)
+        counts.leave(1000)
+        #expect(counts.enter(1000) == .entered)
+        #expect(counts.enter(1000) == .refused(first: true))
+        for _ in 0..<4 { counts.leave(1000) }
+        #expect(counts.count(of: 1000) == 0)
     }
 
     /// Decides request 999, which does not exist; the error's name and message.

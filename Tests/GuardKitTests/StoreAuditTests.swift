@@ -96,6 +96,49 @@ struct StoreAuditTests {
         }
     }
 
+    @Test("the same event again within the window is counted on its row; anything different is a row of its own")
+    func repeatsAreCounted() throws {
+        try withStore { store, _ throws in
+            let refused = AuditEvent.sample(action: .revoke, outcome: .noEffect, seconds: 1000)
+            let first = try store.appendAudit(refused, coalescingWithin: 60)
+            var again = refused
+            for seconds in [1010.0, 1020, 1059] {
+                again.at = UnixTime(seconds: seconds)
+                #expect(try store.appendAudit(again, coalescingWithin: 60) == first)
+            }
+            // Another app's event in between does not break the count.
+            var other = refused
+            other.appID = "org.example.Chess"
+            try store.appendAudit(other, coalescingWithin: 60)
+            again.at = UnixTime(seconds: 1059.5)
+            #expect(try store.appendAudit(again, coalescingWithin: 60) == first)
+            // A different detail, outcome or actor, past the window, or appended without a window: a new row.
+            var detail = again
+            detail.detail = "another reason"
+            var outcome = again
+            outcome.outcome = .refused
+            var actor = again
+            actor.actor = "carol"
+            var late = again
+            late.at = UnixTime(seconds: 1061)
+            for event in [detail, outcome, actor, late] { #expect(try store.appendAudit(event, coalescingWithin: 60) != first) }
+            #expect(try store.appendAudit(again) != first)
+
+            let stored = try store.auditEvents()
+            #expect(stored.count == 7)
+            let counted = try #require(stored.first { $0.id == first })
+            #expect(counted.count == 5)
+            #expect(counted.at.seconds == 1000)
+            #expect(counted.lastAt?.seconds == 1059.5)
+            #expect(stored.filter { $0.id != first }.allSatisfy { $0.count == 1 && $0.lastAt == nil })
+            // A row is as recent as its last repeat, for --since and for pruning.
+            #expect(try store.auditEvents(since: 1050).contains { $0.id == first })
+            // (Only the other app's event, at 1000 and never repeated, is older than 1059.)
+            #expect(try store.pruneAudit(before: 1059) == 1)
+            #expect(try store.auditEvents().contains { $0.id == first })
+        }
+    }
+
     @Test("an event without an actor, action or outcome is refused",
           arguments: [AuditEvent.sample(actor: ""), .sample(action: ""), .sample(outcome: "")])
     func requiredFields(_ event: AuditEvent) throws {

@@ -3,6 +3,7 @@ import GuardKit
 import Testing
 import FamilyConfiguration
 import SQLite
+import SystemKit
 
 @Suite("Store: schema migrations")
 struct StoreMigrationTests {
@@ -104,6 +105,29 @@ struct StoreMigrationTests {
             #expect(sqlite.message == "no such table: missing")
             #expect(try integer("PRAGMA user_version", in: path) == 1)
             #expect(try tableNames(path) == ["first"])
+        }
+    }
+
+    @Test("a version 3 store's audit events read back as happening once, and count repeats after")
+    func version3AuditCountsRepeats() throws {
+        let version3 = { (database: SQLiteDatabase) throws in
+            try StoreSchema.migrate(database, migrations: Array(StoreSchema.migrations.prefix(3)), logger: .quiet)
+            try database.execute("""
+                INSERT INTO audit (at, actor, action, user, app_id, member, outcome, detail)
+                VALUES (1000, 'alice', 'revoke', 'alice', 'org.example.Paint', NULL, 'no effect', 'not approved');
+                """)
+        }
+        try withPreparedFile(version3) { directory, path throws in
+            #expect(try integer("PRAGMA user_version", in: path) == 3)
+            let store = try Store.open(directory: directory, logger: .quiet)
+            #expect(try store.settings().schemaVersion == 4)
+            let before = try store.auditEvents()
+            #expect(before.map(\.count) == [1])
+            #expect(before.first?.lastAt == nil)
+            var again = try #require(before.first)
+            again.at = UnixTime(seconds: 1001)
+            #expect(try store.appendAudit(again, coalescingWithin: 60) == again.id)
+            #expect(try store.auditEvents().map(\.count) == [2])
         }
     }
 

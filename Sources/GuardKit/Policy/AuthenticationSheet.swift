@@ -62,16 +62,23 @@ final class AuthenticationSheet: Sendable {
 
     /// The alert (`question`), then the guardian's name (for a child), then
     /// PAM, up to `MaxAttempts` times, all in the app's own session, with the
-    /// user's sheet held. Returns who authenticated; "Don't Allow" runs
-    /// `refused`, which throws.
+    /// user's sheet held, waited for until `deadline` and while the app is
+    /// there. Returns who authenticated; "Don't Allow" runs `refused`, which throws.
     func authenticateInSession(_ member: FamilyControlsMember, caller: Caller, channel: any RequestChannel,
-                               question: String, refused: () throws(GuardFailure) -> Never) throws(GuardFailure) -> String {
+                               question: String, deadline: MonotonicInstant,
+                               refused: () throws(GuardFailure) -> Never) throws(GuardFailure) -> String {
         let user = caller.account.name
-        return try sheets.withExclusiveAccess(to: user, onWait: {
+        let approver = try sheets.withExclusiveAccess(to: user, until: deadline, while: { !channel.isClosed }, onWait: {
             logger.info("request: \(caller.app.appID) for \(user) waits for their open sheet to end")
         }) { () throws(GuardFailure) -> String in
             try runPrompts(member, caller: caller, channel: channel, question: question, refused: refused)
         }
+        guard let approver else {
+            logger.notice("request: \(caller.app.appID) for \(user) stopped waiting for their open sheet")
+            throw .canceled(channel.isClosed ? "the app went away while another sheet of \(user)'s was open"
+                                             : "another sheet of \(user)'s was still open; try again once it has ended")
+        }
+        return approver
     }
 
     private func runPrompts(_ member: FamilyControlsMember, caller: Caller, channel: any RequestChannel,

@@ -141,17 +141,23 @@ package final class AuthorizationLedger: Sendable {
     }
 
     /// Appends an audit row; a failure is logged, never fatal to the request.
+    /// An event that changed nothing, again within ``repeatWindow``, is
+    /// counted on its first row instead.
     func audit(_ action: AuditAction, actor: String, user: String, appID: String?, member: FamilyControlsMember?,
                outcome: AuditOutcome, detail: String? = nil) {
         let row = event(action, actor: actor, user: user, appID: appID, member: member, outcome: outcome, detail: detail)
         do throws(StoreError) {
-            _ = try store.appendAudit(row)
+            _ = try store.appendAudit(row, coalescingWithin: outcome.changesNothing ? Self.repeatWindow : nil)
         } catch {
             logger.error("store: cannot append audit \(row.action) for \(row.user): \(error)")
         }
         reportToSecurityLog(row)
         pruneAuditIfDue()
     }
+
+    /// How long after an event that changed nothing the same event again is
+    /// counted on its row, in seconds: an hour's flood is one line.
+    static let repeatWindow: Double = 3600
 
     /// Authentications and decisions also go to syslog's `authpriv`, as
     /// sudo's do: failures at `alert`, approvals and denials at `notice`.

@@ -23,10 +23,12 @@ extension AuthorizationPolicy {
     /// the approval, from their own session (or in the app when
     /// `InSessionApproval=yes`): the child can run the app's own program (or
     /// borrow its connection), so the app's word alone must never lift the
-    /// lock. Only the approved directory's own program may ask.
+    /// lock. Only the approved directory's own program may ask. Every revoke
+    /// counts against the user's quota of requests, as a request does.
     package func revoke(from caller: Caller, over channel: any RequestChannel) throws(GuardFailure) {
         let user = caller.account.name
-        try asking.withExclusiveAccess(to: caller.key, onWait: {
+        try checkQuota(.revoke, nil, caller: caller)
+        let done: Void? = try asking.withExclusiveAccess(to: caller.key, until: turnDeadline, while: { !channel.isClosed }, onWait: {
             logger.info("revoke: \(caller.app.appID) for \(user) waits for the request open for it to end")
         }) { () throws(GuardFailure) in
             guard let current = try ledger.authorization(user: user, appID: caller.app.appID),
@@ -53,11 +55,13 @@ extension AuthorizationPolicy {
                 return
             }
             let actor = try sheet.authenticateInSession(.child, caller: caller, channel: channel,
-                                                        question: question, refused: refused)
+                                                        question: question, deadline: turnDeadline,
+                                                        refused: refused)
             try requests.withExclusiveAccess(to: caller.key) { () throws(GuardFailure) in
                 try revoke(user: user, appID: caller.app.appID, actor: actor)
             }
         }
+        if done == nil { throw gaveUpWaiting(.revoke, nil, caller: caller, channel: channel) }
     }
 
     /// An app's revoke that needs no guardian: an individual's approval, or

@@ -22,9 +22,7 @@ extension AuthorizationPolicy {
     ///   not waiting), the authentication's failure, or the lock's.
     package func decide(_ id: Int64, approve: Bool, requester: UserAccount,
                         over channel: any RequestChannel) throws(GuardFailure) -> AuthorizationView? {
-        guard let request = desk.request(id, for: requester) else {
-            throw GuardFailure(.notFound, "no request \(id) is waiting for \(requester.name) to decide")
-        }
+        let request = try decidableRequest(id, for: requester)
         if requester.uid != 0 {
             try sheet.authenticateGuardian(requester, for: request, over: channel)
         }
@@ -67,6 +65,15 @@ extension AuthorizationPolicy {
                 return try currentView(of: caller)
             }
         }
+    }
+
+    /// Request `id`, if it waits for `requester` to decide it.
+    /// - Throws: `NotFound` for a request that is not theirs to decide, or not waiting.
+    package func decidableRequest(_ id: Int64, for requester: UserAccount) throws(GuardFailure) -> PendingRequest {
+        guard let request = desk.request(id, for: requester) else {
+            throw GuardFailure(.notFound, "no request \(id) is waiting for \(requester.name) to decide")
+        }
+        return request
     }
 
     private func currentView(of caller: Caller) throws(GuardFailure) -> AuthorizationView? {

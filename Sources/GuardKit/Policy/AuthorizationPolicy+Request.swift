@@ -15,7 +15,8 @@ extension AuthorizationPolicy {
     /// nothing secret passes through the child's app. With `InSessionApproval=yes`
     /// the guardian may authenticate in the app instead, as an individual
     /// always does for themself. Requests for one app run one at a time; a
-    /// second finds the first one's outcome. In-session sheets open one per
+    /// second finds the first one's outcome, waiting for it until
+    /// ``turnDeadline`` and only while its app is there. In-session sheets open one per
     /// user at a time, whatever the app (``AuthenticationSheet``). The decision is
     /// saved under the (user, app) lock only, so an administrator's
     /// `familyctl set` never waits for a person; the later decision stands.
@@ -25,13 +26,13 @@ extension AuthorizationPolicy {
                          over channel: any RequestChannel) throws(GuardFailure) -> AuthorizationStatus {
         guard !channel.isClosed else { throw .canceled("the app hung up before the request started") }
         if try alreadyDecided(member, for: caller) { return .approved }
-        return try asking.withExclusiveAccess(to: caller.key, onWait: {
+        let status = try asking.withExclusiveAccess(to: caller.key, until: turnDeadline, while: { !channel.isClosed }, onWait: {
             logger.info("request: \(caller.app.appID) for \(caller.account.name) waits for the request open for it to end")
         }) { () throws(GuardFailure) -> AuthorizationStatus in
             // Another request for this app may have ended while this one waited.
             if try alreadyDecided(member, for: caller) { return .approved }
             let user = caller.account.name
-            try checkQuota(member, caller: caller)
+            try checkQuota(.request, member, caller: caller)
             ledger.audit(.request, actor: user, user: user, appID: caller.app.appID, member: member, outcome: .started)
             logger.info("request: \(caller.app.appID) for \(user) as \(member) (pid executable \(DisplayText.sanitized(caller.app.executable)))")
             let question = member == .child
@@ -45,7 +46,8 @@ extension AuthorizationPolicy {
                     return .approved
                 }
                 let approver = try sheet.authenticateInSession(member, caller: caller, channel: channel,
-                                                               question: question, refused: refused)
+                                                               question: question, deadline: turnDeadline,
+                                                               refused: refused)
                 try requests.withExclusiveAccess(to: caller.key) { () throws(GuardFailure) in
                     try approve(caller, member: member, by: approver)
                 }
@@ -55,11 +57,14 @@ extension AuthorizationPolicy {
                 return .approved
             }
         }
+        guard let status else { throw gaveUpWaiting(.request, member, caller: caller, channel: channel) }
+        return status
     }
 
-    /// Whether `caller` may have its request answered at once: approved for
-    /// this very directory. Throws the refusals that need no prompt.
-    private func alreadyDecided(_ member: FamilyControlsMember, for caller: Caller) throws(GuardFailure) -> Bool {
+    /// Refuses at once, before any conversation, a request `caller` may not
+    /// make as `member`: a child request from someone who is not a child in
+    /// the family, or an individual one from a child.
+    package func admit(_ member: FamilyControlsMember, from caller: Caller) throws(GuardFailure) {
         let user = caller.account.name
         let isChild: Bool
         do throws(Errno) {
@@ -68,15 +73,63 @@ extension AuthorizationPolicy {
             logger.error("cannot resolve family membership of \(user): \(error)")
             throw GuardFailure(.networkError, "the user directory could not be reached to check the family")
         }
+        switch member {
+        case .child where !isChild:
+            ledger.audit(.request, actor: user, user: user, appID: caller.app.appID, member: member,
+                        outcome: .refused, detail: "not a child in the family")
+            throw GuardFailure(.invalidAccountType,
+                "\(user) is not a child in the family configuration; ask an administrator to add them to Children=")
+        case .individual where isChild:
+            ledger.audit(.request, actor: user, user: user, appID: caller.app.appID, member: member,
+                        outcome: .refused, detail: "a child cannot authorize as an individual")
+            throw GuardFailure(.invalidAccountType,
+                "\(user) is a child in the family: a parent or guardian must approve (request .child)")
+        default:
+            return
+        }
+    }
+
+    /// Until when a request starting to wait now waits for the one open for
+    /// the same app (or the user's open sheet) to end: as long as that one
+    /// can wait for people, its alert and then a guardian's decision
+    /// (`PromptTimeout` + `PendingTimeout`). A request still waiting then
+    /// fails, and the app may ask again.
+    var turnDeadline: MonotonicInstant { .now.advanced(by: turnWait) }
+
+    private var turnWait: Duration {
+        let configuration = family.configuration
+        return configuration.promptTimeout + configuration.pendingTimeout
+    }
+
+    /// Audits and logs a request that stopped waiting for the one open for
+    /// its app, and returns the failure to throw.
+    func gaveUpWaiting(_ action: AuditAction, _ member: FamilyControlsMember?, caller: Caller,
+                       channel: any RequestChannel) -> GuardFailure {
+        let user = caller.account.name
+        let appID = caller.app.appID
+        if channel.isClosed {
+            ledger.audit(.cancel, actor: user, user: user, appID: appID, member: member, outcome: .canceled,
+                         detail: "the app went away while another \(action) of it was open")
+            logger.notice("\(action): \(appID) for \(user) canceled while waiting for the one open for it")
+            return .canceled("the app went away while another request of it was open")
+        }
+        let waited = turnWait
+        ledger.audit(.cancel, actor: user, user: user, appID: appID, member: member, outcome: .timedOut,
+                     detail: "another \(action) of the app was still open after \(waited.spokenSeconds)")
+        logger.notice("\(action): \(appID) for \(user) gave up waiting \(waited.spokenSeconds) for the one open for it")
+        return .canceled("another request of \(caller.app.displayName) was still open after \(waited.spokenSeconds); "
+            + "try again once it has ended")
+    }
+
+    /// Whether `caller` may have its request answered at once: approved for
+    /// this very directory. Throws the refusals that need no prompt.
+    private func alreadyDecided(_ member: FamilyControlsMember, for caller: Caller) throws(GuardFailure) -> Bool {
+        let user = caller.account.name
+        // Checked again: the family may have changed since the request was admitted.
+        try admit(member, from: caller)
         let current = try ledger.authorization(user: user, appID: caller.app.appID)
         switch member {
         case .child:
-            guard isChild else {
-                ledger.audit(.request, actor: user, user: user, appID: caller.app.appID, member: member,
-                            outcome: .refused, detail: "not a child in the family")
-                throw GuardFailure(.invalidAccountType,
-                    "\(user) is not a child in the family configuration; ask an administrator to add them to Children=")
-            }
             try refuseFolderOfAnotherApp(caller)
             guard let current, current.status == .approved, current.member == .child else { return false }
             // Approved for this very directory: at once, with no prompt.
@@ -85,12 +138,6 @@ extension AuthorizationPolicy {
                 "\(caller.app.appID) is already approved for \(user) in another folder (\(DisplayText.sanitized(current.appPath))); "
                 + "a parent or guardian must revoke that approval first")
         case .individual:
-            guard !isChild else {
-                ledger.audit(.request, actor: user, user: user, appID: caller.app.appID, member: member,
-                            outcome: .refused, detail: "a child cannot authorize as an individual")
-                throw GuardFailure(.invalidAccountType,
-                    "\(user) is a child in the family: a parent or guardian must approve (request .child)")
-            }
             if current?.status == .approved && current?.member == .individual { return true }
             if current?.status == .approved {
                 throw GuardFailure(.authorizationConflict,
@@ -129,12 +176,13 @@ extension AuthorizationPolicy {
         logger.notice("approved: \(record.appID) for \(record.user) as \(member) by \(approver)")
     }
 
-    /// Refuses a request while `user` has started too many lately.
-    private func checkQuota(_ member: FamilyControlsMember, caller: Caller) throws(GuardFailure) {
+    /// Refuses a request or revoke (`action`) while `user` has started too
+    /// many of them lately, every kind together.
+    func checkQuota(_ action: AuditAction, _ member: FamilyControlsMember?, caller: Caller) throws(GuardFailure) {
         let user = caller.account.name
         guard let (wait, first) = quota.take(for: user) else { return }
         if first {
-            ledger.audit(.request, actor: user, user: user, appID: caller.app.appID, member: member, outcome: .refused,
+            ledger.audit(action, actor: user, user: user, appID: caller.app.appID, member: member, outcome: .refused,
                         detail: "more than \(quota.burst) requests in a short time; further ones refused for \(wait.spokenSeconds)")
             logger.notice("request: \(user) started more than \(quota.burst) requests in a short time; refusing for \(wait.spokenSeconds)")
         }

@@ -46,4 +46,6 @@ package struct GuardFailure: Error, Hashable, Sendable, CustomStringConvertible 
     static func internalError(_ message: String) -> GuardFailure { GuardFailure(.unavailable, message) }
     /// The Guard's threads are all taken (by people typing, most likely) and so is its queue.
     static let busy = GuardFailure(.unavailable, "the Guard is busy with other callers; try again in a moment")
+    /// Refused as busy for `reason`, a bound of the caller's own (too many under way at once).
+    static func busy(_ reason: String) -> GuardFailure { GuardFailure(.unavailable, "the Guard is busy: \(reason)") }
 }

@@ -106,7 +106,8 @@ extension AuditEvent {
             "id": .int(id ?? 0), "at": .double(atSeconds), "actor": .string(actor), "action": .string(action.rawValue),
             "user": .string(user), "app": appID.map { .string($0) } ?? .null,
             "member": member.map { .string($0.description) } ?? .null, "outcome": .string(outcome.rawValue),
-            "detail": detail.map { .string($0) } ?? .null,
+            "detail": detail.map { .string($0) } ?? .null, "count": .int(Int64(count)),
+            "lastAt": lastAt.map { .double($0.seconds) } ?? .null,
         ]
     }
 }

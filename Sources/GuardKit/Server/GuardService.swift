@@ -20,26 +20,41 @@ package final class GuardService: VarlinkService {
 
     /// Short blocking work: identifying callers, admin calls, locks, reconcile.
     package let work: BlockingExecutor
-    /// Calls that wait for people (a PAM conversation, a guardian's decision),
-    /// for minutes maybe. Kept apart so people taking their time never delay
-    /// identification; bounded by the requests that may wait at once
-    /// (``PendingRequests/total`` plus in-session conversations).
+    /// Apps' requests that wait for people (the alert, a PAM conversation,
+    /// a guardian's decision), for minutes maybe. Kept apart so people taking
+    /// their time never delay identification; bounded by the requests that
+    /// may wait at once (``PendingRequests/total`` plus in-session conversations).
     let conversations: BlockingExecutor
+    /// Guardians' and root's decisions (`DecideRequest`), apart from the apps'
+    /// requests: however many callers hold requests open, a guardian can decide.
+    let decisions: BlockingExecutor
+    /// Each user's conversations under way, requests and decisions together.
+    let perUser: ConversationsPerUser
 
     /// Threads for short blocking work: enough to keep cores and disks busy.
     package static let workThreads = 16
-    /// Conversations under way at once, beyond which a request is refused as busy.
+    /// Apps' requests under way at once, beyond which a request is refused as busy.
     package static let conversationThreads = 512
+    /// Decisions under way at once: guardians at their PAM prompt, root.
+    package static let decisionThreads = 64
+    /// Conversations one user (other than root) may have under way at once,
+    /// beyond which the next is refused as busy, saying why: a child has at
+    /// most ``PendingRequests/perUser`` requests waiting anyway.
+    package static let conversationsPerUser = 4
 
     package init(policy: AuthorizationPolicy, logger: Logger = Logger(label: "guard"),
                  workThreads: Int = GuardService.workThreads,
-                 conversationThreads: Int = GuardService.conversationThreads) throws {
+                 conversationThreads: Int = GuardService.conversationThreads,
+                 decisionThreads: Int = GuardService.decisionThreads,
+                 conversationsPerUser: Int = GuardService.conversationsPerUser) throws {
         self.policy = policy
         self.logger = logger
         // Each connection queues at most one job here (its lane's), so the
         // server's bound on connections is the one reached first.
         work = BlockingExecutor(name: "guard-work", maximumThreads: workThreads, maximumQueued: 1 << 16)
         conversations = BlockingExecutor(name: "guard-talk", maximumThreads: conversationThreads, maximumQueued: 0)
+        decisions = BlockingExecutor(name: "guard-decide", maximumThreads: decisionThreads, maximumQueued: 0)
+        perUser = ConversationsPerUser(limit: conversationsPerUser)
         interfaces = [try VarlinkInterfaceDescription(GuardInterface.text)]
     }
 
@@ -68,19 +83,22 @@ package final class GuardService: VarlinkService {
             guard let name = call.parameters["member"]?.stringValue, let member = FamilyControlsMember(name: name) else {
                 return connection.fail(.invalidParameter("member"))
             }
-            startConversation(call, session: session, on: connection, who: app(connection, session)) { [policy] caller, channel throws(GuardFailure) in
+            startConversation(call, session: session, on: connection, who: applicant(member, connection, session),
+                              on: conversations) { [policy] caller, channel throws(GuardFailure) in
                 let status = try policy.request(member, from: caller, over: channel)
                 return ["status": .string(status.description)]
             }
         case "RevokeAuthorization":
-            startConversation(call, session: session, on: connection, who: app(connection, session)) { [policy] caller, channel throws(GuardFailure) in
+            startConversation(call, session: session, on: connection, who: app(connection, session),
+                              on: conversations) { [policy] caller, channel throws(GuardFailure) in
                 try policy.revoke(from: caller, over: channel)
                 return [:]
             }
         case "DecideRequest":
             guard let id = call.parameters["id"]?.intValue else { return connection.fail(.invalidParameter("id")) }
             guard let approve = call.parameters["approve"]?.boolValue else { return connection.fail(.invalidParameter("approve")) }
-            startConversation(call, session: session, on: connection, who: person(connection)) { [policy] requester, channel throws(GuardFailure) in
+            startConversation(call, session: session, on: connection, who: decider(of: id, connection),
+                              on: decisions) { [policy] requester, channel throws(GuardFailure) in
                 let view = try policy.decide(id, approve: approve, requester: requester, over: channel)
                 return ["authorization": view.map { .object($0.json) } ?? .null]
             }
@@ -133,20 +151,46 @@ package final class GuardService: VarlinkService {
         { [self] in caller(of: connection, session, fresh: true) }
     }
 
-    /// The person calling on `connection` (a guardian's `familyctl`, or root).
-    private func person(_ connection: VarlinkConnection) -> @Sendable () -> Result<UserAccount, GuardFailure> {
+    /// The app calling on `connection`, worked out afresh, if it may ask as
+    /// `member` at all: someone who is no one's child asking as a child is
+    /// refused here, before a conversation starts.
+    private func applicant(_ member: FamilyControlsMember, _ connection: VarlinkConnection,
+                           _ session: ConnectionSession) -> @Sendable () -> Result<Caller, GuardFailure> {
         { [self] in
-            do throws(GuardFailure) { return .success(try requester(connection)) } catch { return .failure(error) }
+            caller(of: connection, session, fresh: true).flatMap { caller in
+                do throws(GuardFailure) {
+                    try policy.admit(member, from: caller)
+                    return .success(caller)
+                } catch {
+                    return .failure(error)
+                }
+            }
+        }
+    }
+
+    /// The person calling on `connection` (a guardian's `familyctl`, or
+    /// root), if request `id` waits for them to decide it: anyone else is
+    /// refused here, before a decision takes a thread.
+    private func decider(of id: Int64, _ connection: VarlinkConnection) -> @Sendable () -> Result<UserAccount, GuardFailure> {
+        { [self] in
+            do throws(GuardFailure) {
+                let requester = try requester(connection)
+                _ = try policy.decidableRequest(id, for: requester)
+                return .success(requester)
+            } catch {
+                return .failure(error)
+            }
         }
     }
 
     /// Runs a call that may prompt (a request, a revoke that needs a guardian,
-    /// a guardian's decision) on the conversation pool: PAM waits for people.
-    /// Prompts go out as `continues` replies, answered with `Answer` calls;
-    /// `body`'s parameters are the last reply. `who` says who is calling.
-    private func startConversation<Who: Sendable>(
+    /// a guardian's decision) on `pool`: PAM waits for people. Prompts go out
+    /// as `continues` replies, answered with `Answer` calls; `body`'s
+    /// parameters are the last reply. `who` says who is calling; each user
+    /// has at most ``conversationsPerUser`` under way.
+    private func startConversation<Who: ConversationStarter>(
         _ call: VarlinkCall, session: ConnectionSession, on connection: VarlinkConnection,
-        who: @escaping @Sendable () -> Result<Who, GuardFailure>,
+        who: @escaping @Sendable () -> Result<Who, GuardFailure>, on pool: BlockingExecutor,
         _ body: @escaping @Sendable (Who, VarlinkRequestChannel) throws(GuardFailure) -> JSONObject
     ) {
         guard call.more else { return connection.fail(.expectedMore) }
@@ -165,6 +209,17 @@ package final class GuardService: VarlinkService {
                 session.endRequest()
                 return fail(connection, failure)
             }
+            let account = caller.account
+            if case .refused(let first) = perUser.enter(account.uid) {
+                if first {
+                    logger.notice("request refused: \(account.name) already has \(perUser.limit) conversations under way, "
+                        + "the most one user may have; refusing more until one ends")
+                }
+                channel.close()
+                session.endRequest()
+                return fail(connection, .busy("\(account.name) already has \(perUser.limit) requests under way, "
+                    + "the most one user may have at once; finish or cancel one first"))
+            }
             let run: @Sendable () -> Void = { [self] in
                 let outcome: Result<JSONObject, GuardFailure>
                 do throws(GuardFailure) {
@@ -172,7 +227,9 @@ package final class GuardService: VarlinkService {
                 } catch {
                     outcome = .failure(error)
                 }
-                // Free the connection for the next call before the client hears the end.
+                // Free the user's place and the connection for the next call
+                // before the client hears the end.
+                perUser.leave(account.uid)
                 channel.close()
                 session.endRequest()
                 switch outcome {
@@ -181,9 +238,10 @@ package final class GuardService: VarlinkService {
                 }
             }
             do throws(BlockingExecutor.Saturated) {
-                try conversations.submit(run)
+                try pool.submit(run)
             } catch {
                 logger.warning("request refused: \(error)")
+                perUser.leave(account.uid)
                 channel.close()
                 session.endRequest()
                 fail(connection, .busy)

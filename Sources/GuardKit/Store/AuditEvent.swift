@@ -31,6 +31,12 @@ package struct AuditEvent: Hashable, Sendable {
     /// When it happened: the exact value stored, so an event read back
     /// equals the one appended.
     package var at: UnixTime
+    /// How many times it happened: the same event again soon after is
+    /// counted on its first row instead of adding one (see
+    /// ``Store/appendAudit(_:coalescingWithin:)``).
+    package var count: Int
+    /// When it last happened, for an event that happened more than once.
+    package var lastAt: UnixTime?
 
     /// When it happened, in Unix seconds.
     var atSeconds: Double {
@@ -40,7 +46,8 @@ package struct AuditEvent: Hashable, Sendable {
 
     package init(
         id: Int64? = nil, at: UnixTime, actor: String, action: AuditAction, user: String,
-        appID: String? = nil, member: FamilyControlsMember? = nil, outcome: AuditOutcome, detail: String? = nil
+        appID: String? = nil, member: FamilyControlsMember? = nil, outcome: AuditOutcome, detail: String? = nil,
+        count: Int = 1, lastAt: UnixTime? = nil
     ) {
         self.id = id
         self.actor = actor
@@ -51,5 +58,7 @@ package struct AuditEvent: Hashable, Sendable {
         self.outcome = outcome
         self.detail = detail
         self.at = at
+        self.count = count
+        self.lastAt = lastAt
     }
 }

@@ -16,6 +16,12 @@ package struct AuditOutcome: RawRepresentable, Hashable, Sendable, ExpressibleBy
 
     package var description: String { rawValue }
 
+    /// Whether the event changed nothing (a refusal, no effect, a cancel,
+    /// a timeout): the same such event again is counted on one row.
+    package var changesNothing: Bool {
+        [Self.refused, .noEffect, .canceled, .timedOut, .expired].contains(self)
+    }
+
     /// A request began: the alert is shown.
     package static let started = AuditOutcome(rawValue: "started")
     /// A request waits for a parent or guardian to decide it from their own session.

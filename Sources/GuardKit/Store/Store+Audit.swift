@@ -4,15 +4,33 @@ import SystemKit
 
 extension Store {
     /// Appends `event` to the audit trail. Durable when it returns.
-    /// - Returns: the id the store gave the event (``AuditEvent/id`` is ignored).
+    ///
+    /// With `window`, the same event again (same actor, action, user, app,
+    /// member, outcome and detail) among the user's latest
+    /// ``repeatCandidates`` rows, first seen at most `window` seconds
+    /// before, is counted on that row (its ``AuditEvent/count`` and
+    /// ``AuditEvent/lastAt``) instead of adding one.
+    /// - Returns: the id of the row added or counted on (``AuditEvent/id`` is ignored).
     /// - Throws: ``StoreError/sqlite(path:_:)`` with `SQLITE_CONSTRAINT_CHECK`
     ///   when the actor, action or outcome is empty.
     @discardableResult
-    package func appendAudit(_ event: AuditEvent) throws(StoreError) -> Int64 {
+    package func appendAudit(_ event: AuditEvent, coalescingWithin window: Double? = nil) throws(StoreError) -> Int64 {
         try withConnection { (connection) throws(StoreError) in
-            try connection.insert(event)
+            guard let window else { return try connection.insert(event) }
+            return try connection.transaction { () throws(StoreError) -> Int64 in
+                if let id = try connection.repeated(event, since: event.atSeconds - window) {
+                    try connection.execute("UPDATE audit SET times = times + 1, last_at = max(coalesce(last_at, at), ?2) WHERE id = ?1",
+                                           [.integer(id), .real(event.atSeconds)])
+                    return id
+                }
+                return try connection.insert(event)
+            }
         }
     }
+
+    /// How many of a user's latest audit rows an event is compared with
+    /// for a repeat: enough for a few apps' events interleaved.
+    package static let repeatCandidates = 64
 
     /// The latest `limit` audit events, oldest first: all, or only those
     /// about `user`, about `appID`, at or after `since` (Unix seconds),
@@ -32,8 +50,9 @@ extension Store {
             conditions.append("app_id = ?\(values.count)")
         }
         if let since {
+            // A row counts repeats: it is as recent as its last one.
             values.append(.real(since))
-            conditions.append("at >= ?\(values.count)")
+            conditions.append("coalesce(last_at, at) >= ?\(values.count)")
         }
         if let beforeID {
             values.append(.integer(beforeID))
@@ -56,13 +75,13 @@ extension Store {
     @discardableResult
     package func pruneAudit(before cutoff: Double) throws(StoreError) -> Int {
         try withConnection { (connection) throws(StoreError) in
-            try connection.execute("DELETE FROM audit WHERE at < ?1", [.real(cutoff)])
+            try connection.execute("DELETE FROM audit WHERE coalesce(last_at, at) < ?1", [.real(cutoff)])
             return connection.changes
         }
     }
 }
 
-private let auditColumns = "id, at, actor, action, user, app_id, member, outcome, detail"
+private let auditColumns = "id, at, actor, action, user, app_id, member, outcome, detail, times, last_at"
 
 extension StoreConnection {
     /// Inserts `event`, inside the caller's transaction if there is one.
@@ -82,6 +101,28 @@ extension StoreConnection {
         return lastInsertRowID
     }
 
+    /// The row `event` repeats: the newest among its user's latest
+    /// ``Store/repeatCandidates`` with every field the same, first seen at or after `since`.
+    func repeated(_ event: AuditEvent, since: Double) throws(StoreError) -> Int64? {
+        try query(
+            """
+            SELECT id FROM (
+                SELECT id, at, actor, action, app_id, member, outcome, detail FROM audit
+                WHERE user = ?1 ORDER BY id DESC LIMIT ?9
+            )
+            WHERE actor = ?2 AND action = ?3 AND app_id IS ?4 AND member IS ?5 AND outcome = ?6
+                AND detail IS ?7 AND at >= ?8
+            ORDER BY id DESC LIMIT 1
+            """,
+            [
+                .text(event.user), .text(event.actor), .text(event.action.rawValue), .text(orNull: event.appID),
+                .text(orNull: event.member?.description), .text(event.outcome.rawValue), .text(orNull: event.detail),
+                .real(since), .integer(Int64(Store.repeatCandidates)),
+            ],
+            row: { $0.int64(at: 0) }
+        ).first
+    }
+
     /// Reads a row selected with `auditColumns`.
     fileprivate func auditEvent(_ row: SQLiteStatement) throws(StoreError) -> AuditEvent {
         let table = "audit"
@@ -96,7 +137,9 @@ extension StoreConnection {
             appID: row.string(at: 5),
             member: member,
             outcome: AuditOutcome(rawValue: try text(row, 7, table: table, name: "outcome")),
-            detail: row.string(at: 8)
+            detail: row.string(at: 8),
+            count: try integer(row, 9, table: table, name: "times"),
+            lastAt: row.isNull(at: 10) ? nil : UnixTime(seconds: row.double(at: 10))
         )
         event.atSeconds = row.double(at: 1)
         return event

@@ -11,7 +11,7 @@ package enum StoreSchema {
     package static let applicationID: Int32 = 0x4661_6D43
 
     /// Every migration, oldest first; the last one's version is the current schema.
-    package static let migrations: [StoreMigration] = [version1, version2, version3]
+    package static let migrations: [StoreMigration] = [version1, version2, version3, version4]
 
     /// The schema version this code writes and reads.
     package static var currentVersion: Int { migrations.last?.version ?? 0 }
@@ -111,6 +111,18 @@ package enum StoreSchema {
                 PRIMARY KEY (user, app_id, seq),
                 FOREIGN KEY (user, app_id) REFERENCES locks (user, app_id) ON DELETE CASCADE
             ) STRICT;
+            """
+    )
+
+    // The same event that changed nothing, again soon after, is counted on
+    // its first row (times, last_at) instead of adding a row: a flood of
+    // refused calls is one line, as syslog's "last message repeated".
+    private static let version4 = StoreMigration(
+        version: 4,
+        summary: "audit events count their repeats",
+        sql: """
+            ALTER TABLE audit ADD COLUMN times INTEGER NOT NULL DEFAULT 1 CHECK (times >= 1);
+            ALTER TABLE audit ADD COLUMN last_at REAL;
             """
     )
 

@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Calls that change nothing cannot flood the audit trail: every kind of
+/// request an app makes counts against its user's quota, and the same event
+/// again is one row with a count, as syslog's "last message repeated".
+@Suite(.serialized, .enabled(if: canRunGuard && ScriptedApp.interpreter != nil,
+                             "needs root, useradd, python3, and `swift build` products"))
+struct AuditFloodTests {
+    /// COUNT `RevokeAuthorization` calls on one connection, each after the
+    /// last one's end; says `revoked {outcome: count}`, where an outcome is
+    /// "reply" or the error's name and message.
+    static let revokes = #"""
+        import json, socket, sys
+        path, count = sys.argv[1], int(sys.argv[2])
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(path)
+        call = json.dumps({'method': 'org.familycontrols.guard.RevokeAuthorization', 'more': True}).encode() + b'\0'
+        buffer, counts = b'', {}
+        for _ in range(count):
+            s.sendall(call)
+            while True:
+                while b'\0' not in buffer:
+                    chunk = s.recv(1 << 16)
+                    if not chunk:
+                        sys.exit('the Guard hung up')
+                    buffer += chunk
+                frame, buffer = buffer.split(b'\0', 1)
+                reply = json.loads(frame)
+                if not reply.get('continues'):
+                    break
+            key = reply['error'] + ': ' + reply.get('parameters', {}).get('message', '') if 'error' in reply else 'reply'
+            counts[key] = counts.get(key, 0) + 1
+        print('revoked', json.dumps(counts, sort_keys=True), file=sys.stderr, flush=True)
+        """#
+
+    @Test func fifteenHundredRevokesWithNothingApprovedLeaveAFewRowsAndAQuotaRefusal() async throws {
+        try await withGuard { guardd in
+            let interpreter = try guardd.installScriptedApp()
+            try await guardd.waitUntilReconciled()
+            let rowsBefore = try await guardd.auditRows().count
+            let sizeBefore = try storeSize(guardd)
+
+            let calls = 1_500
+            let app = try RunningApp(arguments: guardd.commandLine(as: guardd.child, executable: interpreter,
+                                                                   ["-c", Self.revokes, guardd.socket, "\(calls)"]))
+            defer { app.stop() }
+            #expect(await app.waitForError(containing: "revoked ", timeout: .seconds(120)), "\(app.standardError)")
+            let line = try #require(app.standardError.split(separator: "\n").first { $0.hasPrefix("revoked ") })
+            let counts = try JSONDecoder().decode([String: Int].self, from: Data(line.dropFirst("revoked ".count).utf8))
+
+            // The quota's burst went through (nothing was approved: no effect);
+            // every later call was refused, saying so.
+            let burst = 10
+            #expect(counts["reply"] == burst, "\(counts)")
+            let refusals = counts.filter { $0.key != "reply" }
+            #expect(refusals.values.reduce(0, +) == calls - burst, "\(counts)")
+            #expect(refusals.keys.allSatisfy {
+                $0.hasPrefix("org.familycontrols.guard.AuthorizationCanceled: Too many requests. Try again in ")
+            }, "\(counts)")
+
+            // A handful of rows: the no-effect revokes as one, and one refusal.
+            let rows = try await guardd.auditRows()
+            #expect(rows.count - rowsBefore <= 3, "\(rows.suffix(10))")
+            let child = guardd.child.name, appID = ScriptedApp.appID
+            #expect(rows.filter { $0 == "\(child) revoke \(child) \(appID) no effect" }.count == 1, "\(rows)")
+            #expect(rows.filter { $0 == "\(child) revoke \(child) \(appID) refused" }.count == 1, "\(rows)")
+            let growth = try storeSize(guardd) - sizeBefore
+            #expect(growth < 512 << 10, "the store grew by \(growth) bytes")
+
+            // `familyctl log` says how often, in its table and its JSON.
+            let table = try await guardd.familyctl(["log", "--app", appID])
+            #expect(table.status == 0, "\(table.standardError)")
+            #expect(table.standardOutput.contains("not approved (repeated \(burst) times, the last at "), "\(table.standardOutput)")
+            let json = try await guardd.familyctl(["log", "--app", appID, "--json"])
+            let object = try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any]
+            let events = try #require(object?["events"] as? [[String: Any]])
+            let repeated = try #require(events.first { $0["outcome"] as? String == "no effect" }, "\(events)")
+            #expect(repeated["count"] as? Int == burst)
+            #expect(repeated["lastTime"] as? String != nil, "\(repeated)")
+            #expect(events.filter { $0["outcome"] as? String == "refused" }.allSatisfy { $0["count"] as? Int == 1 })
+        }
+    }
+
+    /// The store's database and write-ahead log together, in bytes.
+    private func storeSize(_ guardd: GuardFixture) throws -> Int {
+        let database = "\(guardd.stateDirectory)/familycontrols.db"
+        return try [database, database + "-wal"].reduce(0) { total, path in
+            guard FileManager.default.fileExists(atPath: path) else { return total }
+            let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
+            return total + size
+        }
+    }
+}
