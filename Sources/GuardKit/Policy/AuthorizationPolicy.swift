@@ -34,6 +34,8 @@ package final class AuthorizationPolicy: Sendable {
     /// outcome instead of asking again.
     let asking = KeyedSerializer<StatusHub.Key>()
     let quota = RequestQuota()
+    /// When each guardian last authenticated, per terminal session (`GuardianTimeout=`).
+    let timestamps = GuardianTimestamps()
 
     package init(store: Store, configuration: GuardConfiguration, locker: any AppLocker,
                  settings: Settings = Settings(), logger: Logger = Logger(label: "guard")) throws(StoreError) {

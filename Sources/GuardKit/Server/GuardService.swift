@@ -81,8 +81,15 @@ package final class GuardService: VarlinkService {
             guard let id = call.parameters["id"]?.intValue else { return connection.fail(.invalidParameter("id")) }
             guard let approve = call.parameters["approve"]?.boolValue else { return connection.fail(.invalidParameter("approve")) }
             startConversation(call, session: session, on: connection, who: person(connection)) { [policy] requester, channel throws(GuardFailure) in
-                let view = try policy.decide(id, approve: approve, requester: requester, over: channel)
+                let view = try policy.decide(id, approve: approve, requester: requester.account, session: requester.session,
+                                             over: channel)
                 return ["authorization": view.map { .object($0.json) } ?? .null]
+            }
+        case "SetStatus", "Revoke", "Graduate" where call.more:
+            // A guardian may be asked to authenticate, over this connection.
+            startConversation(call, session: session, on: connection, who: person(connection)) { [self] requester, channel throws(GuardFailure) in
+                try changeProtection(call, requester: requester.account,
+                                     proof: GuardianProof(session: requester.session, channel: channel))
             }
         case "WatchRequests":
             guard call.more else { return connection.fail(.expectedMore) }
@@ -133,10 +140,16 @@ package final class GuardService: VarlinkService {
         { [self] in caller(of: connection, session, fresh: true) }
     }
 
-    /// The person calling on `connection` (a guardian's `familyctl`, or root).
-    private func person(_ connection: VarlinkConnection) -> @Sendable () -> Result<UserAccount, GuardFailure> {
+    /// The person calling on `connection` (a guardian's `familyctl`, or root)
+    /// and the terminal session they call from.
+    private func person(_ connection: VarlinkConnection) -> @Sendable () -> Result<Administrator, GuardFailure> {
         { [self] in
-            do throws(GuardFailure) { return .success(try requester(connection)) } catch { return .failure(error) }
+            do throws(GuardFailure) {
+                let account = try requester(connection)
+                return .success(Administrator(account: account, session: session(of: connection, for: account)))
+            } catch {
+                return .failure(error)
+            }
         }
     }
 

@@ -11,7 +11,7 @@ package enum StoreSchema {
     package static let applicationID: Int32 = 0x4661_6D43
 
     /// Every migration, oldest first; the last one's version is the current schema.
-    package static let migrations: [StoreMigration] = [version1, version2, version3]
+    package static let migrations: [StoreMigration] = [version1, version2, version3, version4]
 
     /// The schema version this code writes and reads.
     package static var currentVersion: Int { migrations.last?.version ?? 0 }
@@ -110,6 +110,19 @@ package enum StoreSchema {
                 entries BLOB NOT NULL,
                 PRIMARY KEY (user, app_id, seq),
                 FOREIGN KEY (user, app_id) REFERENCES locks (user, app_id) ON DELETE CASCADE
+            ) STRICT;
+            """
+    )
+
+    // Numbers that must never repeat, not even across restarts: the IDs a
+    // guardian types in `familyctl approve ID`.
+    private static let version4 = StoreMigration(
+        version: 4,
+        summary: "counters that outlive restarts (request numbers)",
+        sql: """
+            CREATE TABLE counters (
+                name TEXT PRIMARY KEY CHECK (name <> ''),
+                value INTEGER NOT NULL CHECK (value >= 0)
             ) STRICT;
             """
     )
