@@ -82,17 +82,23 @@ extension FamilyCtl {
         throw CommandFailure(.usage, "no terminal to authenticate on; use --stdin to read the password from standard input")
     }
 
-    /// Calls `method`, a verb that changes a child's protection: root plainly
-    /// (root is never asked), anyone else with `more`, answering the Guard's
-    /// password prompt here (unless this terminal session authenticated
-    /// lately, see `GuardianTimeout=`).
+    /// Calls `method`, a verb that changes a child's protection. Root is
+    /// never asked; anyone else answers the Guard's password prompt on this
+    /// terminal or standard input (unless this terminal session authenticated
+    /// lately, see `GuardianTimeout=`). With neither, the call cannot be
+    /// answered: the Guard then refuses it, saying why, and changes nothing.
     static func changeProtection(_ method: String, _ parameters: JSONObject, stdin: Bool,
                                  socket: String?) throws(CommandFailure) -> JSONObject {
-        guard geteuid() != 0 else {
-            return try GuardConnection(socket: GuardConnection.socketPath(socket)).call(method, parameters)
+        let conversation: (any PAMConversation)? = if geteuid() == 0 {
+            nil
+        } else if stdin {
+            StandardInputConversation()
+        } else {
+            TerminalConversation()
         }
-        let conversation = try authenticationConversation(stdin: stdin)
-        return try GuardConnection(socket: GuardConnection.socketPath(socket)).converse(method, parameters, through: conversation)
+        let connection = try GuardConnection(socket: GuardConnection.socketPath(socket))
+        guard let conversation else { return try connection.call(method, parameters) }
+        return try connection.converse(method, parameters, through: conversation)
     }
 
     /// The documented `--json` form: `{"requests": [ … ]}`, one object per

@@ -43,6 +43,7 @@ import TestSupport
             PromptTimeout=2min
             MaxAttempts=5
             FailureDelay=1min
+            GuardianTimeout=10min         # one guardian authentication covers that terminal session this long
             """)
         #expect(configuration.guardians == [.user("bob"), .group("parents")])
         #expect(configuration.children == [.user("alice"), .group("kids")])
@@ -55,6 +56,7 @@ import TestSupport
         #expect(configuration.promptTimeout == .seconds(120))
         #expect(configuration.maxAttempts == 5)
         #expect(configuration.failureDelay == .seconds(60))
+        #expect(configuration.guardianTimeout == .seconds(600))
     }
 
     @Test func failureDelayDefaultsToThirtySecondsAndZeroTurnsItOff() throws {

@@ -101,7 +101,8 @@ extension AuthorizationPolicy {
             ledger.audit(action, actor: requester.name, user: child, appID: appID, member: nil, outcome: .refused,
                          detail: "\(context): not authenticated, and the call could not ask for a password")
             throw GuardFailure(.permissionDenied, "\(requester.name) must authenticate before changing \(child.clipped)'s "
-                + "protection, and this call cannot ask: call with more (familyctl asks on its terminal, or with --stdin)")
+                + "protection, and there is no terminal to ask on: run familyctl on a terminal, or give the password "
+                + "with --stdin (a Varlink client calls with more); nothing was changed")
         }
         channel.tell(AuthorizationPrompt(kind: .info, message: what))
         try sheet.authenticateGuardian(requester, child: child, appID: appID, context: context, over: channel)

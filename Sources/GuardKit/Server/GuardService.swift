@@ -85,8 +85,9 @@ package final class GuardService: VarlinkService {
                                              over: channel)
                 return ["authorization": view.map { .object($0.json) } ?? .null]
             }
-        case "SetStatus", "Revoke", "Graduate" where call.more:
-            // A guardian may be asked to authenticate, over this connection.
+        case "SetStatus", "Revoke", "Graduate":
+            // With more, a guardian may be asked to authenticate over this connection.
+            guard call.more else { return session.enqueue(on: connection) { [self] in handleAdmin(call, on: connection) } }
             startConversation(call, session: session, on: connection, who: person(connection)) { [self] requester, channel throws(GuardFailure) in
                 try changeProtection(call, requester: requester.account,
                                      proof: GuardianProof(session: requester.session, channel: channel))
