@@ -6,7 +6,7 @@ import SQLite
 
 @Suite("Store: schema migrations")
 struct StoreMigrationTests {
-    static let tables = ["audit", "authorizations", "lock_entries", "lock_entry_chunks", "locks", "sqlite_sequence"]
+    static let tables = ["audit", "authorizations", "counters", "lock_entries", "lock_entry_chunks", "locks", "sqlite_sequence"]
 
     private func tableNames(_ path: String) throws -> [String] {
         let database = try SQLiteDatabase(path: path, flags: [.readOnly])
