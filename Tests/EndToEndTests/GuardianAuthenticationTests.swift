@@ -192,6 +192,29 @@ struct GuardianAuthenticationTests {
         }
     }
 
+    @Test func theRequestShownBeforeThePasswordHasTheChildsControlCharactersEscaped() async throws {
+        try await withGuard { guardd in
+            try """
+                [Desktop Entry]
+                Type=Application
+                Name=Demo\u{1b}]0;pwned\u{07}\u{1b}[2J \u{202e}ppa
+                Exec=familycontrols-demo
+                X-FamilyControls=true
+                """.write(toFile: "\(guardd.appDirectory)/\(GuardFixture.appID).desktop", atomically: false, encoding: .utf8)
+            try await sh("chown -R \(guardd.child.name) '\(guardd.appDirectory)'").requireSuccess()
+            let app = try guardd.startApp(executable: guardd.appExecutable)
+            defer { app.stop() }
+            let id = try await app.waitForPendingRequest()
+            let decided = try await guardd.familyctlAsGuardian(["deny", String(id), "--stdin"],
+                                                               input: "\(guardd.guardian.password ?? "")\n")
+            #expect(decided.status == 0, "\(decided.standardError)")
+            #expect(decided.standardError.contains("Request \(id) (approval): “Demo\\x1B]0;pwned\\x07\\x1B[2J \\u{202E}ppa” "
+                + "(\(GuardFixture.appID)) for \(guardd.child.name)"), "\(decided.standardError)")
+            #expect(!decided.standardError.unicodeScalars.contains { $0.value == 0x1b || $0.value == 0x07 || $0.value == 0x202e },
+                    "control characters reached the guardian's terminal raw")
+        }
+    }
+
     @Test func setTellsSomeoneWhoMayNotChangeAUserNothingOfWhetherTheUserExists() async throws {
         try await withGuard { guardd in
             for user in ["fcnosuchuser", guardd.child.name] {
