@@ -23,8 +23,8 @@ _familyctl() {
         approve|deny) COMPREPLY=($(compgen -W "--stdin" -- "$cur")) ;;
         authenticate) COMPREPLY=($(compgen -W "--member --pam-dir --config --child --stdin" -- "$cur") $(compgen -u -- "$cur")) ;;
         status) COMPREPLY=($(compgen -W "--user --json" -- "$cur")) ;;
-        set) COMPREPLY=($(compgen -W "--user --app approved denied" -- "$cur")) ;;
-        revoke) COMPREPLY=($(compgen -W "--user --app" -- "$cur")) ;;
+        set) COMPREPLY=($(compgen -W "--user --app --stdin approved denied" -- "$cur")) ;;
+        revoke) COMPREPLY=($(compgen -W "--user --app --stdin" -- "$cur")) ;;
         graduate) COMPREPLY=($(compgen -u -- "$cur")) ;;
         locks) COMPREPLY=($(compgen -W "verify --no-repair" -- "$cur")) ;;
         log) COMPREPLY=($(compgen -W "--user --app --since --limit --json" -- "$cur")) ;;

@@ -35,6 +35,10 @@ package struct GuardConfiguration: Hashable, Sendable {
     /// `[Authentication] PendingTimeout=`: how long a child's request waits
     /// for a parent or guardian to decide it from their own session.
     package var pendingTimeout: Duration = .seconds(15 * 60)
+    /// `[Authentication] GuardianTimeout=`: how long a guardian's successful
+    /// authentication covers their later verbs from the same terminal session,
+    /// as sudo's `timestamp_timeout`; zero asks every time.
+    package var guardianTimeout: Duration = .seconds(5 * 60)
     /// `[Authentication] InSessionApproval=`: whether a guardian may instead
     /// authenticate in the child's own app (off: what a guardian types there
     /// passes through processes the child controls; see familycontrols.conf(5)).
@@ -127,10 +131,12 @@ package struct GuardConfiguration: Hashable, Sendable {
                     maxAttempts = value
                 case "FailureDelay": failureDelay = try Self.duration(entry, file: file, allowing: 0...3_600_000)
                 case "PendingTimeout": pendingTimeout = try Self.duration(entry, file: file, allowing: 10_000...86_400_000)
+                case "GuardianTimeout": guardianTimeout = try Self.duration(entry, file: file, allowing: 0...3_600_000)
                 case "InSessionApproval": inSessionApproval = try Self.boolean(entry, file: file)
                 default:
                     throw fail(entry.line, "unknown key \"\(entry.key.clipped)\" in [Authentication] (expected GuardianService, "
-                        + "IndividualService, PromptTimeout, MaxAttempts, FailureDelay, PendingTimeout or InSessionApproval)")
+                        + "IndividualService, PromptTimeout, MaxAttempts, FailureDelay, PendingTimeout, GuardianTimeout "
+                        + "or InSessionApproval)")
                 }
             }
         case ("Audit", nil):

@@ -59,14 +59,7 @@ extension FamilyCtl {
         guard let id = Int64(text), id > 0 else {
             throw CommandFailure(.usage, "\(verb) expects a request number, found \"\(text.clipped)\"")
         }
-        let conversation: any PAMConversation
-        if arguments.has("--stdin") {
-            conversation = StandardInputConversation()
-        } else if let terminal = TerminalConversation() {
-            conversation = terminal
-        } else {
-            throw CommandFailure(.usage, "no terminal to authenticate on; use --stdin to read the password from standard input")
-        }
+        let conversation = try authenticationConversation(stdin: arguments.has("--stdin"))
         let connection = try GuardConnection(socket: GuardConnection.socketPath(socket))
         let reply = try connection.converse("DecideRequest", ["id": .int(id), "approve": .bool(approve)], through: conversation)
         guard let authorization = reply["authorization"]?.objectValue else {
@@ -78,6 +71,34 @@ extension FamilyCtl {
         let status = authorization["status"]?.stringValue ?? "?"
         let lock = DisplayText.sanitized(authorization["lock"]?.stringValue ?? "?")
         print("familyctl: request \(id): \(app) for \(user) is now \(status) (lock: \(lock))")
+    }
+
+    /// Where the caller answers the Guard's password prompt: standard input
+    /// with `--stdin`, else their controlling terminal.
+    /// - Throws: a usage failure when there is neither: nothing is sent.
+    static func authenticationConversation(stdin: Bool) throws(CommandFailure) -> any PAMConversation {
+        if stdin { return StandardInputConversation() }
+        if let terminal = TerminalConversation() { return terminal }
+        throw CommandFailure(.usage, "no terminal to authenticate on; use --stdin to read the password from standard input")
+    }
+
+    /// Calls `method`, a verb that changes a child's protection. Root is
+    /// never asked; anyone else answers the Guard's password prompt on this
+    /// terminal or standard input (unless this terminal session authenticated
+    /// lately, see `GuardianTimeout=`). With neither, the call cannot be
+    /// answered: the Guard then refuses it, saying why, and changes nothing.
+    static func changeProtection(_ method: String, _ parameters: JSONObject, stdin: Bool,
+                                 socket: String?) throws(CommandFailure) -> JSONObject {
+        let conversation: (any PAMConversation)? = if geteuid() == 0 {
+            nil
+        } else if stdin {
+            StandardInputConversation()
+        } else {
+            TerminalConversation()
+        }
+        let connection = try GuardConnection(socket: GuardConnection.socketPath(socket))
+        guard let conversation else { return try connection.call(method, parameters) }
+        return try connection.converse(method, parameters, through: conversation)
     }
 
     /// The documented `--json` form: `{"requests": [ … ]}`, one object per

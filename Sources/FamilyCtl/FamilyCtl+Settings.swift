@@ -87,27 +87,27 @@ extension FamilyCtl {
 
     /// `familyctl set --user USER --app APP approved|denied`
     static func set(_ tokens: [String], socket: String?) throws(CommandFailure) {
-        let arguments = try parse(tokens, valued: ["--user", "--app"])
+        let arguments = try parse(tokens, valued: ["--user", "--app"], flags: ["--stdin"])
         guard let user = arguments["--user"], let app = arguments["--app"] else {
             throw CommandFailure(.usage, "set needs --user USER and --app APP")
         }
         guard arguments.operands.count == 1, let status = arguments.operands.first, ["approved", "denied"].contains(status) else {
             throw CommandFailure(.usage, "set needs a status: approved or denied")
         }
-        let reply = try GuardConnection(socket: GuardConnection.socketPath(socket))
-            .call("SetStatus", ["user": .string(user), "app": .string(app), "status": .string(status)])
+        let reply = try changeProtection("SetStatus", ["user": .string(user), "app": .string(app), "status": .string(status)],
+                                         stdin: arguments.has("--stdin"), socket: socket)
         let lock = reply["authorization"]?["lock"]?.stringValue ?? "unknown"
         print("familyctl: \(app) for \(user) is now \(status) (lock: \(lock))")
     }
 
     /// `familyctl revoke --user USER --app APP`
     static func revoke(_ tokens: [String], socket: String?) throws(CommandFailure) {
-        let arguments = try parse(tokens, valued: ["--user", "--app"])
+        let arguments = try parse(tokens, valued: ["--user", "--app"], flags: ["--stdin"])
         guard let user = arguments["--user"], let app = arguments["--app"], arguments.operands.isEmpty else {
             throw CommandFailure(.usage, "revoke needs --user USER and --app APP")
         }
-        _ = try GuardConnection(socket: GuardConnection.socketPath(socket))
-            .call("Revoke", ["user": .string(user), "app": .string(app)])
+        _ = try changeProtection("Revoke", ["user": .string(user), "app": .string(app)], stdin: arguments.has("--stdin"),
+                                 socket: socket)
         print("familyctl: revoked \(app) for \(user)")
     }
 

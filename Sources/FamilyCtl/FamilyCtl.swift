@@ -31,8 +31,9 @@ package enum FamilyCtl {
              summary: "The requests of your children waiting for you to decide (all of them for root); "
                 + "--watch shows new ones as they come.") { tokens, socket throws(CommandFailure) in try requests(tokens, socket: socket) },
         Verb(name: "approve", synopsis: ["approve ID [--stdin]"],
-             summary: "Approve request ID after authenticating as yourself on this terminal (root is not asked); "
-                + "the app is locked. --stdin reads the password from standard input.") { tokens, socket throws(CommandFailure) in
+             summary: "Show request ID, then approve it after authenticating as yourself on this terminal (root is "
+                + "not asked; within GuardianTimeout of your last authentication in this terminal session you are not "
+                + "asked again); the app is locked. --stdin reads the password from standard input.") { tokens, socket throws(CommandFailure) in
             try decide(tokens, approve: true, socket: socket)
         },
         Verb(name: "deny", synopsis: ["deny ID [--stdin]"],
@@ -42,13 +43,14 @@ package enum FamilyCtl {
         Verb(name: "status", synopsis: ["status [--user USER] [--json]"],
              summary: "List authorizations: user, app, member, status, who approved, when, lock state, path. "
                 + "Your children's, or everyone's for root.") { tokens, socket throws(CommandFailure) in try status(tokens, socket: socket) },
-        Verb(name: "set", synopsis: ["set --user USER --app APP approved|denied"],
-             summary: "Approve or deny an app for a child of yours (any user for root).") { tokens, socket throws(CommandFailure) in
+        Verb(name: "set", synopsis: ["set --user USER --app APP approved|denied [--stdin]"],
+             summary: "Approve or deny an app for a child of yours (any user for root), after authenticating as "
+                + "yourself as for approve.") { tokens, socket throws(CommandFailure) in
             try set(tokens, socket: socket)
         },
-        Verb(name: "revoke", synopsis: ["revoke --user USER --app APP"],
+        Verb(name: "revoke", synopsis: ["revoke --user USER --app APP [--stdin]"],
              summary: "Revoke an app's authorization; its lock is released. A guardian for their own children, "
-                + "root for anyone.") { tokens, socket throws(CommandFailure) in try revoke(tokens, socket: socket) },
+                + "after authenticating as yourself as for approve; root for anyone.") { tokens, socket throws(CommandFailure) in try revoke(tokens, socket: socket) },
         Verb(name: "graduate", synopsis: ["graduate USER"],
              summary: "A child becomes an adult: revoke every child approval of USER. Needs root.") { tokens, socket throws(CommandFailure) in
             try graduate(tokens, socket: socket)

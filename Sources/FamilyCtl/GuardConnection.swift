@@ -17,12 +17,25 @@ struct GuardConnection {
         GuardEndpoint.socketPath(option: option)
     }
 
+    /// Connects to the Guard at `socket`.
+    ///
+    /// The Guard runs as root: a service at the socket run by anyone else (a
+    /// child's fake behind `FAMILYCONTROLS_SOCKET`, say) is refused before a
+    /// single byte is sent to it, as the app library refuses it.
     init(socket: String) throws(CommandFailure) {
+        let client: VarlinkClient
         do throws(VarlinkClientError) {
             client = try VarlinkClient(path: socket, connectTimeout: .seconds(2), replyTimeout: .seconds(120))
         } catch {
             throw CommandFailure(.unavailable, "cannot reach the Guard: \(error) (is familycontrolsd running?)")
         }
+        guard let peer = client.peerCredentials, peer.uid == 0 else {
+            let who = client.peerCredentials.map { "uid \($0.uid)" } ?? "an unknown user"
+            client.close()
+            throw CommandFailure(.unavailable, "the service at \(DisplayText.sanitized(socket)) runs as \(who), not as root: "
+                + "it is not the Guard, so nothing was sent to it")
+        }
+        self.client = client
     }
 
     func call(_ method: String, _ parameters: JSONObject = [:]) throws(CommandFailure) -> JSONObject {

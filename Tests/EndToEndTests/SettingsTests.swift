@@ -84,14 +84,15 @@ struct SettingsTests {
             let graduate = try await guardd.familyctlAsGuardian(["graduate", guardd.child.name])
             #expect(graduate.status == 4, "graduating stays root's")
 
-            // The child's own guardian, without root.
+            // The child's own guardian, without root, authenticating as themself.
             let view = try await guardd.familyctlAsGuardian(["status"])
             #expect(view.standardOutput.contains(guardd.child.name) && view.standardOutput.contains("locked"))
-            try await guardd.familyctlAsGuardian(["revoke", "--user", guardd.child.name, "--app", GuardFixture.appID])
-                .requireSuccess()
+            let password = "\(guardd.guardian.password ?? "")\n"
+            try await guardd.familyctlAsGuardian(["revoke", "--user", guardd.child.name, "--app", GuardFixture.appID, "--stdin"],
+                                                 input: password).requireSuccess()
             #expect(try await guardd.storedStatus() == "notDetermined")
-            try await guardd.familyctlAsGuardian(["set", "--user", guardd.child.name, "--app", GuardFixture.appID, "approved"])
-                .requireSuccess()
+            try await guardd.familyctlAsGuardian(["set", "--user", guardd.child.name, "--app", GuardFixture.appID, "approved",
+                                                  "--stdin"], input: password).requireSuccess()
             #expect(try await guardd.authorization()?["lock"]?.stringValue == "locked")
         }
     }

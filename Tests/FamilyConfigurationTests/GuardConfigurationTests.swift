@@ -43,6 +43,7 @@ import TestSupport
             PromptTimeout=2min
             MaxAttempts=5
             FailureDelay=1min
+            GuardianTimeout=10min         # one guardian authentication covers that terminal session this long
 
             [Locks]
             VerifyInterval=30s
@@ -59,6 +60,7 @@ import TestSupport
         #expect(configuration.maxAttempts == 5)
         #expect(configuration.failureDelay == .seconds(60))
         #expect(configuration.lockVerifyInterval == .seconds(30))
+        #expect(configuration.guardianTimeout == .seconds(600))
     }
 
     @Test func failureDelayDefaultsToThirtySecondsAndZeroTurnsItOff() throws {
@@ -70,6 +72,12 @@ import TestSupport
         #expect(try parse("[Authentication]\nInSessionApproval=off\n").inSessionApproval == false)
         #expect(try parse("[Authentication]\nFailureDelay=0\n").failureDelay == .zero)
         #expect(try parse("[Authentication]\nFailureDelay=1500ms\n").failureDelay == .milliseconds(1500))
+    }
+
+    @Test func guardianTimeoutDefaultsToFiveMinutesAndZeroAlwaysAsks() throws {
+        #expect(try parse("[Authentication]\n").guardianTimeout == .seconds(300))
+        #expect(try parse("[Authentication]\nGuardianTimeout=0\n").guardianTimeout == .zero)
+        #expect(try parse("[Authentication]\nGuardianTimeout=15min\n").guardianTimeout == .seconds(900))
     }
 
     @Test func repeatedListKeysAddAndEmptyClears() throws {
@@ -171,7 +179,9 @@ import TestSupport
         ("[Authentication]\nPromptTimeout=2h\n", 2, "PromptTimeout= must be between 1s and 1h, found \"2h\""),
         ("[Authentication]\nMaxAttempts=0\n", 2, "MaxAttempts= expects a whole number from 1 to 10, found \"0\""),
         ("[Authentication]\nMaxAttempts=many\n", 2, "MaxAttempts= expects a whole number from 1 to 10, found \"many\""),
-        ("[Authentication]\nTimeout=1\n", 2, "unknown key \"Timeout\" in [Authentication] (expected GuardianService, IndividualService, PromptTimeout, MaxAttempts, FailureDelay, PendingTimeout or InSessionApproval)"),
+        ("[Authentication]\nTimeout=1\n", 2, "unknown key \"Timeout\" in [Authentication] (expected GuardianService, IndividualService, PromptTimeout, MaxAttempts, FailureDelay, PendingTimeout, GuardianTimeout or InSessionApproval)"),
+        ("[Authentication]\nGuardianTimeout=2h\n", 2, "GuardianTimeout= must be between 0 and 1h, found \"2h\""),
+        ("[Authentication]\nGuardianTimeout=later\n", 2, "GuardianTimeout= expects a time such as 60s, 2min or 1h, found \"later\""),
         ("[Authentication]\nFailureDelay=2h\n", 2, "FailureDelay= must be between 0 and 1h, found \"2h\""),
         ("[Authentication]\nFailureDelay=-1\n", 2, "FailureDelay= expects a time such as 60s, 2min or 1h, found \"-1\""),
         ("[Audit]\nRetention=0d\n", 2, "Retention= must be between 1d and 100y, or infinity, found \"0d\""),

@@ -7,7 +7,7 @@ import SystemKit
 
 @Suite("Store: schema migrations")
 struct StoreMigrationTests {
-    static let tables = ["audit", "authorizations", "lock_entries", "lock_entry_chunks", "locks", "sqlite_sequence"]
+    static let tables = ["audit", "authorizations", "counters", "lock_entries", "lock_entry_chunks", "locks", "sqlite_sequence"]
 
     private func tableNames(_ path: String) throws -> [String] {
         let database = try SQLiteDatabase(path: path, flags: [.readOnly])
@@ -120,7 +120,7 @@ struct StoreMigrationTests {
         try withPreparedFile(version3) { directory, path throws in
             #expect(try integer("PRAGMA user_version", in: path) == 3)
             let store = try Store.open(directory: directory, logger: .quiet)
-            #expect(try store.settings().schemaVersion == 4)
+            #expect(try store.settings().schemaVersion == 5)
             let before = try store.auditEvents()
             #expect(before.map(\.count) == [1])
             #expect(before.first?.lastAt == nil)

@@ -156,13 +156,13 @@ final class AuthenticationSheet: Sendable {
     }
 
     /// PAM on the guardian service for the guardian themself, on their own
-    /// terminal (through `familyctl`), up to `MaxAttempts` times; failures in
-    /// a row slow the next attempts as for a request.
-    func authenticateGuardian(_ guardian: UserAccount, for request: PendingRequest,
+    /// terminal (through `familyctl`), up to `MaxAttempts` times, before they
+    /// change `child`'s protection (`context` names how, for the audit trail
+    /// and the log); failures in a row slow the next attempts as for a request.
+    func authenticateGuardian(_ guardian: UserAccount, child: String, appID: String?, context: String,
                               over channel: any RequestChannel) throws(GuardFailure) {
         let configuration = families.current.configuration
         let key = "guardian " + guardian.name
-        let child = request.user
         for attempt in 1...configuration.maxAttempts {
             if let wait = backoff.remainingWait(for: key, freeFailures: configuration.maxAttempts,
                                                 delay: configuration.failureDelay) {
@@ -177,7 +177,7 @@ final class AuthenticationSheet: Sendable {
                 backoff.recordSuccess(of: key)
                 return
             } catch {
-                logger.notice("request \(request.id): \(guardian.name) did not authenticate: \(error)")
+                logger.notice("\(context): \(guardian.name) did not authenticate: \(error)")
                 switch error.reason {
                 case .canceled, .timedOut:
                     throw .canceled("the authentication was \(error.reason == .timedOut ? "timed out" : "canceled")")
@@ -185,8 +185,8 @@ final class AuthenticationSheet: Sendable {
                     throw GuardFailure(.unavailable, error.publicMessage)
                 default:
                     backoff.recordFailure(of: key)
-                    ledger.audit(.request, actor: guardian.name, user: child, appID: request.appID, member: .child,
-                                 outcome: .authenticationFailed, detail: "request \(request.id): \(error.description) (attempt \(attempt))")
+                    ledger.audit(.request, actor: guardian.name, user: child, appID: appID, member: .child,
+                                 outcome: .authenticationFailed, detail: "\(context): \(error.description) (attempt \(attempt))")
                     if error.reason == .tooManyTries { throw .canceled(error.publicMessage) }
                     if attempt < configuration.maxAttempts {
                         channel.tell(AuthorizationPrompt(kind: .error, message: "Sorry, try again."))

@@ -178,21 +178,28 @@ extension AuthorizationPolicy {
         return AuthorizationView(record: record, lock: lock, path: path)
     }
 
-    /// `familyctl set`: an administrator (or the child's guardian) approves or denies.
+    /// `familyctl set`: an administrator (or the child's guardian, once
+    /// authenticated through `proof`) approves or denies.
+    ///
+    /// Permission is checked before the user is looked up: whoever may not
+    /// change `user`'s authorizations learns nothing of whether `user` exists.
     package func set(user: String, appID: String, to status: AuthorizationStatus,
-                     requester: UserAccount) throws(GuardFailure) -> AuthorizationView {
+                     requester: UserAccount, proof: GuardianProof) throws(GuardFailure) -> AuthorizationView {
         guard status != .notDetermined else {
             throw GuardFailure(.familyControls(.invalidArgument), "set takes approved or denied; use revoke to go back to not determined")
         }
         guard AppIdentity.isValidAppID(appID) else {
             throw GuardFailure(.familyControls(.invalidArgument), "\"\(appID.clipped)\" is not a valid app ID")
         }
+        guard may(requester, administer: user) else {
+            throw GuardFailure(.permissionDenied, "only root or a guardian of \(user.clipped) may change \(user.clipped)'s authorizations")
+        }
         guard Principal.isValidName(user), let account = try? UserDatabase.user(named: user) else {
             throw GuardFailure(.notFound, "no such user \(user.clipped)")
         }
-        guard may(requester, administer: user) else {
-            throw GuardFailure(.permissionDenied, "only root or a guardian of \(user) may change \(user)'s authorizations")
-        }
+        try authenticate(requester, .set, child: user, appID: appID, context: "set \(status)",
+                         showing: "Set \(appID) for \(user) to \(status)"
+                            + (status == .approved ? ": its folder will be locked." : "."), proof: proof)
         let key = StatusHub.Key(user: user, appID: appID)
         return try requests.withExclusiveAccess(to: key) { () throws(GuardFailure) -> AuthorizationView in
             let current = try ledger.authorization(user: user, appID: appID)
@@ -223,14 +230,18 @@ extension AuthorizationPolicy {
         }
     }
 
-    /// `familyctl revoke`: approved → not determined and unlocked.
-    package func revoke(user: String, appID: String, requester: UserAccount) throws(GuardFailure) {
+    /// `familyctl revoke`: approved → not determined and unlocked, by root
+    /// or by the child's guardian once authenticated through `proof`.
+    package func revoke(user: String, appID: String, requester: UserAccount, proof: GuardianProof) throws(GuardFailure) {
         guard may(requester, administer: user) else {
             throw GuardFailure(.permissionDenied, "only root or a guardian of \(user.clipped) may revoke \(user.clipped)'s authorizations")
         }
         guard try ledger.authorization(user: user, appID: appID) != nil else {
             throw GuardFailure(.notFound, "\(user.clipped) has no authorization for \(appID.clipped)")
         }
+        try authenticate(requester, .revoke, child: user, appID: appID, context: "revoke",
+                         showing: "Revoke \(appID) for \(user): its folder will no longer be protected from deletion.",
+                         proof: proof)
         try requests.withExclusiveAccess(to: StatusHub.Key(user: user, appID: appID)) { () throws(GuardFailure) in
             try revoke(user: user, appID: appID, actor: requester.name)
         }
@@ -238,10 +249,13 @@ extension AuthorizationPolicy {
 
     /// `familyctl graduate USER`: the child becomes an adult; every child approval
     /// is revoked and its lock released. Root only.
-    package func graduate(user: String, requester: UserAccount) throws(GuardFailure) -> [String] {
+    package func graduate(user: String, requester: UserAccount, proof: GuardianProof) throws(GuardFailure) -> [String] {
         guard requester.uid == 0 else {
             throw GuardFailure(.permissionDenied, "only root may graduate a child")
         }
+        // Root is never asked; should guardians ever graduate, they authenticate as for revoke.
+        try authenticate(requester, .graduate, child: user, appID: nil, context: "graduate",
+                         showing: "Graduate \(user): every child approval is revoked.", proof: proof)
         let all = try ledger.authorizations(user: user)
         if all.isEmpty { try requireKnown(user) }
         let records = all.filter { $0.member == .child && $0.status == .approved }

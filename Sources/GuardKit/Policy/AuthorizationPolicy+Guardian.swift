@@ -20,12 +20,12 @@ extension AuthorizationPolicy {
     /// - Returns: the authorization as it now is, when there is one.
     /// - Throws: `NotFound` for a request that is not theirs to decide (or
     ///   not waiting), the authentication's failure, or the lock's.
-    package func decide(_ id: Int64, approve: Bool, requester: UserAccount,
+    package func decide(_ id: Int64, approve: Bool, requester: UserAccount, session: TerminalSession?,
                         over channel: any RequestChannel) throws(GuardFailure) -> AuthorizationView? {
         let request = try decidableRequest(id, for: requester)
-        if requester.uid != 0 {
-            try sheet.authenticateGuardian(requester, for: request, over: channel)
-        }
+        try authenticate(requester, approve ? .approve : .deny, child: request.user, appID: request.appID,
+                         context: "request \(id)", showing: Self.summary(of: request, approve: approve),
+                         proof: GuardianProof(session: session, channel: channel))
         let caller = request.caller
         return try requests.withExclusiveAccess(to: caller.key) { () throws(GuardFailure) -> AuthorizationView? in
             guard request.ending == nil else {
@@ -76,8 +76,62 @@ extension AuthorizationPolicy {
         return request
     }
 
+    /// What the guardian is about to decide, shown before they are asked:
+    /// the request's kind, app, child, folder and when it was asked.
+    static func summary(of request: PendingRequest, approve: Bool) -> String {
+        let kind = request.purpose == .approve ? "approval" : "revoke"
+        let outcome = switch (request.purpose, approve) {
+        case (.approve, true): "approve it: the app's folder will be locked"
+        case (.approve, false): "deny it"
+        case (.revoke, true): "lift the approval: the app's folder will no longer be protected from deletion"
+        case (.revoke, false): "keep the approval"
+        }
+        return "Request \(request.id) (\(kind)): “\(request.displayName)” (\(request.appID)) for \(request.user), "
+            + "folder \(request.path), asked \(request.created.iso8601). You are about to \(outcome)."
+    }
+
+    /// Makes sure `requester`, about to change `child`'s protection (`what`),
+    /// is the guardian at their own keyboard: PAM on the guardian service over
+    /// their own connection, unless they authenticated in the same terminal
+    /// session less than `GuardianTimeout` ago. Root is never asked, as with sudo.
+    /// - Throws: `PermissionDenied` when they must authenticate and the call
+    ///   has no way to ask (made without `more`); the authentication's failure.
+    func authenticate(_ requester: UserAccount, _ action: AuditAction, child: String, appID: String?,
+                      context: String, showing what: String, proof: GuardianProof) throws(GuardFailure) {
+        guard requester.uid != 0 else { return }
+        let timeout = family.configuration.guardianTimeout
+        if let session = proof.session, timestamps.covers(session, within: timeout) {
+            proof.channel?.tell(AuthorizationPrompt(kind: .info, message: what))
+            return
+        }
+        guard let channel = proof.channel else {
+            ledger.audit(action, actor: requester.name, user: child, appID: appID, member: nil, outcome: .refused,
+                         detail: "\(context): not authenticated, and the call could not ask for a password")
+            throw GuardFailure(.permissionDenied, "\(requester.name) must authenticate before changing \(child.clipped)'s "
+                + "protection, and there is no terminal to ask on: run familyctl on a terminal, or give the password "
+                + "with --stdin (a Varlink client calls with more); nothing was changed")
+        }
+        channel.tell(AuthorizationPrompt(kind: .info, message: what))
+        try sheet.authenticateGuardian(requester, child: child, appID: appID, context: context, over: channel)
+        if let session = proof.session, timeout > .zero { timestamps.record(session) }
+    }
+
     private func currentView(of caller: Caller) throws(GuardFailure) -> AuthorizationView? {
         guard let record = try ledger.authorization(user: caller.account.name, appID: caller.app.appID) else { return nil }
         return try view(record)
+    }
+}
+
+/// How a parent or guardian may show, for one verb, that they are the one
+/// at their keyboard.
+package struct GuardianProof: Sendable {
+    /// Their terminal session, from the kernel; nil without a controlling terminal.
+    package var session: TerminalSession?
+    /// Their own connection, to ask on; nil for a call made without `more`.
+    package var channel: (any RequestChannel)?
+
+    package init(session: TerminalSession?, channel: (any RequestChannel)?) {
+        self.session = session
+        self.channel = channel
     }
 }

@@ -36,6 +36,8 @@ package final class AuthorizationPolicy: Sendable {
     let quota = RequestQuota()
     /// What root's `familyctl status` warns about (``ChildPrivilegeCheck``).
     package let standingWarnings = StandingWarnings()
+    /// When each guardian last authenticated, per terminal session (`GuardianTimeout=`).
+    let timestamps = GuardianTimestamps()
 
     package init(store: Store, configuration: GuardConfiguration, locker: any AppLocker,
                  settings: Settings = Settings(), logger: Logger = Logger(label: "guard")) throws(StoreError) {

@@ -25,7 +25,18 @@ final class GuardianDesk: Sendable {
         let user = caller.account.name
         let appID = caller.app.appID
         let timeout = families.current.configuration.pendingTimeout
-        guard let request = pending.add(purpose, for: caller, timeout: timeout) else {
+        // Numbered from the store, so a number a guardian saw before a restart
+        // never names another request after it.
+        var number: Int64?
+        if pending.hasRoom(for: user) {
+            do throws(StoreError) {
+                number = try ledger.store.next(.request)
+            } catch {
+                logger.error("store: cannot number a request of \(user) for \(appID): \(error)")
+                throw .internalError("the Guard could not number the request in its store; see its log")
+            }
+        }
+        guard let number, let request = pending.add(number, purpose, for: caller, timeout: timeout) else {
             ledger.audit(.request, actor: user, user: user, appID: appID, member: .child, outcome: .refused,
                          detail: "too many requests waiting for a parent or guardian")
             throw GuardFailure(.authorizationConflict, "\(user) already has \(PendingRequests.perUser) requests waiting "

@@ -11,21 +11,29 @@ package final class PendingRequests: Sendable {
     package typealias Watcher = @Sendable () -> Void
 
     private struct State {
-        var nextID: Int64 = 0
         var requests: [Int64: PendingRequest] = [:]
         var nextWatcher = 0
         var watchers: [Int: Watcher] = [:]
     }
     private let state = Mutex(State())
 
-    /// Adds a request for `caller`; nil when the child, or everyone, has as
-    /// many waiting as allowed.
-    func add(_ purpose: PendingRequest.Purpose, for caller: Caller, timeout: Duration) -> PendingRequest? {
+    /// Whether `user` may add a request now: neither they nor everyone has
+    /// as many waiting as allowed.
+    func hasRoom(for user: String) -> Bool {
+        state.withLock { Self.hasRoom(for: user, in: $0) }
+    }
+
+    private static func hasRoom(for user: String, in state: State) -> Bool {
+        state.requests.values.filter { $0.user == user }.count < perUser && state.requests.count < total
+    }
+
+    /// Adds request `id` (a number never given before, see
+    /// ``Store/next(_:)``) for `caller`; nil when the child, or everyone, has
+    /// as many waiting as allowed.
+    func add(_ id: Int64, _ purpose: PendingRequest.Purpose, for caller: Caller, timeout: Duration) -> PendingRequest? {
         let added = state.withLock { state -> PendingRequest? in
-            let mine = state.requests.values.filter { $0.user == caller.account.name }.count
-            guard mine < Self.perUser, state.requests.count < Self.total else { return nil }
-            state.nextID += 1
-            let request = PendingRequest(id: state.nextID, purpose: purpose, caller: caller, timeout: timeout)
+            guard Self.hasRoom(for: caller.account.name, in: state), state.requests[id] == nil else { return nil }
+            let request = PendingRequest(id: id, purpose: purpose, caller: caller, timeout: timeout)
             state.requests[request.id] = request
             return request
         }

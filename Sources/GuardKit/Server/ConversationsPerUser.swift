@@ -71,3 +71,5 @@ extension Caller: ConversationStarter {}
 extension UserAccount: ConversationStarter {
     var account: UserAccount { self }
 }
+
+extension Administrator: ConversationStarter {}

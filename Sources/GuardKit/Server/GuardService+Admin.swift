@@ -26,19 +26,11 @@ extension GuardService {
                 let warnings = requester.uid == 0 ? policy.standingWarnings.current : []
                 if !warnings.isEmpty { reply["warnings"] = .array(warnings.map { .string($0) }) }
                 return reply
-            case "SetStatus":
-                let status = try string("status")
-                guard let value = AuthorizationStatus(name: status), value == .approved || value == .denied else {
-                    throw GuardFailure(.familyControls(.invalidArgument), "status must be approved or denied, found \"\(status.clipped)\"")
-                }
-                let view = try policy.set(user: try string("user"), appID: try string("app"), to: value, requester: requester)
-                return ["authorization": .object(view.json)]
-            case "Revoke":
-                try policy.revoke(user: try string("user"), appID: try string("app"), requester: requester)
-                return [:]
-            case "Graduate":
-                let revoked = try policy.graduate(user: try string("user"), requester: requester)
-                return ["revoked": .array(revoked.map { .string($0) })]
+            case "SetStatus", "Revoke", "Graduate":
+                // Called without more: nowhere to ask, so only root or a
+                // guardian whose session authenticated lately gets through.
+                let proof = GuardianProof(session: session(of: connection, for: requester), channel: nil)
+                return try changeProtection(call, requester: requester, proof: proof)
             case "ReadAudit":
                 func optional(_ name: String) throws(GuardFailure) -> JSONValue? {
                     switch parameters[name] {
@@ -83,6 +75,43 @@ extension GuardService {
         }
     }
 
+    /// `SetStatus`, `Revoke` and `Graduate`: the verbs that change a child's
+    /// protection, which a guardian authenticates for (see ``GuardianProof``).
+    func changeProtection(_ call: VarlinkCall, requester: UserAccount,
+                          proof: GuardianProof) throws(GuardFailure) -> JSONObject {
+        let parameters = call.parameters
+        func string(_ name: String) throws(GuardFailure) -> String {
+            guard let value = parameters[name]?.stringValue else {
+                throw GuardFailure(.familyControls(.invalidArgument), "parameter \(name) must be a string")
+            }
+            return value
+        }
+        switch call.memberName {
+        case "SetStatus":
+            let status = try string("status")
+            guard let value = AuthorizationStatus(name: status), value == .approved || value == .denied else {
+                throw GuardFailure(.familyControls(.invalidArgument), "status must be approved or denied, found \"\(status.clipped)\"")
+            }
+            let view = try policy.set(user: try string("user"), appID: try string("app"), to: value, requester: requester,
+                                      proof: proof)
+            return ["authorization": .object(view.json)]
+        case "Revoke":
+            try policy.revoke(user: try string("user"), appID: try string("app"), requester: requester, proof: proof)
+            return [:]
+        default:
+            let revoked = try policy.graduate(user: try string("user"), requester: requester, proof: proof)
+            return ["revoked": .array(revoked.map { .string($0) })]
+        }
+    }
+
+    /// The terminal session `requester` calls from, from the kernel (root
+    /// needs none); nil without a controlling terminal or a pidfd.
+    func session(of connection: VarlinkConnection, for requester: UserAccount) -> TerminalSession? {
+        let peer = connection.peer
+        guard requester.uid != 0, let pidfd = peer.pidfd?.rawValue else { return nil }
+        return TerminalSession.of(pid: peer.pid, pidfd: pidfd, uid: peer.uid)
+    }
+
     func requester(_ connection: VarlinkConnection) throws(GuardFailure) -> UserAccount {
         let uid = connection.peer.uid
         if uid == 0 { return UserAccount(name: "root", uid: 0, gid: 0, home: "/root", shell: "") }
@@ -91,6 +120,13 @@ extension GuardService {
         }
         return account
     }
+}
+
+/// A person calling an administrator's method (a guardian's `familyctl`,
+/// or root), and the terminal session they call from.
+struct Administrator: Sendable {
+    var account: UserAccount
+    var session: TerminalSession?
 }
 
 extension GuardService {

@@ -99,8 +99,17 @@ package final class GuardService: VarlinkService {
             guard let approve = call.parameters["approve"]?.boolValue else { return connection.fail(.invalidParameter("approve")) }
             startConversation(call, session: session, on: connection, who: decider(of: id, connection),
                               on: decisions) { [policy] requester, channel throws(GuardFailure) in
-                let view = try policy.decide(id, approve: approve, requester: requester, over: channel)
+                let view = try policy.decide(id, approve: approve, requester: requester.account, session: requester.session,
+                                             over: channel)
                 return ["authorization": view.map { .object($0.json) } ?? .null]
+            }
+        case "SetStatus", "Revoke", "Graduate":
+            // With more, a guardian may be asked to authenticate over this connection.
+            guard call.more else { return session.enqueue(on: connection) { [self] in handleAdmin(call, on: connection) } }
+            startConversation(call, session: session, on: connection, who: administrator(of: call, connection),
+                              on: decisions) { [self] requester, channel throws(GuardFailure) in
+                try changeProtection(call, requester: requester.account,
+                                     proof: GuardianProof(session: requester.session, channel: channel))
             }
         case "WatchRequests":
             guard call.more else { return connection.fail(.expectedMore) }
@@ -171,12 +180,36 @@ package final class GuardService: VarlinkService {
     /// The person calling on `connection` (a guardian's `familyctl`, or
     /// root), if request `id` waits for them to decide it: anyone else is
     /// refused here, before a decision takes a thread.
-    private func decider(of id: Int64, _ connection: VarlinkConnection) -> @Sendable () -> Result<UserAccount, GuardFailure> {
+    private func decider(of id: Int64, _ connection: VarlinkConnection) -> @Sendable () -> Result<Administrator, GuardFailure> {
         { [self] in
             do throws(GuardFailure) {
-                let requester = try requester(connection)
-                _ = try policy.decidableRequest(id, for: requester)
-                return .success(requester)
+                let account = try requester(connection)
+                _ = try policy.decidableRequest(id, for: account)
+                return .success(Administrator(account: account, session: session(of: connection, for: account)))
+            } catch {
+                return .failure(error)
+            }
+        }
+    }
+
+    /// The person calling on `connection` with `call` (SetStatus, Revoke,
+    /// Graduate), if they may change the user it names at all: anyone else
+    /// is refused here, before the call takes a decision thread.
+    private func administrator(of call: VarlinkCall, _ connection: VarlinkConnection) -> @Sendable () -> Result<Administrator, GuardFailure> {
+        let user = call.parameters["user"]?.stringValue
+        let graduating = call.memberName == "Graduate"
+        return { [self] in
+            do throws(GuardFailure) {
+                let account = try requester(connection)
+                if account.uid != 0 {
+                    guard !graduating else { throw GuardFailure(.permissionDenied, "only root may graduate a child") }
+                    guard let user, policy.may(account, administer: user) else {
+                        let name = (user ?? "").clipped
+                        let verb = call.memberName == "Revoke" ? "revoke" : "change"
+                        throw GuardFailure(.permissionDenied, "only root or a guardian of \(name) may \(verb) \(name)'s authorizations")
+                    }
+                }
+                return .success(Administrator(account: account, session: session(of: connection, for: account)))
             } catch {
                 return .failure(error)
             }

@@ -11,7 +11,7 @@ package enum StoreSchema {
     package static let applicationID: Int32 = 0x4661_6D43
 
     /// Every migration, oldest first; the last one's version is the current schema.
-    package static let migrations: [StoreMigration] = [version1, version2, version3, version4]
+    package static let migrations: [StoreMigration] = [version1, version2, version3, version4, version5]
 
     /// The schema version this code writes and reads.
     package static var currentVersion: Int { migrations.last?.version ?? 0 }
@@ -123,6 +123,19 @@ package enum StoreSchema {
         sql: """
             ALTER TABLE audit ADD COLUMN times INTEGER NOT NULL DEFAULT 1 CHECK (times >= 1);
             ALTER TABLE audit ADD COLUMN last_at REAL;
+            """
+    )
+
+    // Numbers that must never repeat, not even across restarts: the IDs a
+    // guardian types in `familyctl approve ID`.
+    private static let version5 = StoreMigration(
+        version: 5,
+        summary: "counters that outlive restarts (request numbers)",
+        sql: """
+            CREATE TABLE counters (
+                name TEXT PRIMARY KEY CHECK (name <> ''),
+                value INTEGER NOT NULL CHECK (value >= 0)
+            ) STRICT;
             """
     )
 

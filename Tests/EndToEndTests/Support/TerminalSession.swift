@@ -36,11 +36,14 @@ struct TerminalSession {
                     signal.signal(number, signal.SIG_DFL)
                 os.execve(argv[0], argv, env)
             out, echoes, deadline = b"", [], time.time() + 30
+            # Only what the terminal showed since the last answer can be the next prompt.
+            answered = 0
             while time.time() < deadline:
-                if steps and out.decode(errors="replace").rstrip().endswith(steps[0][0].rstrip()):
+                if steps and out[answered:].decode(errors="replace").rstrip().endswith(steps[0][0].rstrip()):
                     echoes.append(bool(termios.tcgetattr(fd)[3] & termios.ECHO))
                     typed = steps.pop(0)[1]
                     os.write(fd, b"\\x03" if typed == "^C" else typed.encode() + b"\\n")
+                    answered = len(out)
                     continue
                 ready, _, _ = select.select([fd], [], [], 0.1)
                 if ready:
