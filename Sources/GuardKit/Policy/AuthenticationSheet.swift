@@ -14,7 +14,8 @@ final class AuthenticationSheet: Sendable {
     let logger: Logger
     /// A pam.d folder to read instead of `/etc/pam.d` (tests, staging).
     let pamDirectory: String?
-    let authenticator = PAMAuthenticator()
+    /// Each PAM transaction runs in a helper process of its own.
+    let authenticator = PAMHelperClient()
     let backoff = AuthenticationBackoff()
     /// One in-session sheet per user at a time, whatever the app: a child
     /// cannot guess in parallel from several apps.
