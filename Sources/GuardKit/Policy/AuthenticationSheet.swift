@@ -125,7 +125,7 @@ final class AuthenticationSheet: Sendable {
                                  outcome: .noAuthenticationMethod, detail: error.description)
                     throw GuardFailure(.authenticationMethodUnavailable,
                         "\(user) has no usable password or other way to authenticate; ask an administrator")
-                case .serviceMisconfigured, .serviceMissing:
+                case .serviceMisconfigured, .serviceMissing, .helperFailed:
                     ledger.audit(.cancel, actor: authenticating, user: user, appID: appID, member: member,
                                  outcome: .pamError, detail: error.description)
                     throw GuardFailure(.unavailable, error.publicMessage)
@@ -174,8 +174,14 @@ final class AuthenticationSheet: Sendable {
                 logger.notice("request \(request.id): \(guardian.name) did not authenticate: \(error)")
                 switch error.reason {
                 case .canceled, .timedOut:
+                    if error.reason == .timedOut {
+                        ledger.audit(.request, actor: guardian.name, user: child, appID: request.appID, member: .child,
+                                     outcome: .timedOut, detail: "request \(request.id): \(error.description)")
+                    }
                     throw .canceled("the authentication was \(error.reason == .timedOut ? "timed out" : "canceled")")
-                case .serviceMisconfigured, .serviceMissing:
+                case .serviceMisconfigured, .serviceMissing, .helperFailed:
+                    ledger.audit(.request, actor: guardian.name, user: child, appID: request.appID, member: .child,
+                                 outcome: .pamError, detail: "request \(request.id): \(error.description)")
                     throw GuardFailure(.unavailable, error.publicMessage)
                 default:
                     backoff.recordFailure(of: key)
