@@ -11,29 +11,29 @@ import SystemKit
 ///
 /// A body of fields is a sequence of optional strings: a presence byte (0 or
 /// 1), then for a present field a 2-byte big-endian length and its bytes.
-enum PAMHelperWire {
+package enum PAMHelperWire {
     /// The longest message either side sends or accepts.
-    static let maximumMessage = 64 * 1024
+    package static let maximumMessage = 64 * 1024
 
-    static let request: UInt8 = 0x51  // Q: service, user, ruser?, tty?, pam.d folder?, prompt timeout (ms)
-    static let answer: UInt8 = 0x41  // A: the reply's bytes
-    static let noAnswer: UInt8 = 0x4E  // N: for an info or error message
-    static let ended: UInt8 = 0x45  // E: one byte, ``endCanceled`` or ``endTimedOut``
-    static let message: UInt8 = 0x4D  // M: one style byte, then the text
-    static let result: UInt8 = 0x52  // R: reason? (none: success), code?, detail?
+    package static let request: UInt8 = 0x51  // Q: service, user, ruser?, tty?, pam.d folder?, prompt timeout (ms)
+    package static let answer: UInt8 = 0x41  // A: the reply's bytes
+    package static let noAnswer: UInt8 = 0x4E  // N: for an info or error message
+    package static let ended: UInt8 = 0x45  // E: one byte, ``endCanceled`` or ``endTimedOut``
+    package static let message: UInt8 = 0x4D  // M: one style byte, then the text
+    package static let result: UInt8 = 0x52  // R: reason? (none: success), code?, detail?
 
-    static let endCanceled: UInt8 = 0
-    static let endTimedOut: UInt8 = 1
+    package static let endCanceled: UInt8 = 0
+    package static let endTimedOut: UInt8 = 1
 
     /// Why bytes from the other side are not a message of the protocol.
-    struct Malformed: Error, CustomStringConvertible {
-        let description: String
-        init(_ description: String) { self.description = description }
+    package struct Malformed: Error, CustomStringConvertible {
+        package let description: String
+        package init(_ description: String) { self.description = description }
     }
 
     // MARK: Styles
 
-    static func style(of message: PAMMessage) -> UInt8 {
+    package static func style(of message: PAMMessage) -> UInt8 {
         switch message {
         case .secretPrompt: 0
         case .textPrompt: 1
@@ -42,7 +42,7 @@ enum PAMHelperWire {
         }
     }
 
-    static func message(style: UInt8, text: String) throws(Malformed) -> PAMMessage {
+    package static func message(style: UInt8, text: String) throws(Malformed) -> PAMMessage {
         switch style {
         case 0: return .secretPrompt(text)
         case 1: return .textPrompt(text)
@@ -54,7 +54,7 @@ enum PAMHelperWire {
 
     // MARK: Fields
 
-    static func encode(kind: UInt8, fields: [String?]) -> [UInt8] {
+    package static func encode(kind: UInt8, fields: [String?]) -> [UInt8] {
         var bytes = [kind]
         for field in fields {
             guard let field else { bytes.append(0); continue }
@@ -68,7 +68,7 @@ enum PAMHelperWire {
     }
 
     /// The `count` fields of `body`, which must hold exactly those.
-    static func decode(fields count: Int, from body: ArraySlice<UInt8>) throws(Malformed) -> [String?] {
+    package static func decode(fields count: Int, from body: ArraySlice<UInt8>) throws(Malformed) -> [String?] {
         var fields: [String?] = []
         var index = body.startIndex
         for _ in 0..<count {
@@ -95,14 +95,14 @@ enum PAMHelperWire {
 
     // MARK: Request and result
 
-    static func encode(_ request: PAMRequest) -> [UInt8] {
+    package static func encode(_ request: PAMRequest) -> [UInt8] {
         let (seconds, attoseconds) = request.promptTimeout.components
         let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
         return encode(kind: Self.request, fields: [request.service, request.user, request.requestingUser, request.tty,
                                                    request.configurationDirectory, String(milliseconds)])
     }
 
-    static func decodeRequest(_ body: ArraySlice<UInt8>) throws(Malformed) -> PAMRequest {
+    package static func decodeRequest(_ body: ArraySlice<UInt8>) throws(Malformed) -> PAMRequest {
         let fields = try decode(fields: 6, from: body)
         guard let service = fields[0], let user = fields[1], let timeout = fields[5].flatMap({ Int64($0) }), timeout > 0 else {
             throw Malformed("a request without a service, a user or a prompt timeout")
@@ -112,11 +112,11 @@ enum PAMHelperWire {
     }
 
     /// nil: PAM succeeded.
-    static func encode(_ error: PAMError?) -> [UInt8] {
+    package static func encode(_ error: PAMError?) -> [UInt8] {
         encode(kind: result, fields: [error?.reason.rawValue, error?.code.map { String($0.rawValue) }, error?.detail])
     }
 
-    static func decodeResult(_ body: ArraySlice<UInt8>, for request: PAMRequest) throws(Malformed) -> PAMError? {
+    package static func decodeResult(_ body: ArraySlice<UInt8>, for request: PAMRequest) throws(Malformed) -> PAMError? {
         let fields = try decode(fields: 3, from: body)
         guard let name = fields[0] else { return nil }
         guard let reason = PAMError.Reason(rawValue: name) else { throw Malformed("an unknown result \(name.debugDescription)") }

@@ -40,6 +40,17 @@ struct PAMHelperTests {
         }
     }
 
+    @Test func theHelperModeRefusesToRunWithoutTheGuardsSocket() async throws {
+        try await withThrowawayUser { user in
+            // As a user, with no socket on descriptor 3: nothing to authenticate for.
+            let result = try await run("/usr/bin/setpriv", ["--reuid=\(user.uid)", "--regid=\(user.gid)", "--clear-groups",
+                                                            productPath("familycontrolsd"), "--pam-helper", "1"])
+            #expect(result.status == 2)
+            #expect(result.standardError == "familycontrolsd --pam-helper: this mode is only for familycontrolsd itself, "
+                + "which passes its pid and a socket as descriptor 3\n")
+        }
+    }
+
     /// Builds the module, starts a Guard whose guardian service begins with
     /// it, and has the first guardian approve (through the faulty module)
     /// while a second family's guardian approves their child's request
@@ -104,7 +115,7 @@ struct PAMHelperTests {
         // thread the requests took ends (the pools' idle ones after 30 s):
         // the Guard holds what it held before.
         first.stop()
-        let helpers = try Self.children(of: pid)
+        let helpers = try SecretResidueTests.children(of: pid)
         #expect(helpers.isEmpty, "a helper process was left: \(helpers)")
         var after = try Self.threads(of: pid, excludingPools: false)
         for _ in 0..<90 where after != before {
@@ -160,15 +171,6 @@ struct PAMHelperTests {
     static func threadNames(of pid: Int32) -> [String] {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
         return tasks.map { ((try? String(contentsOfFile: "/proc/\(pid)/task/\($0)/comm", encoding: .utf8)) ?? "?").trimmingCharacters(in: .newlines) }
-    }
-
-    /// The pids whose parent is `pid`.
-    static func children(of pid: Int32) throws -> [String] {
-        let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")
-        return tasks.flatMap { task in
-            ((try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/children", encoding: .utf8)) ?? "")
-                .split(separator: " ").map(String.init)
-        }
     }
 }
 

@@ -6,6 +6,7 @@
  * declares badly or not at all: headers outside its module map
  * (<sys/epoll.h>, <sys/eventfd.h>, <sys/statfs.h>), functions glibc declares
  * only under _GNU_SOURCE (accept4, statx, getdents64, the pidfd calls,
+ * posix_spawn_file_actions_addclosefrom_np,
  * pthread_setname_np, F_SETLEASE, struct ucred), a variadic function
  * (prctl), and ioctls whose request number misstates their argument.
  *
