@@ -50,7 +50,7 @@ import Testing
         }
     }
 
-    @Test func anUnknownMessageStyleIsRefused() {
+    @Test func anUnknownMessageStyleIsRefused() throws {
         #expect(throws: PAMHelperWire.Malformed.self) { try PAMHelperWire.message(style: 4, text: "Password: ") }
         #expect(try PAMHelperWire.message(style: PAMHelperWire.style(of: .secretPrompt("Password: ")), text: "Password: ")
             == .secretPrompt("Password: "))
