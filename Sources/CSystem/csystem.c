@@ -26,6 +26,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <linux/fs.h>
+#include <linux/capability.h>
 
 /* glibc added getdents64 in 2.30 and the pidfd wrappers in 2.36; before
    that, and with other C libraries, the raw system calls. */
@@ -351,6 +352,28 @@ int csystem_pidfd_wait(int pidfd, int nohang, int *code, int *status) {
    passing the unused arguments as the zeros prctl(2) asks for. */
 int csystem_set_dumpable(int dumpable) {
     return prctl(PR_SET_DUMPABLE, (unsigned long)dumpable, 0UL, 0UL, 0UL);
+}
+
+const int CSYSTEM_CAP_DAC_READ_SEARCH = CAP_DAC_READ_SEARCH;
+
+int csystem_keep_capabilities(const int *keep, int count) {
+    struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+    struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+    memset(data, 0, sizeof data);
+    for (int index = 0; index < count; index++) {
+        int capability = keep[index];
+        if (capability < 0 || capability >= 32 * _LINUX_CAPABILITY_U32S_3) { errno = EINVAL; return -1; }
+        data[capability / 32].effective |= 1U << (capability % 32);
+        data[capability / 32].permitted |= 1U << (capability % 32);
+    }
+    /* Keeping one the process lacks fails with EPERM: keep what it has of them. */
+    struct __user_cap_data_struct current[_LINUX_CAPABILITY_U32S_3];
+    if (syscall(SYS_capget, &header, current) != 0) return -1;
+    for (int word = 0; word < _LINUX_CAPABILITY_U32S_3; word++) {
+        data[word].permitted &= current[word].permitted;
+        data[word].effective &= current[word].permitted;
+    }
+    return (int)syscall(SYS_capset, &header, data);
 }
 
 int csystem_set_parent_death_signal(int signal) {

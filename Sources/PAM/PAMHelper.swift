@@ -10,7 +10,8 @@ import SystemKit
 /// kills it at `PromptTimeout` and reaps it.
 ///
 /// The helper holds nothing but that socket and standard error: no store, no
-/// listening socket, an environment of `PATH` only. Answers arrive as bytes
+/// listening socket, an environment of `PATH` only, and of the Guard's
+/// capabilities only `CAP_DAC_READ_SEARCH`. Answers arrive as bytes
 /// and are zeroed once PAM has them; the process ends after one transaction.
 package enum PAMHelper {
     /// The hidden argument that makes `familycontrolsd` the helper.
@@ -42,8 +43,11 @@ package enum PAMHelper {
         do throws(Errno) {
             // The answers pass through this process: a crash must not write them to a core file.
             try CoreDumps.disable()
+            // PAM reads what root owns (shadow, faillock, one-time codes): the Guard's
+            // other capabilities (the immutable attribute, owners, ptrace) stay with it.
+            try HelperProcess.dropCapabilitiesButReadSearch()
         } catch {
-            return fail("cannot turn core dumps off: \(error)")
+            return fail("cannot give up what the helper does not need: \(error)")
         }
         signal(SIGPIPE, SIG_IGN)
 

@@ -100,6 +100,14 @@ public final class HelperProcess {
 
     deinit { kill() }
 
+    /// In a helper: gives up every capability but `CAP_DAC_READ_SEARCH`
+    /// (which a PAM module may need to read a file in a user's home), for
+    /// good (`capset(2)`): a helper has no business with the owner's others.
+    public static func dropCapabilitiesButReadSearch() throws(Errno) {
+        var keep = [CSYSTEM_CAP_DAC_READ_SEARCH]
+        guard csystem_keep_capabilities(&keep, CInt(keep.count)) == 0 else { throw Errno.current("capset") }
+    }
+
     /// In a helper: asks for `SIGKILL` when the thread that started it ends
     /// (`PR_SET_PDEATHSIG`), so a helper never outlives its owner's wait.
     /// - Returns: false when the owner has already gone (the parent is no longer `parent`).

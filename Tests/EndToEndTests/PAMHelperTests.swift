@@ -16,7 +16,7 @@ import TestSupport
 struct PAMHelperTests {
     static let promptTimeout = 4.0
 
-    enum Fault: String { case hang, crash }
+    enum Fault: String { case hang, crash, report }
 
     @Test func aModuleThatHangsFailsOnlyItsRequestAtPromptTimeout() async throws {
         try await withFaultyModule(.hang) { guardd, failed, elapsed in
@@ -37,6 +37,32 @@ struct PAMHelperTests {
             #expect(guardd.log.contains("was killed by SIGSEGV before PAM finished"), "\(guardd.log)")
             let audit = try await guardd.auditRows()
             #expect(audit.contains { $0.hasPrefix("\(guardd.guardian.name) request ") && $0.hasSuffix(" pam error") }, "\(audit)")
+        }
+    }
+
+    @Test func theHelperHoldsOnlyItsSocketAPathAndReadSearch() async throws {
+        try await withGuard { guardd in
+            let report = "\(guardd.directory)/helper-report.txt"
+            let module = try await buildModule(.report, for: guardd.guardian.name, in: guardd.directory, report: report)
+            let service = "\(guardd.pamDirectory)/familycontrols-guardian"
+            let shipped = try String(contentsOfFile: service, encoding: .utf8)
+            try "auth requisite \(module)\n\(shipped)".write(toFile: service, atomically: true, encoding: .utf8)
+
+            let result = try await guardd.requestApproved()
+            #expect(result.status == 0, "\(result.standardError)")
+            #expect(try await guardd.storedStatus() == "approved")
+
+            // What the module saw of its process, from inside pam_sm_authenticate.
+            let lines = try String(contentsOfFile: report, encoding: .utf8).split(separator: "\n").map(String.init)
+            let descriptors = lines.filter { $0.hasPrefix("fd ") }
+            #expect(descriptors.map { $0.split(separator: " ")[1] } == ["0", "1", "2", "3"], "\(descriptors)")
+            #expect(descriptors.contains { $0.hasPrefix("fd 0 /dev/null") } && descriptors.contains { $0.hasPrefix("fd 1 /dev/null") },
+                    "\(descriptors)")
+            #expect(descriptors.contains { $0.hasPrefix("fd 3 socket:") }, "\(descriptors)")
+            #expect(lines.filter { $0.hasPrefix("env ") } == ["env PATH=/usr/sbin:/usr/bin:/sbin:/bin"], "\(lines)")
+            // CAP_DAC_READ_SEARCH (2) alone, for good: effective and permitted.
+            #expect(lines.contains("CapEff:\t0000000000000004") && lines.contains("CapPrm:\t0000000000000004"), "\(lines)")
+            #expect(lines.contains("ppid ok"), "\(lines)")
         }
     }
 
@@ -126,14 +152,51 @@ struct PAMHelperTests {
     }
 
     /// A PAM module that, for `user` only, sleeps forever or dereferences NULL.
-    private func buildModule(_ fault: Fault, for user: String, in directory: String) async throws -> String {
+    private func buildModule(_ fault: Fault, for user: String, in directory: String, report: String = "") async throws -> String {
         let source = "\(directory)/pam_fault.c"
         let module = "\(directory)/pam_fault_\(fault.rawValue).so"
-        let misbehave = fault == .hang ? "for (;;) pause();" : "*(volatile int *)0 = 0;"
+        let misbehave = switch fault {
+        case .hang: "for (;;) pause();"
+        case .crash: "*(volatile int *)0 = 0;"
+        case .report: "describe(\"\(report)\"); return PAM_IGNORE;"
+        }
         try """
             #include <security/pam_modules.h>
+            #include <dirent.h>
+            #include <limits.h>
+            #include <stdio.h>
+            #include <stdlib.h>
             #include <string.h>
             #include <unistd.h>
+
+            extern char **environ;
+
+            /* The process's capabilities, descriptors and environment, into `path`. */
+            static void describe(const char *path) {
+                FILE *out = fopen(path, "w");
+                if (out == NULL) return;
+                char line[512];
+                FILE *status = fopen("/proc/self/status", "r");
+                while (status != NULL && fgets(line, sizeof line, status) != NULL)
+                    if (strncmp(line, "CapEff:", 7) == 0 || strncmp(line, "CapPrm:", 7) == 0) fputs(line, out);
+                if (status != NULL) fclose(status);
+                DIR *fds = opendir("/proc/self/fd");
+                struct dirent *entry;
+                while (fds != NULL && (entry = readdir(fds)) != NULL) {
+                    if (entry->d_name[0] == '.') continue;
+                    int fd = atoi(entry->d_name);
+                    if (fd == dirfd(fds) || fd == fileno(out)) continue;
+                    char link[64], target[PATH_MAX] = "";
+                    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+                    ssize_t length = readlink(link, target, sizeof target - 1);
+                    if (length > 0) target[length] = 0;
+                    fprintf(out, "fd %d %s\\n", fd, target);
+                }
+                if (fds != NULL) closedir(fds);
+                for (char **variable = environ; *variable != NULL; variable++) fprintf(out, "env %s\\n", *variable);
+                if (getppid() > 1) fputs("ppid ok\\n", out);
+                fclose(out);
+            }
 
             PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv) {
                 const char *user = NULL;

@@ -212,6 +212,15 @@ extern const int CSYSTEM_CLD_DUMPED;
 /// when the thread that started it ends.
 int csystem_set_parent_death_signal(int signal);
 
+/// Keeps only the capabilities `keep` (`count` of `CAP_*` numbers) in the
+/// calling process's effective and permitted sets and none inheritable
+/// (`capset(2)`): what a helper gives up it never gets back, and under
+/// `NoNewPrivileges=` not even by running a program as root.
+int csystem_keep_capabilities(const int *keep, int count);
+
+/// `CAP_DAC_READ_SEARCH`.
+extern const int CSYSTEM_CAP_DAC_READ_SEARCH;
+
 /// `prctl(PR_SET_DUMPABLE, dumpable)`: 0 makes the process undumpable, 1
 /// dumpable again.
 int csystem_set_dumpable(int dumpable);
