@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,7 +24,9 @@
 #include <syslog.h>
 #include <sys/sysmacros.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <linux/fs.h>
+#include <linux/capability.h>
 
 /* glibc added getdents64 in 2.30 and the pidfd wrappers in 2.36; before
    that, and with other C libraries, the raw system calls. */
@@ -284,10 +288,96 @@ int csystem_pidfd_send_signal(int pidfd, int signal, unsigned int flags) {
 #endif
 }
 
+/* The helper's descriptor 3 is `keep`, whatever number it has here. */
+int csystem_spawn_helper(const char *path, char *const argv[], char *const envp[], int keep, int *pid) {
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 34)
+    /* dup2 onto itself would leave close-on-exec set: move it off 3 first. */
+    int source = keep;
+    if (keep == 3) {
+        source = fcntl(keep, F_DUPFD_CLOEXEC, 4);
+        if (source < 0) return errno;
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attributes;
+    int result = posix_spawn_file_actions_init(&actions);
+    if (result != 0) goto close_source;
+    result = posix_spawnattr_init(&attributes);
+    if (result != 0) goto destroy_actions;
+    sigset_t empty, all;
+    sigemptyset(&empty);
+    sigfillset(&all);
+    if ((result = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)) != 0
+        || (result = posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)) != 0
+        || (result = posix_spawn_file_actions_adddup2(&actions, source, 3)) != 0
+        || (result = posix_spawn_file_actions_addclosefrom_np(&actions, 4)) != 0
+        || (result = posix_spawnattr_setsigmask(&attributes, &empty)) != 0
+        || (result = posix_spawnattr_setsigdefault(&attributes, &all)) != 0
+        || (result = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)) != 0) {
+        goto destroy_attributes;
+    }
+    pid_t child = 0;
+    result = posix_spawn(&child, path, &actions, &attributes, argv, envp);
+    if (result == 0) *pid = (int)child;
+destroy_attributes:
+    posix_spawnattr_destroy(&attributes);
+destroy_actions:
+    posix_spawn_file_actions_destroy(&actions);
+close_source:
+    if (source != keep) close(source);
+    return result;
+#else
+    (void)path; (void)argv; (void)envp; (void)keep; (void)pid;
+    return ENOSYS;
+#endif
+}
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+const int CSYSTEM_CLD_EXITED = CLD_EXITED;
+const int CSYSTEM_CLD_KILLED = CLD_KILLED;
+const int CSYSTEM_CLD_DUMPED = CLD_DUMPED;
+
+int csystem_pidfd_wait(int pidfd, int nohang, int *code, int *status) {
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    if (waitid((idtype_t)P_PIDFD, (id_t)pidfd, &info, WEXITED | (nohang ? WNOHANG : 0)) != 0) return -1;
+    *code = info.si_pid == 0 ? 0 : info.si_code;
+    *status = info.si_status;
+    return 0;
+}
+
 /* prctl is variadic: each option gets a wrapper of its own fixed arity,
    passing the unused arguments as the zeros prctl(2) asks for. */
 int csystem_set_dumpable(int dumpable) {
     return prctl(PR_SET_DUMPABLE, (unsigned long)dumpable, 0UL, 0UL, 0UL);
+}
+
+const int CSYSTEM_CAP_DAC_READ_SEARCH = CAP_DAC_READ_SEARCH;
+
+int csystem_keep_capabilities(const int *keep, int count) {
+    struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+    struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+    memset(data, 0, sizeof data);
+    for (int index = 0; index < count; index++) {
+        int capability = keep[index];
+        if (capability < 0 || capability >= 32 * _LINUX_CAPABILITY_U32S_3) { errno = EINVAL; return -1; }
+        data[capability / 32].effective |= 1U << (capability % 32);
+        data[capability / 32].permitted |= 1U << (capability % 32);
+    }
+    /* Keeping one the process lacks fails with EPERM: keep what it has of them. */
+    struct __user_cap_data_struct current[_LINUX_CAPABILITY_U32S_3];
+    if (syscall(SYS_capget, &header, current) != 0) return -1;
+    for (int word = 0; word < _LINUX_CAPABILITY_U32S_3; word++) {
+        data[word].permitted &= current[word].permitted;
+        data[word].effective &= current[word].permitted;
+    }
+    return (int)syscall(SYS_capset, &header, data);
+}
+
+int csystem_set_parent_death_signal(int signal) {
+    return prctl(PR_SET_PDEATHSIG, (unsigned long)signal, 0UL, 0UL, 0UL);
 }
 
 int csystem_get_dumpable(void) {

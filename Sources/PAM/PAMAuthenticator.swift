@@ -8,9 +8,10 @@ import SystemKit
 /// `pam_authenticate`, `pam_acct_mgmt`, then a check that `PAM_USER` is still
 /// the user asked for. Modeled on sudo's `plugins/sudoers/auth/pam.c`.
 ///
-/// PAM blocks while a person types: call it from a thread that may block (the
-/// Guard's conversation pool, a command-line tool's main thread), never from
-/// Swift's cooperative pool.
+/// PAM blocks while a person types: call it from a thread that may block (a
+/// command-line tool's main thread, the PAM helper), never from Swift's
+/// cooperative pool. A long-lived process runs it through
+/// ``PAMHelperClient`` instead, so no module runs inside it.
 package struct PAMAuthenticator: Sendable {
     package init() {}
 

@@ -21,6 +21,9 @@ package struct PAMError: Error, Hashable, Sendable, CustomStringConvertible {
         /// The service has no file in the pam.d folder: libpam would fall
         /// back to `other`, skipping whatever the site put in the service.
         case serviceMissing
+        /// The helper process that ran the transaction ended before PAM
+        /// finished (a module crashed) or spoke outside the protocol.
+        case helperFailed
     }
 
     package var reason: Reason
@@ -29,7 +32,8 @@ package struct PAMError: Error, Hashable, Sendable, CustomStringConvertible {
     package var user: String
     /// The libpam code behind the failure, when there was one.
     package var code: PAMResultCode?
-    /// What exactly is wrong, for ``Reason/serviceMissing``.
+    /// What exactly is wrong, for ``Reason/serviceMissing`` and
+    /// ``Reason/helperFailed``, or why PAM timed out when no person was asked.
     package var detail: String?
 
     package init(_ reason: Reason, service: String, user: String, code: PAMResultCode? = nil) {
@@ -53,11 +57,13 @@ package struct PAMError: Error, Hashable, Sendable, CustomStringConvertible {
         case .permissionDenied: text = "account validation failure for \(user): access denied (is the account locked or not allowed here?)"
         case .tooManyTries: text = "authentication failure for \(user): too many tries"
         case .canceled: text = "authentication of \(user) canceled"
-        case .timedOut: text = "authentication of \(user) timed out waiting for an answer"
+        case .timedOut: text = self.detail.map { "authentication of \(user) timed out: \($0)" }
+            ?? "authentication of \(user) timed out waiting for an answer"
         case .userChanged: text = "authentication refused: the PAM stack changed the user from \(user)"
         case .serviceMisconfigured: text = "PAM service \(service) failed: check /etc/pam.d/\(service) and the system log"
         case .serviceMissing: text = "PAM service \(service) cannot be used: \(self.detail ?? "no such service") "
             + "(refused rather than letting libpam fall back to the \"other\" service)"
+        case .helperFailed: text = "authentication of \(user) failed: \(self.detail ?? "the PAM helper process failed")"
         }
         return "\(service): \(text)\(detail)"
     }
@@ -78,7 +84,7 @@ package struct PAMError: Error, Hashable, Sendable, CustomStringConvertible {
             "Authentication canceled."
         case .timedOut:
             "Authentication timed out."
-        case .serviceMisconfigured, .serviceMissing:
+        case .serviceMisconfigured, .serviceMissing, .helperFailed:
             "Authentication is not available: the system's PAM configuration failed."
         }
     }

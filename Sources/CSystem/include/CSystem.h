@@ -6,6 +6,7 @@
  * declares badly or not at all: headers outside its module map
  * (<sys/epoll.h>, <sys/eventfd.h>, <sys/statfs.h>), functions glibc declares
  * only under _GNU_SOURCE (accept4, statx, getdents64, the pidfd calls,
+ * posix_spawn_file_actions_addclosefrom_np,
  * pthread_setname_np, F_SETLEASE, struct ucred), a variadic function
  * (prctl), and ioctls whose request number misstates their argument.
  *
@@ -184,6 +185,41 @@ int csystem_pidfd_open(int pid, unsigned int flags);
 /// `pidfd_send_signal(2)` without a `siginfo_t` (the kernel fills in one as
 /// `kill(2)` would); signal 0 only checks that the process exists.
 int csystem_pidfd_send_signal(int pidfd, int signal, unsigned int flags);
+
+/// Starts `path` with `argv` and `envp` (`posix_spawn(3)`, which glibc runs
+/// with `clone(CLONE_VM | CLONE_VFORK)`: safe from a multi-threaded process,
+/// nothing runs between the clone and the exec). The new process gets
+/// `/dev/null` as descriptors 0 and 1, keeps descriptor 2 (standard error),
+/// gets `keep` as descriptor 3, and every other descriptor closed
+/// (`posix_spawn_file_actions_addclosefrom_np`, glibc 2.34); its signal mask
+/// is empty and every signal has its default action.
+/// Returns 0 and the pid in `*pid`, or an errno value (`posix_spawn` does not set errno).
+int csystem_spawn_helper(const char *path, char *const argv[], char *const envp[], int keep, int *pid);
+
+/// Reaps the process behind `pidfd` (`waitid(P_PIDFD, pidfd, WEXITED)`,
+/// with `WNOHANG` when `nohang` is not 0). Returns 0 and sets `*code`
+/// (`CSYSTEM_CLD_EXITED`, `CSYSTEM_CLD_KILLED`, `CSYSTEM_CLD_DUMPED`; 0 when
+/// `nohang` and the process still runs) and `*status` (the exit status or
+/// the signal); -1 with errno on failure.
+int csystem_pidfd_wait(int pidfd, int nohang, int *code, int *status);
+
+/// `CLD_EXITED`, `CLD_KILLED`, `CLD_DUMPED` (`waitid(2)`'s `si_code`).
+extern const int CSYSTEM_CLD_EXITED;
+extern const int CSYSTEM_CLD_KILLED;
+extern const int CSYSTEM_CLD_DUMPED;
+
+/// `prctl(PR_SET_PDEATHSIG, signal)`: `signal` reaches the calling process
+/// when the thread that started it ends.
+int csystem_set_parent_death_signal(int signal);
+
+/// Keeps only the capabilities `keep` (`count` of `CAP_*` numbers) in the
+/// calling process's effective and permitted sets and none inheritable
+/// (`capset(2)`): what a helper gives up it never gets back, and under
+/// `NoNewPrivileges=` not even by running a program as root.
+int csystem_keep_capabilities(const int *keep, int count);
+
+/// `CAP_DAC_READ_SEARCH`.
+extern const int CSYSTEM_CAP_DAC_READ_SEARCH;
 
 /// `prctl(PR_SET_DUMPABLE, dumpable)`: 0 makes the process undumpable, 1
 /// dumpable again.

@@ -5,6 +5,7 @@ import SystemKit
 import Varlink
 import FamilyControlsModel
 import FamilyConfiguration
+import PAM
 
 /// `familycontrolsd`, the Guard: parses its flags, loads the configuration,
 /// opens the store, reconciles locks, and serves the Varlink socket until
@@ -39,6 +40,8 @@ package enum GuardDaemon {
 
     /// Runs the Guard; returns the exit status.
     package static func main(_ tokens: [String]) -> Int32 {
+        // The Guard started again as its own PAM helper, one transaction long.
+        if tokens.first == PAMHelper.modeArgument { return PAMHelper.main(Array(tokens.dropFirst())) }
         // Before any thread starts, so every thread inherits the mask and only
         // the main thread's sigwait sees these signals.
         var signals = sigset_t()

@@ -14,7 +14,8 @@ final class AuthenticationSheet: Sendable {
     let logger: Logger
     /// A pam.d folder to read instead of `/etc/pam.d` (tests, staging).
     let pamDirectory: String?
-    let authenticator = PAMAuthenticator()
+    /// Each PAM transaction runs in a helper process of its own.
+    let authenticator = PAMHelperClient()
     let backoff = AuthenticationBackoff()
     /// One in-session sheet per user at a time, whatever the app: a child
     /// cannot guess in parallel from several apps.
@@ -131,7 +132,7 @@ final class AuthenticationSheet: Sendable {
                                  outcome: .noAuthenticationMethod, detail: error.description)
                     throw GuardFailure(.authenticationMethodUnavailable,
                         "\(user) has no usable password or other way to authenticate; ask an administrator")
-                case .serviceMisconfigured, .serviceMissing:
+                case .serviceMisconfigured, .serviceMissing, .helperFailed:
                     ledger.audit(.cancel, actor: authenticating, user: user, appID: appID, member: member,
                                  outcome: .pamError, detail: error.description)
                     throw GuardFailure(.unavailable, error.publicMessage)
@@ -180,8 +181,14 @@ final class AuthenticationSheet: Sendable {
                 logger.notice("\(context): \(guardian.name) did not authenticate: \(error)")
                 switch error.reason {
                 case .canceled, .timedOut:
+                    if error.reason == .timedOut {
+                        ledger.audit(.request, actor: guardian.name, user: child, appID: request.appID, member: .child,
+                                     outcome: .timedOut, detail: "request \(request.id): \(error.description)")
+                    }
                     throw .canceled("the authentication was \(error.reason == .timedOut ? "timed out" : "canceled")")
-                case .serviceMisconfigured, .serviceMissing:
+                case .serviceMisconfigured, .serviceMissing, .helperFailed:
+                    ledger.audit(.request, actor: guardian.name, user: child, appID: request.appID, member: .child,
+                                 outcome: .pamError, detail: "request \(request.id): \(error.description)")
                     throw GuardFailure(.unavailable, error.publicMessage)
                 default:
                     backoff.recordFailure(of: key)
