@@ -1,7 +1,8 @@
 #!/bin/sh
-# Lists the apps the Guard still locks. A locked app's folders belong to root
-# and carry the immutable attribute, and only the Guard gives them back:
-# removing FamilyControls while an app is locked would leave them so.
+# Lists the apps the Guard still locks. A locked app's folders and files keep
+# their owner and mode but carry the immutable attribute, and only the Guard
+# knows which of them it set: removing FamilyControls while an app is locked
+# would leave them so.
 # Config/uninstall.sh (install.sh --uninstall) and the Debian package's prerm
 # (as /usr/libexec/familycontrols/held-locks) ask this before they remove
 # anything. A Guard started here runs its start-up reconcile over the store,

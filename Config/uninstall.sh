@@ -7,8 +7,9 @@
 #                                            and the Guard's store, /var/lib/familycontrols
 #   Config/install.sh --uninstall --force    even while the Guard still locks an app
 #
-# A locked app's folders belong to root and carry the immutable attribute;
-# only the Guard gives them back (familyctl revoke, familyctl graduate). So
+# A locked app's folders and files keep their owner and mode but carry the
+# immutable attribute; only the Guard lifts it where it set it (familyctl
+# revoke, familyctl graduate). So
 # this refuses while the store records a lock, unless --force: the folders
 # then stay locked, and the store (kept unless --purge) still records which
 # owner and mode each entry had.
@@ -53,8 +54,8 @@ elif [ -e "$state/familycontrols.db" ]; then
 fi
 case $held in
     0) ;;
-    1) echo "uninstall.sh: the Guard still locks the apps above: their folders are root's and immutable," \
-           "and once the Guard is gone nothing gives them back." >&2 ;;
+    1) echo "uninstall.sh: the Guard still locks the apps above: their folders and files are immutable," \
+           "and once the Guard is gone nothing lifts the attribute." >&2 ;;
     *) echo "uninstall.sh: cannot tell whether the Guard still locks an app (see above)." >&2 ;;
 esac
 if [ "$held" -ne 0 ]; then

@@ -49,6 +49,8 @@ struct LockApplier: TreeVisitor {
     /// lifted since, and this pass set again: the flag is now the lock's own,
     /// so its unlock clears it (see ``LockEngine`` `adopt`).
     var adopted: Set<String> = []
+    /// Files found open for writing, whose writers are named after the walk.
+    var heldOpen: [HeldOpenFile] = []
 
     init(mode: Mode, entries: [LockedEntry], root: WalkDirectory, policy: LockPolicy, hooks: LockEngineHooks,
          limits: LockEngine.Limits,
@@ -77,10 +79,11 @@ struct LockApplier: TreeVisitor {
         return try handleOpened(root.descriptor, status: root.status, path: "") != nil
     }
 
-    /// After the walk: journals and locks the late entries still waiting, then
-    /// checks that no link leads out of the app.
+    /// After the walk: journals and locks the late entries still waiting, names
+    /// the writers found, then checks that no link leads out of the app.
     mutating func finish(root: WalkDirectory) throws {
         try flushLate()
+        nameWriters()
         for path in links {
             guard let escape = LinkEscape.check(path, in: root) else { continue }
             unenforced("\(path): \(escape); what it points to is not protected")
@@ -246,9 +249,7 @@ struct LockApplier: TreeVisitor {
         case .none:
             break
         case .present:
-            let holders = OpenWriters.describe(device: entry.device, inode: entry.inode)
-            unenforced("\(path): open for writing by \(holders) since before the lock, so it can still change "
-                + "(run `familyctl locks verify` once that process has closed it)")
+            noteHeldOpen(path: path, entry: entry)
         case .unknown(let error):
             unenforced("\(path): cannot tell whether a process still has it open for writing (\(error))")
         }

@@ -3,65 +3,97 @@ import Glibc
 #endif
 import SystemKit
 
-/// Which processes have a file open for writing, for the message an
+/// Which processes have some files open for writing, for the message an
 /// administrator reads; the fact itself comes from
 /// ``SystemKit/FileDescriptor/writers()``.
 ///
-/// Looks at every process's descriptors (`/proc/PID/fd`, with the access mode
-/// from `/proc/PID/fdinfo`) and shared writable mappings (`/proc/PID/maps`).
-/// A descriptor in flight in a Unix socket belongs to no process and cannot
-/// be named.
-enum OpenWriters {
-    /// At most this many processes are named.
+/// One pass over `/proc` answers for every file asked about: each process's
+/// descriptors (`/proc/PID/fd`, with the access mode from `/proc/PID/fdinfo`)
+/// and shared writable mappings (`/proc/PID/maps`) are read once, whatever
+/// the number of files, so a lock of many files with writers costs one scan,
+/// not one per file. A descriptor in flight in a Unix socket belongs to no
+/// process and cannot be named.
+struct OpenWriters {
+    /// A file by its identity.
+    struct File: Hashable {
+        let device: UInt64
+        let inode: UInt64
+    }
+
+    /// At most this many processes are named per file.
     static let namedLimit = 3
+    /// What a writer no process holds is called.
+    static let unnamed = "a process (a descriptor in flight, or one that could not be named)"
+
+    /// Pids holding each file open for writing or mapped shared and writable.
+    private(set) var holders: [File: [Int32]] = [:]
+    /// "process 123 (cat, uid 1001)" for each pid in `holders`.
+    private var names: [Int32: String] = [:]
+
+    /// Scans every process once for the writers of `files`.
+    init(of files: Set<File>) {
+        guard !files.isEmpty,
+              let proc = try? FileDescriptor.open("/proc", O_RDONLY | O_DIRECTORY),
+              let listing = try? proc.readDirectory() else { return }
+        // A mapping names its file by inode; its device number is the
+        // superblock's, which is not st_dev on every filesystem (btrfs).
+        var byInode: [UInt64: [File]] = [:]
+        for file in files { byInode[file.inode, default: []].append(file) }
+        for entry in listing {
+            guard let pid = Int32(entry.name.display), pid > 0 else { continue }
+            let written = Self.written(by: pid, among: files, byInode: byInode)
+            guard !written.isEmpty else { continue }
+            for file in written { holders[file, default: []].append(pid) }
+            names[pid] = Self.name(of: pid)
+        }
+    }
 
     /// "process 123 (cat, uid 1001)", or a general phrase when none can be named.
-    static func describe(device: UInt64, inode: UInt64) -> String {
-        let holders = find(device: device, inode: inode)
-        guard !holders.isEmpty else { return "a process (a descriptor in flight, or one that could not be named)" }
-        let named = holders.prefix(namedLimit).map { pid in
-            let command = readSmall("/proc/\(pid)/comm")?.trimmingWhitespace() ?? "?"
-            let uid = readSmall("/proc/\(pid)/status").flatMap(uidField).map { ", uid \($0)" } ?? ""
-            return "process \(pid) (\(FileName(command).display)\(uid))"
-        }
-        let more = holders.count > namedLimit ? " and \(holders.count - namedLimit) more" : ""
+    func describe(_ file: File) -> String {
+        let pids = holders[file] ?? []
+        guard !pids.isEmpty else { return Self.unnamed }
+        let named = pids.prefix(Self.namedLimit).map { names[$0] ?? "process \($0)" }
+        let more = pids.count > Self.namedLimit ? " and \(pids.count - Self.namedLimit) more" : ""
         return named.joined(separator: ", ") + more
     }
 
-    /// Pids holding `device`/`inode` open for writing or mapped shared and writable.
-    static func find(device: UInt64, inode: UInt64) -> [Int32] {
-        guard let proc = try? FileDescriptor.open("/proc", O_RDONLY | O_DIRECTORY),
-              let listing = try? proc.readDirectory() else { return [] }
-        var found: [Int32] = []
-        for entry in listing {
-            guard let pid = Int32(entry.name.display), pid > 0 else { continue }
-            if writes(pid: pid, device: device, inode: inode) { found.append(pid) }
-        }
-        return found
-    }
-
-    private static func writes(pid: Int32, device: UInt64, inode: UInt64) -> Bool {
+    /// The files of `files` that `pid` has open for writing or mapped shared and writable.
+    private static func written(by pid: Int32, among files: Set<File>, byInode: [UInt64: [File]]) -> Set<File> {
+        var found = Set<File>()
         if let descriptors = try? FileDescriptor.open("/proc/\(pid)/fd", O_RDONLY | O_DIRECTORY),
            let names = try? descriptors.readDirectory() {
             for name in names {
                 var info = stat()
-                guard fstatat(descriptors.rawValue, name.name.cString, &info, 0) == 0,
-                      UInt64(info.st_ino) == inode, UInt64(info.st_dev) == device,
+                guard fstatat(descriptors.rawValue, name.name.cString, &info, 0) == 0 else { continue }
+                let file = File(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+                guard files.contains(file), !found.contains(file),
                       let text = readSmall("/proc/\(pid)/fdinfo/\(name.name.display)"),
                       let flags = fieldValue("flags:", in: text).flatMap({ Int($0, radix: 8) })
                 else { continue }
-                if flags & Int(O_ACCMODE) != Int(O_RDONLY) { return true }
+                if flags & Int(O_ACCMODE) != Int(O_RDONLY) { found.insert(file) }
             }
         }
         // Shared writable mappings: "addr perms offset dev inode path", perms like "rw-s".
-        guard let maps = readSmall("/proc/\(pid)/maps", limit: 4 << 20) else { return false }
+        guard let maps = readSmall("/proc/\(pid)/maps", limit: 4 << 20) else { return found }
         for line in maps.split(separator: "\n") {
             let fields = line.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true)
             guard fields.count >= 5, fields[1].hasPrefix("rw"), fields[1].hasSuffix("s"),
-                  UInt64(fields[4]) == inode else { continue }
-            return true
+                  let inode = UInt64(fields[4]), let mapped = byInode[inode] else { continue }
+            found.formUnion(mapped)
         }
-        return false
+        return found
+    }
+
+    private static func name(of pid: Int32) -> String {
+        let command = readBytes("/proc/\(pid)/comm").map(commandName)?.display ?? "?"
+        let uid = readSmall("/proc/\(pid)/status").flatMap(uidField).map { ", uid \($0)" } ?? ""
+        return "process \(pid) (\(command)\(uid))"
+    }
+
+    /// The command in `/proc/PID/comm`, without the newline the kernel ends it
+    /// with; anything else in it is the process's own choice, shown escaped.
+    private static func commandName(_ comm: [UInt8]) -> FileName {
+        FileName(bytes: comm.last == UInt8(ascii: "\n") ? Array(comm.dropLast()) : comm)
     }
 
     private static func uidField(_ status: String) -> String? {
@@ -76,14 +108,10 @@ enum OpenWriters {
     }
 
     private static func readSmall(_ path: String, limit: Int = 64 << 10) -> String? {
-        guard let fd = try? FileDescriptor.open(path, O_RDONLY) else { return nil }
-        var data: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16 << 10)
-        while data.count < limit {
-            let count = chunk.withUnsafeMutableBytes { try? fd.read(into: $0) } ?? 0
-            if count <= 0 { break }
-            data += chunk[0..<count]
-        }
-        return String(decoding: data, as: UTF8.self)
+        readBytes(path, limit: limit).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    private static func readBytes(_ path: String, limit: Int = 64 << 10) -> [UInt8]? {
+        try? FileDescriptor.readFile(path, limit: limit)
     }
 }

@@ -2,10 +2,13 @@
 /// show on a terminal or in a log line.
 ///
 /// Control characters (C0, DEL, C1) would move the cursor, recolour or clear
-/// what an administrator or a guardian reads, and Unicode's bidirectional and
-/// invisible formatting characters can make one name read as another. Each
-/// becomes a visible escape (`\x1B`, `\u{202E}`), so nothing is hidden and
-/// nothing is lost.
+/// what an administrator or a guardian reads; Unicode's format characters
+/// (bidirectional controls, zero-width and invisible characters, the soft
+/// hyphen, the Arabic letter mark: general category Cf), the line and
+/// paragraph separators (Zl, Zp) and the Hangul fillers, which show as
+/// blanks, can make one name read as another or break a line. Each becomes a
+/// visible escape (`\x1B`, `\u{202E}`), so nothing is hidden and nothing is
+/// lost.
 public enum DisplayText {
     /// `text` with every control and formatting character escaped, cut to
     /// `limit` characters (an ellipsis marks the cut).
@@ -21,13 +24,28 @@ public enum DisplayText {
             switch scalar.value {
             case 0x00..<0x20, 0x7f, 0x80..<0xa0:
                 out += "\\x" + hex(scalar.value, width: 2)
-            case 0x200b...0x200f, 0x202a...0x202e, 0x2060...0x2069, 0xfeff, 0xfff9...0xfffb:
+            case _ where isInvisible(scalar):
                 out += "\\u{" + hex(scalar.value, width: 4) + "}"
             default:
                 out.unicodeScalars.append(scalar)
             }
         }
         return out
+    }
+
+    /// Format characters (Cf), line and paragraph separators (Zl, Zp), the
+    /// Hangul fillers (letters by category, blanks on screen), and U+2065,
+    /// unassigned among the invisible operators and isolates.
+    private static func isInvisible(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x115f, 0x1160, 0x3164, 0xffa0, 0x2065:
+            return true
+        default:
+            switch scalar.properties.generalCategory {
+            case .format, .lineSeparator, .paragraphSeparator: return true
+            default: return false
+            }
+        }
     }
 
     private static func hex(_ value: UInt32, width: Int) -> String {

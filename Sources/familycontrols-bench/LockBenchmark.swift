@@ -2,7 +2,9 @@
 // `chown -R root DIR && chattr -R +i DIR`, unlock vs
 // `chattr -R -i DIR && chown -R child DIR`, on two identical trees; and a
 // lock while a child adds entries to the tree (every one a late entry) vs a
-// lock of the same final tree with every entry there from the start.
+// lock of the same final tree with every entry there from the start; and a
+// lock while one process of the child's holds every file open for writing
+// (each file then a reason naming it) vs a lock of the same tree with none.
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -89,8 +91,14 @@ private struct LockBenchmark {
             _ = try? command(["rm", "-rf", base])
         }
         let engineTree = base + "/engine", baselineTree = base + "/baseline", lateTree = base + "/late"
-        for tree in [engineTree, baselineTree, lateTree] {
+        let writersTree = base + "/writers"
+        for tree in [engineTree, baselineTree, lateTree, writersTree] {
             try buildTree(at: tree, owner: account)
+        }
+        let holder = try WriterHolder(tree: writersTree, owner: account)
+        defer { holder.stop() }
+        guard holder.held == options.files else {
+            throw LockBenchmarkError(description: "the writer holds \(holder.held) of the \(options.files) files open")
         }
         let journal: any LockJournal
         if options.useStore {
@@ -146,6 +154,14 @@ private struct LockBenchmark {
                 _ = try sprayedEngine.unlock(user: user, appID: appID + ".Whole")
                 try spray.removeSprayed()
             }
+            // Every file open for writing: unenforced, with every file's writer named.
+            let lockWriters = {
+                let report = try engine.lock(user: user, appID: appID + ".Writers", directory: writersTree)
+                let named = report.findings.count { $0.contains(": open for writing by process \(holder.pid) (") }
+                guard case .unenforced = report.state, named == options.files else {
+                    throw LockBenchmarkError(description: "writers lock ended \(report.state) with \(named) writers named")
+                }
+            }
             for (name, body) in engineFirst
                 ? [("lock engine", lockEngine), ("lock baseline", lockBaseline), ("lock late", lockSprayed),
                    ("unlock engine", unlockEngine), ("unlock baseline", unlockBaseline)]
@@ -159,6 +175,9 @@ private struct LockBenchmark {
             try spray.removeSprayed()
             sync()
             try lockWhole()
+            sync()
+            times["lock writers", default: []].append(try measure(lockWriters))
+            _ = try engine.unlock(user: user, appID: appID + ".Writers")
         }
         report("lock", engine: times["lock engine"] ?? [], baseline: times["lock baseline"] ?? [],
                baselineName: "chown -R root && chattr -R +i")
@@ -175,6 +194,9 @@ private struct LockBenchmark {
         report("lock with \(options.lateFiles) entries added while it runs", engine: lateOnly,
                baseline: times["lock engine"] ?? [], baselineName: "LockEngine.lock of the \(options.files) files alone",
                engineName: "LockEngine.lock, \(options.lateFiles) entries added late")
+        report("lock with every file held open for writing", engine: times["lock writers"] ?? [],
+               baseline: times["lock engine"] ?? [], baselineName: "LockEngine.lock of the same tree, no file open",
+               engineName: "LockEngine.lock, all \(options.files) files open for writing by one process")
     }
 
     private func report(_ name: String, engine: [Double], baseline: [Double], baselineName: String,

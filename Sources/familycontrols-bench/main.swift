@@ -9,7 +9,8 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 let usage = """
     usage: familycontrols-bench socket [options]   Varlink round trip vs a bare Unix-socket round trip
            familycontrols-bench guard [options]    the real Guard's status call vs the same floor, and its memory
-           familycontrols-bench lock [options]     lock/unlock vs chown -R + chattr -R
+           familycontrols-bench lock [options]     lock/unlock vs chown -R + chattr -R, and a lock
+                                                   with every file open for writing vs one with none
            familycontrols-bench anchors [--runs N] familyctl vs pkcheck and pamtester, the Guard's memory vs polkitd's
            familycontrols-bench startup [--runs N] BASELINE_DIR OTHER_DIR...
                                                    familyctl --help time and the idle Guard's memory,
@@ -20,6 +21,8 @@ case "socket":
     exit(runSocketBenchmark(Array(arguments.dropFirst())))
 case "echo-server":
     exit(runEchoServer(Array(arguments.dropFirst())))
+case "hold-writers":
+    exit(runWriterHolder(Array(arguments.dropFirst())))
 case "guard":
     exit(runGuardBenchmark(Array(arguments.dropFirst())))
 case "anchors":
