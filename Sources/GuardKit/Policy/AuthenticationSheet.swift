@@ -182,13 +182,13 @@ final class AuthenticationSheet: Sendable {
                 switch error.reason {
                 case .canceled, .timedOut:
                     if error.reason == .timedOut {
-                        ledger.audit(.request, actor: guardian.name, user: child, appID: request.appID, member: .child,
-                                     outcome: .timedOut, detail: "request \(request.id): \(error.description)")
+                        ledger.audit(.request, actor: guardian.name, user: child, appID: appID, member: .child,
+                                     outcome: .timedOut, detail: "\(context): \(error.description)")
                     }
                     throw .canceled("the authentication was \(error.reason == .timedOut ? "timed out" : "canceled")")
                 case .serviceMisconfigured, .serviceMissing, .helperFailed:
-                    ledger.audit(.request, actor: guardian.name, user: child, appID: request.appID, member: .child,
-                                 outcome: .pamError, detail: "request \(request.id): \(error.description)")
+                    ledger.audit(.request, actor: guardian.name, user: child, appID: appID, member: .child,
+                                 outcome: .pamError, detail: "\(context): \(error.description)")
                     throw GuardFailure(.unavailable, error.publicMessage)
                 default:
                     backoff.recordFailure(of: key)
