@@ -146,14 +146,22 @@ struct GuardianAuthenticationTests {
             let user = guardd.child.name, app = GuardFixture.appID
             let password = guardd.guardian.password ?? ""
             let flag = "/tmp/fc-restarted-\(UUID().uuidString)"
-            defer { try? FileManager.default.removeItem(atPath: flag) }
+            let done = "/tmp/fc-revoked-\(UUID().uuidString)"
+            defer {
+                try? FileManager.default.removeItem(atPath: flag)
+                try? FileManager.default.removeItem(atPath: done)
+            }
+            // The first verb has finished (its reply read) before the Guard is
+            // restarted: `done` appears only once familyctl has exited 0.
             async let session = onTerminal(guardd, familyctl(guardd, ["revoke", "--user", user, "--app", app])
-                + " && while [ ! -e '\(flag)' ]; do sleep 0.1; done && "
+                + " && : > '\(done)' && while [ ! -e '\(flag)' ]; do sleep 0.1; done && "
                 + familyctl(guardd, ["set", "--user", user, "--app", app, "approved"]),
                 steps: [("Password:", password), ("Password:", password)])
             var revoked = false
             for _ in 0..<200 where !revoked {
-                revoked = (try? await guardd.storedStatus()) == "notDetermined"
+                if FileManager.default.fileExists(atPath: done) {
+                    revoked = (try? await guardd.storedStatus()) == "notDetermined"
+                }
                 if !revoked { try await Task.sleep(for: .milliseconds(100)) }
             }
             #expect(revoked, "the first verb never went through")

@@ -14,7 +14,7 @@ import TestSupport
 /// (`PAM_IGNORE`), so the second guardian goes through the shipped stack.
 @Suite(.serialized, .enabled(if: canRunGuard && canBuildPAMModules, "needs root, useradd, cc, libpam's headers, and `swift build` products"))
 struct PAMHelperTests {
-    static let promptTimeout = 4.0
+    static let promptTimeout = 12.0
 
     enum Fault: String { case hang, crash, report }
 
