@@ -9,12 +9,7 @@ extension GuardService {
         respond(call, on: connection) { () throws(GuardFailure) -> JSONObject in
             let requester = try self.requester(connection)
             let parameters = call.parameters
-            func string(_ name: String) throws(GuardFailure) -> String {
-                guard let value = parameters[name]?.stringValue else {
-                    throw GuardFailure(.familyControls(.invalidArgument), "parameter \(name) must be a string")
-                }
-                return value
-            }
+            func string(_ name: String) throws(GuardFailure) -> String { try stringParameter(name, of: call) }
             switch call.memberName {
             case "ListAuthorizations":
                 let user = parameters["user"]
@@ -79,13 +74,7 @@ extension GuardService {
     /// protection, which a guardian authenticates for (see ``GuardianProof``).
     func changeProtection(_ call: VarlinkCall, requester: UserAccount,
                           proof: GuardianProof) throws(GuardFailure) -> JSONObject {
-        let parameters = call.parameters
-        func string(_ name: String) throws(GuardFailure) -> String {
-            guard let value = parameters[name]?.stringValue else {
-                throw GuardFailure(.familyControls(.invalidArgument), "parameter \(name) must be a string")
-            }
-            return value
-        }
+        func string(_ name: String) throws(GuardFailure) -> String { try stringParameter(name, of: call) }
         switch call.memberName {
         case "SetStatus":
             let status = try string("status")
@@ -207,4 +196,12 @@ extension AuthorizationView {
             "lock": .string(lock),
         ]
     }
+}
+
+/// Parameter `name` of `call`, which must be a string.
+private func stringParameter(_ name: String, of call: VarlinkCall) throws(GuardFailure) -> String {
+    guard let value = call.parameters[name]?.stringValue else {
+        throw GuardFailure(.familyControls(.invalidArgument), "parameter \(name) must be a string")
+    }
+    return value
 }
