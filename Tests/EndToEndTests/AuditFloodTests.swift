@@ -83,6 +83,90 @@ struct AuditFloodTests {
         }
     }
 
+    /// `ROUNDS APP...`: in each round, runs every app's `python3` once, each
+    /// asking `RequestAuthorization(member: child)` and ending at the reply;
+    /// says `requested {outcome: count}`, where an outcome is "reply" or the
+    /// error's name and message.
+    static let rotatingRequests = #"""
+        import json, subprocess, sys
+        socket_path, rounds, apps = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+        ask = (
+            "import json, socket, sys\n"
+            "s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+            "s.connect(sys.argv[1])\n"
+            "s.sendall(json.dumps({'method': 'org.familycontrols.guard.RequestAuthorization', "
+            "'parameters': {'member': 'child'}, 'more': True}).encode() + b'\\0')\n"
+            "buffer = b''\n"
+            "while b'\\0' not in buffer:\n"
+            "    chunk = s.recv(1 << 16)\n"
+            "    if not chunk: sys.exit('the Guard hung up')\n"
+            "    buffer += chunk\n"
+            "reply = json.loads(buffer.split(b'\\0', 1)[0])\n"
+            "print(reply['error'] + ': ' + reply.get('parameters', {}).get('message', '') if 'error' in reply else 'reply')\n"
+        )
+        counts = {}
+        for _ in range(rounds):
+            for app in apps:
+                done = subprocess.run([app + '/python3', '-c', ask, socket_path], capture_output=True, text=True)
+                key = done.stdout.strip() or ('failed: ' + done.stderr.strip()[-200:])
+                counts[key] = counts.get(key, 0) + 1
+        print('requested', json.dumps(counts, sort_keys=True), file=sys.stderr, flush=True)
+        """#
+
+    /// A user who is no one's child, asking as a child from more app folders
+    /// than the repeats are looked for among, each refused at once: every
+    /// refusal counts against the user's quota, so past it the refusals are
+    /// still given but a few rows are written, not one per call.
+    @Test func refusedRequestsFromManyAppFoldersCountAgainstTheQuota() async throws {
+        try await withGuard { guardd in
+            guard let interpreter = ScriptedApp.interpreter else { throw FixtureError("no python3 to copy") }
+            let user = guardd.adult
+            let root = "\(guardd.appsRoot)/\(user.name)"
+            // More folders than the Guard looks among for a repeat (the
+            // user's latest 64 rows): no refusal is ever counted as one.
+            let folders = (0..<70).map { "\(root)/org.example.Flood\($0)" }
+            try FileManager.default.createDirectory(atPath: folders[0], withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: interpreter, toPath: "\(folders[0])/python3")
+            for (index, folder) in folders.enumerated() {
+                let appID = "org.example.Flood\(index)"
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+                if index > 0 { try FileManager.default.linkItem(atPath: "\(folders[0])/python3", toPath: "\(folder)/python3") }
+                try "[Desktop Entry]\nType=Application\nName=Flood\nExec=python3\nX-FamilyControls=true\n"
+                    .write(toFile: "\(folder)/\(appID).desktop", atomically: false, encoding: .utf8)
+            }
+            try await sh("chown -R \(user.name):\(user.name) '\(root)'").requireSuccess()
+            try await guardd.waitUntilReconciled()
+            let rowsBefore = try await guardd.auditRows().count
+
+            let rounds = 3
+            let app = try RunningApp(arguments: guardd.commandLine(as: user, executable: "\(folders[0])/python3",
+                                                                   ["-c", Self.rotatingRequests, guardd.socket, "\(rounds)"] + folders))
+            defer { app.stop() }
+            #expect(await app.waitForError(containing: "requested ", timeout: .seconds(180)), "\(app.standardError)")
+            let line = try #require(app.standardError.split(separator: "\n").first { $0.hasPrefix("requested ") })
+            let counts = try JSONDecoder().decode([String: Int].self, from: Data(line.dropFirst("requested ".count).utf8))
+            let calls = rounds * folders.count
+            #expect(counts.values.reduce(0, +) == calls, "\(counts)")
+            #expect(counts["reply"] == nil, "\(counts)")
+            // Every call was told why, within the quota or past it.
+            let notAChild = counts.filter {
+                $0.key.hasPrefix("org.familycontrols.guard.InvalidAccountType: ")
+                    && $0.key.contains("is not a child in the family configuration")
+            }
+            #expect(notAChild.values.reduce(0, +) == calls, "\(counts)")
+
+            // A row for each refusal of the quota's burst and one saying the
+            // rest go unrecorded, not one per call.
+            let burst = 10
+            let rows = try await guardd.auditRows()
+            let added = rows.dropFirst(rowsBefore).filter { $0.hasPrefix("\(user.name) request ") }
+            #expect(added.count == burst + 1, "\(added.count) rows for \(calls) calls: \(added.suffix(5))")
+            #expect(added.allSatisfy { $0.hasSuffix(" refused") }, "\(added)")
+            let log = try await guardd.familyctl(["log", "--user", user.name])
+            #expect(log.standardOutput.contains("further refusals are not recorded for "), "\(log.standardOutput)")
+        }
+    }
+
     /// The store's database and write-ahead log together, in bytes.
     private func storeSize(_ guardd: GuardFixture) throws -> Int {
         let database = "\(guardd.stateDirectory)/familycontrols.db"

@@ -75,18 +75,40 @@ extension AuthorizationPolicy {
         }
         switch member {
         case .child where !isChild:
-            ledger.audit(.request, actor: user, user: user, appID: caller.app.appID, member: member,
-                        outcome: .refused, detail: "not a child in the family")
+            auditRefusal(member, caller: caller, detail: "not a child in the family")
             throw GuardFailure(.invalidAccountType,
                 "\(user) is not a child in the family configuration; ask an administrator to add them to Children=")
         case .individual where isChild:
-            ledger.audit(.request, actor: user, user: user, appID: caller.app.appID, member: member,
-                        outcome: .refused, detail: "a child cannot authorize as an individual")
+            auditRefusal(member, caller: caller, detail: "a child cannot authorize as an individual")
             throw GuardFailure(.invalidAccountType,
                 "\(user) is a child in the family: a parent or guardian must approve (request .child)")
         default:
             return
         }
+    }
+
+    /// Audits `caller`'s request refused at once, before it started
+    /// (`detail` says why), while the user's quota of requests lasts: each
+    /// refusal counts as a request, since a user with many app folders (or
+    /// one folder renamed from app ID to app ID) would otherwise write a row
+    /// per call, none of them a repeat of the one before. Past the quota the
+    /// refusal still stands, unrecorded; the first one past it says so.
+    /// - Returns: whether the refusal itself was recorded (and is worth a log line).
+    @discardableResult
+    func auditRefusal(_ member: FamilyControlsMember, caller: Caller, detail: String) -> Bool {
+        let user = caller.account.name
+        guard let (wait, first) = quota.take(for: user) else {
+            ledger.audit(.request, actor: user, user: user, appID: caller.app.appID, member: member,
+                         outcome: .refused, detail: detail)
+            return true
+        }
+        guard first else { return false }
+        ledger.audit(.request, actor: user, user: user, appID: caller.app.appID, member: member, outcome: .refused,
+                     detail: "\(detail); more than \(quota.burst) requests in a short time: further refusals "
+                        + "are not recorded for \(wait.spokenSeconds)")
+        logger.notice("request: \(user) started more than \(quota.burst) requests in a short time; "
+            + "refusals are not recorded for \(wait.spokenSeconds)")
+        return false
     }
 
     /// Until when a request starting to wait now waits for the one open for

@@ -35,9 +35,9 @@ extension AuthorizationPolicy {
         }
         guard let other else { return }
         let shown = DisplayText.sanitized(other.appID)
-        ledger.audit(.request, actor: user, user: user, appID: appID, member: .child, outcome: .refused,
-                     detail: "its folder \(other.how) as \(other.appID)")
-        logger.notice("request: \(appID) for \(user) refused: its folder \(other.how) as \(shown)")
+        if auditRefusal(.child, caller: caller, detail: "its folder \(other.how) as \(other.appID)") {
+            logger.notice("request: \(appID) for \(user) refused: its folder \(other.how) as \(shown)")
+        }
         throw GuardFailure(.authorizationConflict,
             "this app's folder (\(DisplayText.sanitized(caller.app.directory))) \(other.how) as \(shown); "
             + "one folder is approved for one app only: a parent or guardian must decide or revoke \(shown) first")
