@@ -56,6 +56,43 @@ extension SharedCenterTests {
                     "Swift \(languageMode) mode:\n\(result.standardError)")
         }
 
+        /// Code written for Apple's SDK 26.4 compiles to an object in both
+        /// language modes with no warning at all (not even "case will never be
+        /// executed"), and no code can make a status of `approvedWithDataAccess`.
+        @Test(.enabled(if: Swiftc.path != nil, "no swiftc on PATH: the toolchain is missing"), arguments: ["5", "6"])
+        func theNewerSDKsDataAccessStatusCompilesWithoutWarnings(languageMode: String) async throws {
+            let program = """
+                import FamilyControls
+
+                let center = AuthorizationCenter.shared
+
+                func describe(_ status: AuthorizationStatus) -> String {
+                    switch status {
+                    case .notDetermined: "notDetermined"
+                    case .denied: "denied"
+                    case .approved: "approved"
+                    case .approvedWithDataAccess: "approvedWithDataAccess"
+                    }
+                }
+
+                let status = center.authorizationStatus
+                print(describe(status), status == .approvedWithDataAccess, status != .approvedWithDataAccess)
+                if case .approvedWithDataAccess = center.authorizationStatus { print("activity data") }
+                let cancellable = center.$authorizationStatus
+                    .map { $0 == .approved || $0 == .approvedWithDataAccess }
+                    .sink { print($0) }
+
+                """
+            let result = try await offload { try SeedReference.compile(program, languageMode: languageMode) }
+            #expect(result.succeeded, "Swift \(languageMode) mode:\n\(result.standardError)")
+            #expect(!result.standardError.contains("warning:"), "Swift \(languageMode) mode:\n\(result.standardError)")
+
+            let making = program + "let made: AuthorizationStatus = .approvedWithDataAccess\n"
+            let refused = try await offload { try SeedReference.compile(making, languageMode: languageMode) }
+            #expect(!refused.succeeded)
+            #expect(refused.standardError.contains("'approvedWithDataAccess' is unavailable"), "\(refused.standardError)")
+        }
+
         /// The check sees what it looks for: a status switch without a case
         /// for `.approved` is rejected.
         @Test(.enabled(if: Swiftc.path != nil, "no swiftc on PATH: the toolchain is missing"))
