@@ -106,7 +106,10 @@ public final class AuthorizationCenter: ObservableObject, PublishingObservable, 
     ///
     /// Called on the main actor, the handler runs on the main actor; called
     /// elsewhere, on a task of the library's.
-    @available(*, deprecated, message: "Use requestAuthorization(for:) instead.")
+    ///
+    /// Deprecated as Apple's is, from iOS 16 only: on Linux, as for an app
+    /// that supports iOS 15, the call compiles without a warning.
+    @available(iOS, deprecated: 16.0, message: "Use requestAuthorization(for:) instead.")
     public func requestAuthorization(completionHandler: @escaping (Result<Void, any Error>) -> Void) {
         let completion = CompletionDelivery(completionHandler)
         Task {
@@ -199,7 +202,7 @@ public final class AuthorizationCenter: ObservableObject, PublishingObservable, 
         follower?.stop()
         guard resetting, state.withLock({ $0.generation == generation }) else { return }
         // A revoked app goes back to not determined; a denied one stays denied.
-        if authorizationStatus == .approved || authorizationStatus == .approvedWithDataAccess {
+        if authorizationStatus == .approved {
             publish(.notDetermined)
         }
     }

@@ -23,7 +23,7 @@ public enum FamilyControlsError: Int, Error, Hashable, Sendable, CaseIterable {
     /// The app must be authorized, with data access, for what it asked (Apple's SDK 26.4).
     ///
     /// Apple reports it from the activity-data interfaces that need
-    /// ``AuthorizationStatus/approvedWithDataAccess``. Linux has no such
+    /// `approvedWithDataAccess` (``AuthorizationStatus/ReservedStatus``). Linux has no such
     /// interface, so neither the Guard nor the library reports it today; the
     /// case exists so that code written for the newer SDK compiles, and maps
     /// from the Guard's `org.familycontrols.guard.Unauthorized` should a Guard send it.

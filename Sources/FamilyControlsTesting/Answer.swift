@@ -5,10 +5,6 @@ public enum Answer: Sendable, Hashable {
     /// The guardian, or the individual, authenticates and approves. For a
     /// revoke: the guardian authenticates and the approval is lifted.
     case approve
-    /// As ``approve``, with access to activity data. No Guard grants this today
-    /// (see ``AuthorizationStatus/approvedWithDataAccess``); it lets a test check
-    /// how the app handles the status.
-    case approveWithDataAccess
     /// "Don't Allow": the request fails with
     /// ``FamilyControlsError/authorizationCanceled`` and the status becomes
     /// `.denied`. For a revoke: the guardian refuses, and it fails the same way.

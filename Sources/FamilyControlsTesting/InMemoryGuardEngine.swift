@@ -72,9 +72,6 @@ final class InMemoryGuardEngine: AuthorizationBackend {
         case .approve:
             change(to: .approved, member: member)
             return .success(.approved)
-        case .approveWithDataAccess:
-            change(to: .approvedWithDataAccess, member: member)
-            return .success(.approvedWithDataAccess)
         case .deny:
             change(to: .denied, member: member)
             return .failure(AuthorizationFailure(.authorizationCanceled, message: "the app was not allowed to provide parental controls",
@@ -103,7 +100,7 @@ final class InMemoryGuardEngine: AuthorizationBackend {
             return .success(())
         case .askGuardian:
             switch await answer(for: .revoke) {
-            case .approve, .approveWithDataAccess:
+            case .approve:
                 change(to: .notDetermined, member: nil)
                 return .success(())
             case .deny:
@@ -240,5 +237,5 @@ final class InMemoryGuardEngine: AuthorizationBackend {
 }
 
 extension AuthorizationStatus {
-    var isApproval: Bool { self == .approved || self == .approvedWithDataAccess }
+    var isApproval: Bool { self == .approved }
 }

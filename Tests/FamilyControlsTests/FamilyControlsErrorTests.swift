@@ -35,8 +35,8 @@ import Testing
     }
 
     @Test func statusAndMemberKeepApplesRawValues() throws {
-        #expect(AuthorizationStatus.allCases.map(\.rawValue) == [0, 1, 2, 3])
-        #expect(AuthorizationStatus.allCases.map(\.description) == ["notDetermined", "denied", "approved", "approvedWithDataAccess"])
+        #expect(AuthorizationStatus.allCases.map(\.rawValue) == [0, 1, 2])
+        #expect(AuthorizationStatus.allCases.map(\.description) == ["notDetermined", "denied", "approved"])
         for status in AuthorizationStatus.allCases {
             #expect(AuthorizationStatus(name: status.description) == status)
         }
@@ -44,6 +44,34 @@ import Testing
         #expect(FamilyControlsMember.individual.rawValue == 1)
         let encoded = try JSONEncoder().encode([AuthorizationStatus.approved])
         #expect(try JSONDecoder().decode([AuthorizationStatus].self, from: encoded) == [.approved])
+    }
+
+    @Test func theNewerSDKsDataAccessStatusMatchesNoStatus() throws {
+        for status in AuthorizationStatus.allCases {
+            // Written as code for Apple's SDK 26.4 writes them.
+            let equal = status == .approvedWithDataAccess
+            let equalReversed = .approvedWithDataAccess == status
+            let different = status != .approvedWithDataAccess
+            let optional: AuthorizationStatus? = status
+            let optionalEqual = optional == .approvedWithDataAccess
+            #expect(!equal && !equalReversed && !optionalEqual && different, "\(status)")
+            let matched: Bool
+            switch status {
+            case .approvedWithDataAccess: matched = true
+            case .notDetermined, .denied, .approved: matched = false
+            }
+            #expect(!matched, "\(status) matched approvedWithDataAccess")
+            if case .approvedWithDataAccess = status { Issue.record("if case matched \(status)") }
+        }
+        let reserved = AuthorizationStatus.ReservedStatus.approvedWithDataAccess
+        #expect(reserved.rawValue == 3)
+        #expect(reserved.description == "approvedWithDataAccess")
+        // Its raw value and its name are reserved: neither decodes to a status.
+        #expect(AuthorizationStatus(rawValue: 3) == nil)
+        #expect(AuthorizationStatus(name: "approvedWithDataAccess") == nil)
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode([AuthorizationStatus].self, from: Data("[3]".utf8))
+        }
     }
 
     @Test(arguments: [("y", true), ("yes", true), ("Continue", true), (" YES ", true),

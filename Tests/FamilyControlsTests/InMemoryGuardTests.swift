@@ -17,8 +17,6 @@ import Testing
         #expect(familyGuard.requests == [.individual])
         await familyGuard.setStatus(.denied)
         #expect(center.authorizationStatus == .denied)
-        await familyGuard.setStatus(.approvedWithDataAccess)
-        #expect(center.authorizationStatus == .approvedWithDataAccess)
     }
 
     @Test func dontAllowLeavesDeniedThrowsCanceledAndFollowsNothing() async {
@@ -122,16 +120,6 @@ import Testing
         try await revoke(center)
         #expect(center.authorizationStatus == .denied)
         #expect(familyGuard.storedStatus == .denied)
-    }
-
-    @Test func dataAccessIsRevokedLikeAnApproval() async throws {
-        let familyGuard = InMemoryGuard(user: .individual)
-        familyGuard.willAnswer(.approveWithDataAccess)
-        let center = familyGuard.center
-        try await center.requestAuthorization(for: .individual)
-        #expect(center.authorizationStatus == .approvedWithDataAccess)
-        try await revoke(center)
-        #expect(center.authorizationStatus == .notDetermined)
     }
 
     @Test func aGuardThatIsNotRunningIsUnavailable() async {

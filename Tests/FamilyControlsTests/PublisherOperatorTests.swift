@@ -121,8 +121,8 @@ private final class Counter {
         var two: [AuthorizationStatus] = []
         let skipTwo = counter.$status.dropFirst(2).sink { two.append($0) }
         counter.status = .notDetermined
-        counter.status = .approvedWithDataAccess
-        #expect(two == [.approvedWithDataAccess])
+        counter.status = .approved
+        #expect(two == [.approved])
         withExtendedLifetime((subscription, skipTwo)) {}
     }
 

@@ -1,6 +1,7 @@
 import FamilyControlsModel
 import Foundation
 import GuardKit
+import SQLite
 import SystemKit
 import Testing
 
@@ -31,15 +32,15 @@ struct StoreAuthorizationTests {
     @Test("approvedWithDataAccess, which the Guard never grants, is refused by the schema")
     func dataAccessIsNeverStored() throws {
         try withStore { store, _ throws in
-            let error = #expect(throws: StoreError.self) {
-                try store.save(.sample(status: .approvedWithDataAccess))
+            let record = AuthorizationRecord.sample(status: .approved)
+            try store.save(record)
+            // No AuthorizationStatus holds it: only SQL written by hand can try to store it.
+            let database = try SQLiteDatabase(path: store.path, flags: [.readWrite])
+            let error = #expect(throws: SQLiteError.self) {
+                try database.execute("UPDATE authorizations SET status = 'approvedWithDataAccess'")
             }
-            guard case .sqlite(store.path, let sqlite)? = error else {
-                Issue.record("expected a SQLite error, got \(String(describing: error))")
-                return
-            }
-            #expect(sqlite.extendedCode == .constraintCheck)
-            #expect(try store.authorizations() == [])
+            #expect(error?.extendedCode == .constraintCheck)
+            #expect(try store.authorizations() == [record])
         }
     }
 

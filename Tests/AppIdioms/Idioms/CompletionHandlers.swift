@@ -20,7 +20,8 @@ final class RevokeViewModel: ObservableObject {
         }
     }
 
-    @available(*, deprecated, message: "Apple's child-only request, deprecated since iOS 16")
+    /// Apple's child-only request, deprecated from iOS 16: an app that
+    /// supports iOS 15 calls it without a warning, and so does this one.
     func requestForChild() {
         AuthorizationCenter.shared.requestAuthorization { [weak self] result in
             switch result {

@@ -15,7 +15,6 @@ import Testing
 
     @Test(arguments: [
         (Answer.approve, AuthorizationStatus.approved, ScreenTimeModel.Access.granted),
-        (.approveWithDataAccess, .approvedWithDataAccess, .grantedWithActivityData),
         (.deny, .denied, .blocked),
         (.cancel, .notDetermined, .unknown),
     ])
@@ -53,7 +52,7 @@ import Testing
         await model.requestAccess()
         await familyGuard.settle()
         #expect(model.status == .approved)
-        for status in [AuthorizationStatus.denied, .approvedWithDataAccess, .notDetermined] {
+        for status in [AuthorizationStatus.denied, .approved, .notDetermined] {
             await familyGuard.setStatus(status)
             #expect(model.status == status)
             #expect(model.access == ScreenTimeModel.Access(expected: status))
