@@ -33,7 +33,12 @@ let package = Package(
         // Swift libraries: all the logic lives here, where tests reach it.
         // Each depends only on those listed before it (ARCHITECTURE.md).
         .target(name: "SystemKit", dependencies: ["CSystem"]),
+        // Varlink in three: the messages every side shares (JSON, framing,
+        // names, errors), the blocking client apps and familyctl use, and the
+        // epoll server only the Guard runs.
         .target(name: "Varlink", dependencies: ["SystemKit"]),
+        .target(name: "VarlinkClientKit", dependencies: ["Varlink", "SystemKit"]),
+        .target(name: "VarlinkServerKit", dependencies: ["Varlink", "SystemKit"]),
         // The public value types and the Guard's endpoint, without Foundation,
         // so the Guard can share them without loading Foundation; FamilyControls
         // re-exports them.
@@ -45,7 +50,7 @@ let package = Package(
         .target(
             name: "GuardKit",
             dependencies: ["SQLite", "PAM", "LockEngine", "FamilyConfiguration", "SystemKit", "Varlink",
-                           "FamilyControlsModel"],
+                           "VarlinkServerKit", "FamilyControlsModel"],
             plugins: ["EmbedInterface"]
         ),
         // Build-time only: the Guard's Varlink interface, embedded from Config/.
@@ -55,9 +60,10 @@ let package = Package(
         // `familyctl authenticate`, which checks a site's PAM stack by itself.
         .target(
             name: "FamilyCtl",
-            dependencies: ["Varlink", "PAM", "FamilyConfiguration", "SystemKit", "FamilyControlsModel"]
+            dependencies: ["Varlink", "VarlinkClientKit", "PAM", "FamilyConfiguration", "SystemKit",
+                           "FamilyControlsModel"]
         ),
-        .target(name: "FamilyControls", dependencies: ["FamilyControlsModel", "SystemKit", "Varlink"]),
+        .target(name: "FamilyControls", dependencies: ["FamilyControlsModel", "SystemKit", "Varlink", "VarlinkClientKit"]),
         .target(name: "FamilyControlsTesting", dependencies: ["FamilyControls"]),
 
         // Thin executables.
@@ -66,7 +72,8 @@ let package = Package(
         .executableTarget(name: "familycontrols-demo", dependencies: ["FamilyControls"]),
         .executableTarget(
             name: "familycontrols-bench",
-            dependencies: ["GuardKit", "LockEngine", "Varlink", "SystemKit", "FamilyControlsModel"]
+            dependencies: ["GuardKit", "LockEngine", "Varlink", "VarlinkClientKit", "VarlinkServerKit", "SystemKit",
+                           "FamilyControlsModel"]
         ),
 
         // Tests: one target per library, plus end-to-end tests of real processes.
@@ -74,7 +81,7 @@ let package = Package(
         .testTarget(name: "CPAMTests", dependencies: ["CPAM"]),
         .testTarget(name: "ArchitectureTests", dependencies: ["TestSupport"]),
         .testTarget(name: "SystemKitTests", dependencies: ["SystemKit", "TestSupport"]),
-        .testTarget(name: "VarlinkTests", dependencies: ["Varlink"]),
+        .testTarget(name: "VarlinkTests", dependencies: ["Varlink", "VarlinkClientKit", "VarlinkServerKit"]),
         .testTarget(name: "FamilyControlsTests", dependencies: ["FamilyControls", "FamilyControlsTesting", "TestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "TestSupport"]),
         .testTarget(name: "PAMTests", dependencies: ["PAM", "SystemKit", "TestSupport"]),
@@ -82,10 +89,11 @@ let package = Package(
         .testTarget(name: "FamilyConfigurationTests", dependencies: ["FamilyConfiguration", "TestSupport"]),
         .testTarget(
             name: "GuardKitTests",
-            dependencies: ["GuardKit", "SQLite", "LockEngine", "FamilyConfiguration", "TestSupport"]
+            dependencies: ["GuardKit", "SQLite", "LockEngine", "FamilyConfiguration", "Varlink", "VarlinkClientKit",
+                           "VarlinkServerKit", "TestSupport"]
         ),
         .testTarget(name: "FamilyCtlTests", dependencies: ["FamilyCtl", "TestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["SystemKit", "Varlink", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["SystemKit", "Varlink", "VarlinkClientKit", "TestSupport"]),
 
         // An app's code in the idioms real apps use, beside the library: a
         // sample view model and its tests with the in-memory Guard. The

@@ -1,6 +1,7 @@
 import Synchronization
 import SystemKit
 import Varlink
+import VarlinkClientKit
 
 /// The Guard (`familycontrolsd`) over its socket: what
 /// ``AuthorizationCenter/shared`` talks to. The client blocks on people and on

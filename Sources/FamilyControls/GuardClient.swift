@@ -1,6 +1,7 @@
 import Foundation
 import SystemKit
 import Varlink
+import VarlinkClientKit
 
 /// A failure from the Guard or from reaching it: the public error case, and
 /// the Guard's message saying what to do about it.

@@ -4,6 +4,7 @@ import Glibc
 import Synchronization
 import SystemKit
 import Varlink
+import VarlinkClientKit
 
 /// Follows the Guard's status for this app (`Subscribe`) on a thread of its
 /// own, so an administrator's change or a graduation reaches the app within

@@ -4,6 +4,7 @@ import Glibc
 import FamilyControlsModel
 import SystemKit
 import Varlink
+import VarlinkClientKit
 import PAM
 
 /// `familyctl`'s connection to the Guard: one call at a time, errors turned

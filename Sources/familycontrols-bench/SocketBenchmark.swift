@@ -7,6 +7,8 @@ import Foundation
 import Synchronization
 import SystemKit
 import Varlink
+import VarlinkClientKit
+import VarlinkServerKit
 
 /// `familycontrols-bench socket [--socket PATH --method NAME [--parameters JSON]]
 /// [--iterations N] [--clients N] [--seconds S]`

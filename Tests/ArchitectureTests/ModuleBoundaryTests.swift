@@ -93,6 +93,7 @@ import TestSupport
             ["CSystem", "CLibPAM", "CSQLite", "FamilyControlsModel"],
             ["CPAM", "SystemKit"],
             ["Varlink", "SQLite", "PAM", "LockEngine", "FamilyConfiguration"],
+            ["VarlinkClientKit", "VarlinkServerKit"],
             ["GuardKit", "FamilyCtl", "FamilyControls"],
         ]
         for (level, layer) in layers.enumerated() {
@@ -112,6 +113,19 @@ import TestSupport
         let app = closure(of: "FamilyControls", in: graph)
         #expect(app.isDisjoint(with: ["GuardKit", "SQLite", "CSQLite", "LockEngine", "PAM", "CPAM", "FamilyConfiguration"]),
                 "apps link \(app.sorted())")
+    }
+
+    /// The epoll server is the Guard's alone: apps and familyctl link the client.
+    @Test func onlyTheGuardLinksTheVarlinkServer() throws {
+        let graph = try graph()
+        for target in ["FamilyControls", "FamilyControlsTesting", "FamilyCtl", "familyctl", "familycontrols-demo"] {
+            let reached = closure(of: target, in: graph)
+            #expect(reached.contains("VarlinkClientKit"), "\(target) no longer links the Varlink client: \(reached.sorted())")
+            #expect(!reached.contains("VarlinkServerKit"), "\(target) links the Varlink server")
+        }
+        #expect(closure(of: "familycontrolsd", in: graph).contains("VarlinkServerKit"))
+        #expect(!closure(of: "VarlinkClientKit", in: graph).contains("VarlinkServerKit"))
+        #expect(!closure(of: "VarlinkServerKit", in: graph).contains("VarlinkClientKit"))
     }
 
     /// Foundation's libraries are most of a Swift program's start-up time and

@@ -3,6 +3,7 @@ import SystemKit
 import Testing
 import TestSupport
 import Varlink
+import VarlinkClientKit
 
 /// Hostile bytes on the socket: each gets a Varlink error or a closed
 /// connection; the Guard stays up and keeps serving everyone else.

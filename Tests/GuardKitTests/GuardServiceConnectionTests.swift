@@ -5,6 +5,8 @@ import SystemKit
 import Testing
 import TestSupport
 import Varlink
+import VarlinkClientKit
+import VarlinkServerKit
 import FamilyConfiguration
 
 /// What the Guard's service keeps per connection stays the same size however

@@ -2,6 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Varlink
+@testable import VarlinkClientKit
+@testable import VarlinkServerKit
 
 @Suite("Client")
 struct ClientTests {

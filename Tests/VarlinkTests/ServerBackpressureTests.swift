@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Varlink
+@testable import VarlinkClientKit
+@testable import VarlinkServerKit
 
 /// A connection's handed-on calls are bounded: at the limit the server stops
 /// reading it, keeps what it read, and goes on once calls finish.

@@ -1,5 +1,7 @@
 import Testing
 @testable import Varlink
+@testable import VarlinkClientKit
+@testable import VarlinkServerKit
 
 /// Bytes a hostile or broken client might send, and what the server must answer.
 struct HostileInput: Sendable, CustomTestStringConvertible {

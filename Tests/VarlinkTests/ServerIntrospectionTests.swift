@@ -1,5 +1,7 @@
 import Testing
 @testable import Varlink
+@testable import VarlinkClientKit
+@testable import VarlinkServerKit
 
 @Suite("Server: routing and org.varlink.service")
 struct ServerIntrospectionTests {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Varlink
+@testable import VarlinkClientKit
+@testable import VarlinkServerKit
 
 @Suite("Server: sockets, peers and lifecycle")
 struct ServerLifecycleTests {

@@ -3,6 +3,8 @@ import Glibc
 #endif
 import Testing
 @testable import Varlink
+@testable import VarlinkClientKit
+@testable import VarlinkServerKit
 
 @Suite("Server: many connections")
 struct ServerScaleTests {

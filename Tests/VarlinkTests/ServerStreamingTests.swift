@@ -1,6 +1,8 @@
 import Synchronization
 import Testing
 @testable import Varlink
+@testable import VarlinkClientKit
+@testable import VarlinkServerKit
 
 @Suite("Server: streaming, oneway and close notifications")
 struct ServerStreamingTests {

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import SystemKit
 import Varlink
+import VarlinkServerKit
 import FamilyControlsModel
 import FamilyConfiguration
 import PAM

@@ -2,6 +2,7 @@ import FamilyControlsModel
 import Synchronization
 import SystemKit
 import Varlink
+import VarlinkServerKit
 
 extension GuardService {
     /// The administrators' methods: root for everything, a guardian for their own children.

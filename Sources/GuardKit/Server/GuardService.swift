@@ -5,6 +5,7 @@ import Glibc
 import Synchronization
 import SystemKit
 import Varlink
+import VarlinkServerKit
 
 /// The Guard's Varlink interface (`org.familycontrols.guard`): decodes calls,
 /// works out who is calling from the kernel, and hands the decision to

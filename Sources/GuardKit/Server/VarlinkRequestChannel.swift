@@ -2,6 +2,7 @@ import Synchronization
 import FamilyControlsModel
 import SystemKit
 import Varlink
+import VarlinkServerKit
 import PAM
 
 /// A request's prompts, sent as `continues` replies of `RequestAuthorization`,

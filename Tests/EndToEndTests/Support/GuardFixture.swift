@@ -2,6 +2,7 @@ import Foundation
 import SystemKit
 import TestSupport
 import Varlink
+import VarlinkClientKit
 
 /// A real Guard process on a temporary socket and state folder, with a
 /// throwaway child and guardian, the shipped pam.d files, and the demo app

@@ -2,6 +2,8 @@ import Foundation
 import Synchronization
 import SystemKit
 @testable import Varlink
+@testable import VarlinkClientKit
+@testable import VarlinkServerKit
 
 /// A service exercising what the Guard needs: plain calls, parameter checks,
 /// streamed replies, oneway calls answering a stream, replies from other

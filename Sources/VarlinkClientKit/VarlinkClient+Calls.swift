@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import SystemKit
+import Varlink
 
 extension VarlinkClient {
     /// Calls `method` and waits for its one reply.

@@ -1,4 +1,5 @@
 import SystemKit
+import Varlink
 
 /// What is at a socket path, for deciding whether a server may replace it.
 package enum VarlinkSocketState: Equatable, Sendable, CustomStringConvertible {

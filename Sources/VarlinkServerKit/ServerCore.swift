@@ -1,5 +1,6 @@
 import Synchronization
 import SystemKit
+import Varlink
 
 /// The part of a server that every thread may touch: the epoll instance (other
 /// threads ask it to watch for writability), the eventfd that wakes the loop,

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import SystemKit
+import Varlink
 
 extension VarlinkClient {
     /// Waits for the next reply, in the order calls were made.

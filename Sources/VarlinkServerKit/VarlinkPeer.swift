@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import SystemKit
+import Varlink
 
 /// The process on the other end of a connection, as the kernel reported it at
 /// accept time; never what the client claims.

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import SystemKit
+import Varlink
 
 extension EventLoop {
     /// What reading a batch of frames decided about the connection.

@@ -1,4 +1,5 @@
 import SystemKit
+import Varlink
 
 /// A connection's outgoing side, guarded by the connection's mutex: the bytes
 /// not yet written, the flags that say who may write and when, and what epoll

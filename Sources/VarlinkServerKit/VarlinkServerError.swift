@@ -1,4 +1,5 @@
 import SystemKit
+import Varlink
 
 /// Why a ``VarlinkServer`` could not start.
 package enum VarlinkServerError: Error, Equatable, Sendable, CustomStringConvertible {

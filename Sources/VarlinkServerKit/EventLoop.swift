@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import SystemKit
+import Varlink
 
 /// The server's epoll loop. Lives on its own thread and owns everything loop-side:
 /// the listening socket, each connection's socket and frame reader.

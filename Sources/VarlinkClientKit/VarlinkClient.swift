@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import SystemKit
+import Varlink
 
 /// A blocking Varlink client over a Unix stream socket.
 ///

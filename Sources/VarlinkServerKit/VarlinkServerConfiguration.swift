@@ -1,4 +1,5 @@
 import SystemKit
+import Varlink
 
 /// How a ``VarlinkServer`` introduces itself and the limits it enforces.
 package struct VarlinkServerConfiguration: Sendable {

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import SystemKit
+import Varlink
 
 extension VarlinkServer {
     /// What is at `path`: nothing, a live server, a stale socket file, or

@@ -1,4 +1,5 @@
 import SystemKit
+import Varlink
 
 /// Why a Varlink client call did not return a result.
 package enum VarlinkClientError: Error, Equatable, Sendable, CustomStringConvertible {

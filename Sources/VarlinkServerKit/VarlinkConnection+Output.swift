@@ -1,5 +1,6 @@
 import Synchronization
 import SystemKit
+import Varlink
 
 extension VarlinkConnection {
     private enum SendOutcome {

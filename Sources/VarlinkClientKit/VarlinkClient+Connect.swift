@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import SystemKit
+import Varlink
 
 extension VarlinkClient {
     /// Connects a new socket to `path`, waiting up to `timeout` while the

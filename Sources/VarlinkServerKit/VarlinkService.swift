@@ -1,3 +1,5 @@
+import Varlink
+
 /// What a ``VarlinkServer`` serves: the interfaces besides
 /// `org.varlink.service` (which the server answers itself) and a handler for
 /// their calls.

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Synchronization
+import Varlink
 
 /// Ends a ``VarlinkClient``'s blocking wait from another thread.
 ///

@@ -1,4 +1,5 @@
 import Synchronization
+import Varlink
 
 /// A call its service goes on with after the handler returned (on a queue, on
 /// a thread): until ``finish()``, it counts against the connection's

@@ -1,5 +1,6 @@
 import Synchronization
 import SystemKit
+import Varlink
 
 /// Pending calls, and the backpressure they exert: a connection with as many
 /// calls pending as it may is not read until one finishes, so a client that

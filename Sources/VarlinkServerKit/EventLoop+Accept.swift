@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import SystemKit
+import Varlink
 
 extension EventLoop {
     /// Accepts what is queued, up to a batch, so a flood of connects cannot

@@ -1,3 +1,5 @@
+import Varlink
+
 /// Sends each call where it belongs: `org.varlink.service` is answered here,
 /// calls to methods the service declares go to the service, and everything
 /// else gets the standard error.

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Synchronization
 import SystemKit
+import Varlink
 
 /// A Varlink server on a Unix stream socket: one epoll loop on its own thread,
 /// non-blocking throughout, so no client can stall another.

@@ -1,5 +1,6 @@
 import Synchronization
 import SystemKit
+import Varlink
 
 /// One client connection, as a service sees it: who the peer is, and how to
 /// reply.
