@@ -63,7 +63,13 @@ let package = Package(
             dependencies: ["Varlink", "VarlinkClientKit", "PAM", "FamilyConfiguration", "SystemKit",
                            "FamilyControlsModel"]
         ),
-        .target(name: "FamilyControls", dependencies: ["FamilyControlsModel", "SystemKit", "Varlink", "VarlinkClientKit"]),
+        // The part of Combine apps use (publishers, `@Published`, `sink`,
+        // `ObservableObject`); FamilyControls re-exports it, so apps import one module.
+        .target(name: "FamilyControlsCombine"),
+        .target(
+            name: "FamilyControls",
+            dependencies: ["FamilyControlsModel", "FamilyControlsCombine", "SystemKit", "Varlink", "VarlinkClientKit"]
+        ),
         .target(name: "FamilyControlsTesting", dependencies: ["FamilyControls"]),
 
         // Thin executables.

@@ -90,7 +90,7 @@ import TestSupport
         }
         // The layers, bottom up: nothing reaches a layer above its own.
         let layers: [[String]] = [
-            ["CSystem", "CLibPAM", "CSQLite", "FamilyControlsModel"],
+            ["CSystem", "CLibPAM", "CSQLite", "FamilyControlsModel", "FamilyControlsCombine"],
             ["CPAM", "SystemKit"],
             ["Varlink", "SQLite", "PAM", "LockEngine", "FamilyConfiguration"],
             ["VarlinkClientKit", "VarlinkServerKit"],

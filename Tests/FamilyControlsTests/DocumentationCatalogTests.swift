@@ -17,12 +17,13 @@ struct DocumentationCatalogTests {
         // DocC runs for seconds: on a thread of its own, never the cooperative pool.
         let (symbols, converted) = try await offload {
             try withTemporaryDirectorySync { directory in
-                // The public types live in FamilyControlsModel, which FamilyControls re-exports.
+                // The public types live in FamilyControlsModel and FamilyControlsCombine,
+                // which FamilyControls re-exports.
                 let symbols = try run(extract, [
                     "-module-name", "FamilyControls", "-I", Swiftc.modules, "-target", triple,
                     "-output-dir", directory, "-minimum-access-level", "public",
                     "-module-cache-path", "\(directory)/cache",
-                    "-experimental-allowed-reexported-modules=FamilyControlsModel",
+                    "-experimental-allowed-reexported-modules=FamilyControlsModel,FamilyControlsCombine",
                 ] + Swiftc.clangModuleMapFlags)
                 guard symbols.succeeded else { return (symbols, nil as ProcessResult?) }
                 let converted = try run(docc, [

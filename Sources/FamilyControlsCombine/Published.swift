@@ -86,7 +86,7 @@ public struct Published<Value> {
 
     /// Delivers a property's values: the current one on a subscriber's first
     /// demand, then every value set. Never fails.
-    public struct Publisher: FamilyControls.Publisher {
+    public struct Publisher: FamilyControlsCombine.Publisher {
         public typealias Output = Value
         public typealias Failure = Never
 
