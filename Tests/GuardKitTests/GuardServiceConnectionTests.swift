@@ -28,12 +28,15 @@ import FamilyConfiguration
 
     /// Serves a Guard with an empty family on a temporary socket; the test
     /// process, not being an app, is refused every app call.
-    private func withGuardService(conversationThreads: Int = GuardService.conversationThreads,
+    private func withGuardService(conversationThreads: Int = GuardLimits().conversationThreads,
                                   _ body: (Watched, VarlinkClient) throws -> Void) throws {
         try withStore { store, directory in
+            var limits = GuardLimits()
+            limits.conversationThreads = conversationThreads
             let policy = try AuthorizationPolicy(store: store, configuration: GuardConfiguration(),
-                                                 locker: LockEngineLocker(journal: store, logger: .quiet), logger: .quiet)
-            let watched = Watched(try GuardService(policy: policy, logger: .quiet, conversationThreads: conversationThreads))
+                                                 locker: LockEngineLocker(journal: store, logger: .quiet), limits: limits,
+                                                 logger: .quiet)
+            let watched = Watched(try GuardService(policy: policy, logger: .quiet))
             var configuration = VarlinkServerConfiguration(vendor: "test", product: "guard", version: "0", url: "")
             configuration.logger = .quiet
             let server = try VarlinkServer(listeningOn: directory + "/guard.socket", configuration: configuration, service: watched)
@@ -83,9 +86,12 @@ import FamilyConfiguration
 @Suite struct GuardServicePoolTests {
     @Test func aDecisionIsNeverBusyWhileAppsRequestsHoldEveryConversationThread() throws {
         try withStore { store, directory in
+            var limits = GuardLimits()
+            limits.conversationThreads = 2
             let policy = try AuthorizationPolicy(store: store, configuration: GuardConfiguration(),
-                                                 locker: LockEngineLocker(journal: store, logger: .quiet), logger: .quiet)
-            let service = try GuardService(policy: policy, logger: .quiet, conversationThreads: 2)
+                                                 locker: LockEngineLocker(journal: store, logger: .quiet), limits: limits,
+                                                 logger: .quiet)
+            let service = try GuardService(policy: policy, logger: .quiet)
             var configuration = VarlinkServerConfiguration(vendor: "test", product: "guard", version: "0", url: "")
             configuration.logger = .quiet
             let server = try VarlinkServer(listeningOn: directory + "/guard.socket", configuration: configuration, service: service)

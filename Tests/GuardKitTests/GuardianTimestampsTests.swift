@@ -29,10 +29,10 @@ import Testing
     }
 
     @Test func beyondItsCapacityTheOldestSessionIsForgotten() {
-        let timestamps = GuardianTimestamps()
-        for id in 1...Int32(GuardianTimestamps.capacity + 1) { timestamps.record(session(id)) }
+        let timestamps = GuardianTimestamps(capacity: 8)
+        for id in 1...Int32(timestamps.capacity + 1) { timestamps.record(session(id)) }
         #expect(!timestamps.covers(session(1), within: .seconds(300)))
         #expect(timestamps.covers(session(2), within: .seconds(300)))
-        #expect(timestamps.covers(session(Int32(GuardianTimestamps.capacity + 1)), within: .seconds(300)))
+        #expect(timestamps.covers(session(Int32(timestamps.capacity + 1)), within: .seconds(300)))
     }
 }

@@ -202,12 +202,6 @@ package enum GuardDaemon {
 
     private enum Made { case success(VarlinkServer), failure(String) }
 
-    /// Connections one user other than root may hold on the Guard at once.
-    package static let maximumConnectionsPerUser = 64
-    /// Calls one connection may have waiting for the Guard's work (identification,
-    /// admin calls); past it the Guard reads no more of that connection's calls.
-    package static let maximumPendingCallsPerConnection = 64
-
     /// `--check-config`: prints every finding, then a summary; 0 when the
     /// configuration may be used, 3 when it is invalid or unsafe. With
     /// `children`, also every way a child could become someone else.
@@ -251,10 +245,10 @@ package enum GuardDaemon {
         configuration.maximumFrameSize = 64 << 10
         // An app holds one or two connections; a child opening thousands must
         // not crowd out other users or the administrator (root is exempt).
-        configuration.maximumConnectionsPerUser = maximumConnectionsPerUser
+        configuration.maximumConnectionsPerUser = service.policy.limits.connectionsPerUser
         // An app has a call or two in flight; a client that pipelines thousands
         // waits with them in its own socket buffer, not in the Guard's memory.
-        configuration.maximumPendingCallsPerConnection = maximumPendingCallsPerConnection
+        configuration.maximumPendingCallsPerConnection = service.policy.limits.pendingCallsPerConnection
         // Passwords arrive as bytes, and what carried them is zeroed.
         configuration.secretParameters = GuardService.secretParameters
         do throws(VarlinkServerError) {

@@ -27,8 +27,10 @@ package final class AuthorizationLedger: Sendable {
     /// When the audit trail was last pruned; it is pruned at most hourly.
     private let lastPrune = Mutex<MonotonicInstant?>(nil)
 
-    init(store: Store, logger: Logger, maximumDenialsPerUser: Int,
+    init(store: Store, logger: Logger, maximumDenialsPerUser: Int, limits: GuardLimits = GuardLimits(),
          retention: @escaping @Sendable () -> Duration? = { nil }) throws(StoreError) {
+        repeatWindow = limits.auditRepeatWindow
+        repeatCandidates = limits.auditRepeatCandidates
         self.store = store
         self.logger = logger
         self.maximumDenialsPerUser = maximumDenialsPerUser
@@ -141,13 +143,14 @@ package final class AuthorizationLedger: Sendable {
     }
 
     /// Appends an audit row; a failure is logged, never fatal to the request.
-    /// An event that changed nothing, again within ``repeatWindow``, is
-    /// counted on its first row instead.
+    /// An event that changed nothing, again within ``repeatWindow`` and among
+    /// the user's latest ``repeatCandidates`` rows, is counted on its first row instead.
     func audit(_ action: AuditAction, actor: String, user: String, appID: String?, member: FamilyControlsMember?,
                outcome: AuditOutcome, detail: String? = nil) {
         let row = event(action, actor: actor, user: user, appID: appID, member: member, outcome: outcome, detail: detail)
         do throws(StoreError) {
-            _ = try store.appendAudit(row, coalescingWithin: outcome.changesNothing ? Self.repeatWindow : nil)
+            _ = try store.appendAudit(row, coalescingWithin: outcome.changesNothing ? repeatWindow : nil,
+                                      amongLatest: repeatCandidates)
         } catch {
             logger.error("store: cannot append audit \(row.action) for \(row.user): \(error)")
         }
@@ -156,8 +159,11 @@ package final class AuthorizationLedger: Sendable {
     }
 
     /// How long after an event that changed nothing the same event again is
-    /// counted on its row, in seconds: an hour's flood is one line.
-    static let repeatWindow: Double = 3600
+    /// counted on its row, in seconds (``GuardLimits/auditRepeatWindow``).
+    let repeatWindow: Double
+    /// How many of the user's latest rows a repeat is looked for among
+    /// (``GuardLimits/auditRepeatCandidates``).
+    let repeatCandidates: Int
 
     /// Authentications and decisions also go to syslog's `authpriv`, as
     /// sudo's do: failures at `alert`, approvals and denials at `notice`.

@@ -121,7 +121,7 @@ extension AuthorizationPolicy {
     /// `familyctl log`: the newest `limit` audit events, oldest first,
     /// filtered as asked. Root reads all; a guardian the events about their
     /// own children, read back page by page (within the newest
-    /// `auditScanBound` events) until `limit` of theirs are found.
+    /// ``GuardLimits/auditScanBound`` events) until `limit` of theirs are found.
     package func auditEvents(user: String?, appID: String?, since: Double?, limit: Int,
                              requester: UserAccount) throws(GuardFailure) -> [AuditEvent] {
         if let user, requester.uid != 0, !may(requester, administer: user) {
@@ -151,7 +151,7 @@ extension AuthorizationPolicy {
                 var pages: [[AuditEvent]] = []
                 var found = 0, scanned = 0
                 var before: Int64?
-                while found < limit, scanned < Self.auditScanBound {
+                while found < limit, scanned < limits.auditScanBound {
                     let batch = try ledger.store.auditEvents(appID: appID, since: since, beforeID: before, limit: page)
                     let theirs = batch.filter { isTheirs($0.user) }
                     pages.append(theirs)
@@ -169,9 +169,6 @@ extension AuthorizationPolicy {
         if let user, events.isEmpty { try requireKnown(user) }
         return events
     }
-
-    /// How far back a guardian's `familyctl log` without `--user` reads.
-    static let auditScanBound = 100_000
 
     func view(_ record: AuthorizationRecord) throws(GuardFailure) -> AuthorizationView {
         let (lock, path) = try keeper.state(of: record)

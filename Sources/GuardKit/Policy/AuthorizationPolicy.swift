@@ -33,22 +33,28 @@ package final class AuthorizationPolicy: Sendable {
     /// One request per (user, app) at a time: a second finds the first one's
     /// outcome instead of asking again.
     let asking = KeyedSerializer<StatusHub.Key>()
-    let quota = RequestQuota()
+    let quota: RequestQuota
     /// What root's `familyctl status` warns about (``ChildPrivilegeCheck``).
     package let standingWarnings = StandingWarnings()
     /// When each guardian last authenticated, per terminal session (`GuardianTimeout=`).
-    let timestamps = GuardianTimestamps()
+    let timestamps: GuardianTimestamps
+    /// The Guard's bounds; ``GuardService`` and the daemon's server read theirs here.
+    package let limits: GuardLimits
 
     package init(store: Store, configuration: GuardConfiguration, locker: any AppLocker,
-                 settings: Settings = Settings(), logger: Logger = Logger(label: "guard")) throws(StoreError) {
+                 settings: Settings = Settings(), limits: GuardLimits = GuardLimits(),
+                 logger: Logger = Logger(label: "guard")) throws(StoreError) {
         self.logger = logger
+        self.limits = limits
+        quota = RequestQuota(burst: limits.requestBurst, interval: limits.requestInterval)
+        timestamps = GuardianTimestamps(capacity: limits.guardianSessions)
         families = FamilyState(configuration)
         let families = families
         ledger = try AuthorizationLedger(store: store, logger: logger, maximumDenialsPerUser: settings.maximumDenialsPerUser,
-                                         retention: { families.current.configuration.auditRetention })
+                                         limits: limits, retention: { families.current.configuration.auditRetention })
         ledger.pruneAuditIfDue()
         sheet = AuthenticationSheet(ledger: ledger, families: families, logger: logger, pamDirectory: settings.pamDirectory)
-        desk = GuardianDesk(ledger: ledger, families: families, logger: logger)
+        desk = GuardianDesk(ledger: ledger, families: families, limits: limits, logger: logger)
         keeper = LockKeeper(locker: locker, ledger: ledger, families: families, logger: logger, requests: requests)
     }
 

@@ -9,9 +9,10 @@ final class GuardianDesk: Sendable {
     let ledger: AuthorizationLedger
     let families: FamilyState
     let logger: Logger
-    let pending = PendingRequests()
+    let pending: PendingRequests
 
-    init(ledger: AuthorizationLedger, families: FamilyState, logger: Logger) {
+    init(ledger: AuthorizationLedger, families: FamilyState, limits: GuardLimits, logger: Logger) {
+        pending = PendingRequests(perUser: limits.pendingRequestsPerUser, total: limits.pendingRequestsTotal)
         self.ledger = ledger
         self.families = families
         self.logger = logger
@@ -39,7 +40,7 @@ final class GuardianDesk: Sendable {
         guard let number, let request = pending.add(number, purpose, for: caller, timeout: timeout) else {
             ledger.audit(.request, actor: user, user: user, appID: appID, member: .child, outcome: .refused,
                          detail: "too many requests waiting for a parent or guardian")
-            throw GuardFailure(.authorizationConflict, "\(user) already has \(PendingRequests.perUser) requests waiting "
+            throw GuardFailure(.authorizationConflict, "\(user) already has \(pending.perUser) requests waiting "
                 + "for a parent or guardian; wait for them to be decided")
         }
         defer { pending.remove(request) }

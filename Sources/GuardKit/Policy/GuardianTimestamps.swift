@@ -7,8 +7,12 @@ import SystemKit
 /// Guard asks everyone again.
 final class GuardianTimestamps: Sendable {
     /// Sessions remembered at once; beyond it the oldest is forgotten (its
-    /// guardian is simply asked again).
-    static let capacity = 1024
+    /// guardian is simply asked again): ``GuardLimits/guardianSessions``.
+    let capacity: Int
+
+    init(capacity: Int = GuardLimits().guardianSessions) {
+        self.capacity = capacity
+    }
 
     private let authenticated = Mutex<[TerminalSession: MonotonicInstant]>([:])
 
@@ -27,7 +31,7 @@ final class GuardianTimestamps: Sendable {
     func record(_ session: TerminalSession) {
         authenticated.withLock { times in
             times[session] = .now
-            if times.count > Self.capacity, let oldest = times.min(by: { $0.value < $1.value })?.key {
+            if times.count > capacity, let oldest = times.min(by: { $0.value < $1.value })?.key {
                 times[oldest] = nil
             }
         }

@@ -3,10 +3,10 @@ import Synchronization
 /// The requests waiting for a parent or guardian, bounded per child and in
 /// all, and who is watching them (`familyctl requests --watch`).
 package final class PendingRequests: Sendable {
-    /// Requests one child may have waiting at once.
-    package static let perUser = 4
-    /// Requests waiting at once, every child together.
-    package static let total = 256
+    /// Requests one child may have waiting at once (``GuardLimits/pendingRequestsPerUser``).
+    package let perUser: Int
+    /// Requests waiting at once, every child together (``GuardLimits/pendingRequestsTotal``).
+    package let total: Int
 
     package typealias Watcher = @Sendable () -> Void
 
@@ -17,13 +17,18 @@ package final class PendingRequests: Sendable {
     }
     private let state = Mutex(State())
 
+    package init(perUser: Int, total: Int) {
+        self.perUser = perUser
+        self.total = total
+    }
+
     /// Whether `user` may add a request now: neither they nor everyone has
     /// as many waiting as allowed.
     func hasRoom(for user: String) -> Bool {
-        state.withLock { Self.hasRoom(for: user, in: $0) }
+        state.withLock { hasRoom(for: user, in: $0) }
     }
 
-    private static func hasRoom(for user: String, in state: State) -> Bool {
+    private func hasRoom(for user: String, in state: State) -> Bool {
         state.requests.values.filter { $0.user == user }.count < perUser && state.requests.count < total
     }
 
@@ -32,7 +37,7 @@ package final class PendingRequests: Sendable {
     /// as many waiting as allowed.
     func add(_ id: Int64, _ purpose: PendingRequest.Purpose, for caller: Caller, timeout: Duration) -> PendingRequest? {
         let added = state.withLock { state -> PendingRequest? in
-            guard Self.hasRoom(for: caller.account.name, in: state), state.requests[id] == nil else { return nil }
+            guard hasRoom(for: caller.account.name, in: state), state.requests[id] == nil else { return nil }
             let request = PendingRequest(id: id, purpose: purpose, caller: caller, timeout: timeout)
             state.requests[request.id] = request
             return request

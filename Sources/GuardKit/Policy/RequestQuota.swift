@@ -22,7 +22,7 @@ package final class RequestQuota: Sendable {
     }
     private let buckets = Mutex<[String: Bucket]>([:])
 
-    package init(burst: Int = 10, interval: Duration = .seconds(30)) {
+    package init(burst: Int = GuardLimits().requestBurst, interval: Duration = GuardLimits().requestInterval) {
         self.burst = burst
         self.interval = interval
     }

@@ -11,9 +11,6 @@ import VarlinkServerKit
 /// whatever is live when it runs, so no call leaves anything behind that
 /// waits for the connection to close.
 final class ConnectionSession: Sendable {
-    /// Subscriptions one connection may hold: an app follows its status once.
-    static let maximumSubscriptions = 4
-
     private struct State {
         var caller: Result<Caller, GuardFailure>?
         var channel: VarlinkRequestChannel?

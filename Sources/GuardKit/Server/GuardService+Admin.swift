@@ -148,7 +148,7 @@ extension GuardService {
         } catch {
             return fail(connection, error)
         }
-        let limit = ConnectionSession.maximumSubscriptions
+        let limit = policy.limits.subscriptionsPerConnection
         guard session.subscriptionCount < limit else {
             return fail(connection, GuardFailure(.limitReached, "this connection already follows \(limit) streams, its limit"))
         }

@@ -24,7 +24,7 @@ package final class GuardService: VarlinkService {
     /// Apps' requests that wait for people (the alert, a PAM conversation,
     /// a guardian's decision), for minutes maybe. Kept apart so people taking
     /// their time never delay identification; bounded by the requests that
-    /// may wait at once (``PendingRequests/total`` plus in-session conversations).
+    /// may wait at once (``GuardLimits/pendingRequestsTotal`` plus in-session conversations).
     let conversations: BlockingExecutor
     /// Guardians' and root's decisions (`DecideRequest`), apart from the apps'
     /// requests: however many callers hold requests open, a guardian can decide.
@@ -32,30 +32,17 @@ package final class GuardService: VarlinkService {
     /// Each user's conversations under way, requests and decisions together.
     let perUser: ConversationsPerUser
 
-    /// Threads for short blocking work: enough to keep cores and disks busy.
-    package static let workThreads = 16
-    /// Apps' requests under way at once, beyond which a request is refused as busy.
-    package static let conversationThreads = 512
-    /// Decisions under way at once: guardians at their PAM prompt, root.
-    package static let decisionThreads = 64
-    /// Conversations one user (other than root) may have under way at once,
-    /// beyond which the next is refused as busy, saying why: a child has at
-    /// most ``PendingRequests/perUser`` requests waiting anyway.
-    package static let conversationsPerUser = 4
-
-    package init(policy: AuthorizationPolicy, logger: Logger = Logger(label: "guard"),
-                 workThreads: Int = GuardService.workThreads,
-                 conversationThreads: Int = GuardService.conversationThreads,
-                 decisionThreads: Int = GuardService.decisionThreads,
-                 conversationsPerUser: Int = GuardService.conversationsPerUser) throws {
+    /// The pools and the per-user bound are sized by the policy's ``GuardLimits``.
+    package init(policy: AuthorizationPolicy, logger: Logger = Logger(label: "guard")) throws {
         self.policy = policy
         self.logger = logger
+        let limits = policy.limits
         // Each connection queues at most one job here (its lane's), so the
         // server's bound on connections is the one reached first.
-        work = BlockingExecutor(name: "guard-work", maximumThreads: workThreads, maximumQueued: 1 << 16)
-        conversations = BlockingExecutor(name: "guard-talk", maximumThreads: conversationThreads, maximumQueued: 0)
-        decisions = BlockingExecutor(name: "guard-decide", maximumThreads: decisionThreads, maximumQueued: 0)
-        perUser = ConversationsPerUser(limit: conversationsPerUser)
+        work = BlockingExecutor(name: "guard-work", maximumThreads: limits.workThreads, maximumQueued: 1 << 16)
+        conversations = BlockingExecutor(name: "guard-talk", maximumThreads: limits.conversationThreads, maximumQueued: 0)
+        decisions = BlockingExecutor(name: "guard-decide", maximumThreads: limits.decisionThreads, maximumQueued: 0)
+        perUser = ConversationsPerUser(limit: limits.conversationsPerUser)
         interfaces = [try VarlinkInterfaceDescription(GuardInterface.text)]
     }
 
@@ -136,7 +123,7 @@ package final class GuardService: VarlinkService {
     /// subscriptions. Runs on the session's queue, so the count checked is the
     /// count kept.
     private func subscribe(_ caller: Caller, session: ConnectionSession, on connection: VarlinkConnection) {
-        let limit = ConnectionSession.maximumSubscriptions
+        let limit = policy.limits.subscriptionsPerConnection
         guard session.subscriptionCount < limit else {
             return fail(connection, GuardFailure(.limitReached,
                 "this connection already follows the status \(limit) times, its limit; one Subscribe per app is enough"))
@@ -221,7 +208,7 @@ package final class GuardService: VarlinkService {
     /// a guardian's decision) on `pool`: PAM waits for people. Prompts go out
     /// as `continues` replies, answered with `Answer` calls; `body`'s
     /// parameters are the last reply. `who` says who is calling; each user
-    /// has at most ``conversationsPerUser`` under way.
+    /// has at most ``GuardLimits/conversationsPerUser`` under way.
     private func startConversation<Who: ConversationStarter>(
         _ call: VarlinkCall, session: ConnectionSession, on connection: VarlinkConnection,
         who: @escaping @Sendable () -> Result<Who, GuardFailure>, on pool: BlockingExecutor,

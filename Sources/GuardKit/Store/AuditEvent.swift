@@ -33,7 +33,7 @@ package struct AuditEvent: Hashable, Sendable {
     package var at: UnixTime
     /// How many times it happened: the same event again soon after is
     /// counted on its first row instead of adding one (see
-    /// ``Store/appendAudit(_:coalescingWithin:)``).
+    /// ``Store/appendAudit(_:coalescingWithin:amongLatest:)``).
     package var count: Int
     /// When it last happened, for an event that happened more than once.
     package var lastAt: UnixTime?

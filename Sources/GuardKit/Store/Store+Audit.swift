@@ -6,19 +6,20 @@ extension Store {
     /// Appends `event` to the audit trail. Durable when it returns.
     ///
     /// With `window`, the same event again (same actor, action, user, app,
-    /// member, outcome and detail) among the user's latest
-    /// ``repeatCandidates`` rows, first seen at most `window` seconds
+    /// member, outcome and detail) among the user's latest `candidates`
+    /// rows, first seen at most `window` seconds
     /// before, is counted on that row (its ``AuditEvent/count`` and
     /// ``AuditEvent/lastAt``) instead of adding one.
     /// - Returns: the id of the row added or counted on (``AuditEvent/id`` is ignored).
     /// - Throws: ``StoreError/sqlite(path:_:)`` with `SQLITE_CONSTRAINT_CHECK`
     ///   when the actor, action or outcome is empty.
     @discardableResult
-    package func appendAudit(_ event: AuditEvent, coalescingWithin window: Double? = nil) throws(StoreError) -> Int64 {
+    package func appendAudit(_ event: AuditEvent, coalescingWithin window: Double? = nil,
+                             amongLatest candidates: Int = GuardLimits().auditRepeatCandidates) throws(StoreError) -> Int64 {
         try withConnection { (connection) throws(StoreError) in
             guard let window else { return try connection.insert(event) }
             return try connection.transaction { () throws(StoreError) -> Int64 in
-                if let id = try connection.repeated(event, since: event.atSeconds - window) {
+                if let id = try connection.repeated(event, since: event.atSeconds - window, amongLatest: candidates) {
                     try connection.execute("UPDATE audit SET times = times + 1, last_at = max(coalesce(last_at, at), ?2) WHERE id = ?1",
                                            [.integer(id), .real(event.atSeconds)])
                     return id
@@ -27,10 +28,6 @@ extension Store {
             }
         }
     }
-
-    /// How many of a user's latest audit rows an event is compared with
-    /// for a repeat: enough for a few apps' events interleaved.
-    package static let repeatCandidates = 64
 
     /// The latest `limit` audit events, oldest first: all, or only those
     /// about `user`, about `appID`, at or after `since` (Unix seconds),
@@ -102,8 +99,8 @@ extension StoreConnection {
     }
 
     /// The row `event` repeats: the newest among its user's latest
-    /// ``Store/repeatCandidates`` with every field the same, first seen at or after `since`.
-    func repeated(_ event: AuditEvent, since: Double) throws(StoreError) -> Int64? {
+    /// `candidates` with every field the same, first seen at or after `since`.
+    func repeated(_ event: AuditEvent, since: Double, amongLatest candidates: Int) throws(StoreError) -> Int64? {
         try query(
             """
             SELECT id FROM (
@@ -117,7 +114,7 @@ extension StoreConnection {
             [
                 .text(event.user), .text(event.actor), .text(event.action.rawValue), .text(orNull: event.appID),
                 .text(orNull: event.member?.description), .text(event.outcome.rawValue), .text(orNull: event.detail),
-                .real(since), .integer(Int64(Store.repeatCandidates)),
+                .real(since), .integer(Int64(candidates)),
             ],
             row: { $0.int64(at: 0) }
         ).first

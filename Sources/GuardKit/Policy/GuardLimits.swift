@@ -1,0 +1,66 @@
+/// The Guard's fixed bounds, in one place: threads, what one user or one
+/// connection may hold at once, how fast a user may ask, how the audit trail
+/// folds repeats. Each bound keeps a hostile or broken client from costing
+/// the Guard more than that; none is a configuration key, since none is a
+/// choice a family makes. Given to ``AuthorizationPolicy`` at construction
+/// (``GuardService`` and the daemon's server read it from there), as
+/// `VarlinkServerConfiguration` is to the server; tests pass smaller ones.
+package struct GuardLimits: Sendable {
+    // Threads (ARCHITECTURE.md, Threads).
+
+    /// `guard-work`: short blocking work (identifying callers, admin calls,
+    /// locks, reconcile); enough to keep cores and disks busy.
+    package var workThreads = 16
+    /// `guard-talk`: apps' requests under way at once, beyond which a request
+    /// is refused as busy.
+    package var conversationThreads = 512
+    /// `guard-decide`: decisions under way at once (guardians at their PAM
+    /// prompt, root).
+    package var decisionThreads = 64
+    /// Conversations one user (other than root) may have under way at once,
+    /// beyond which the next is refused as busy, saying why: a child has at
+    /// most ``pendingRequestsPerUser`` requests waiting anyway.
+    package var conversationsPerUser = 4
+
+    // Requests.
+
+    /// Requests one child may have waiting for a parent or guardian at once.
+    package var pendingRequestsPerUser = 4
+    /// Requests waiting at once, every child together.
+    package var pendingRequestsTotal = 256
+    /// Requests a user may start at once (``RequestQuota``)…
+    package var requestBurst = 10
+    /// …and how long it takes to earn one more.
+    package var requestInterval: Duration = .seconds(30)
+    /// Terminal sessions whose last authentication is remembered
+    /// (`GuardianTimeout=`); beyond it the oldest is forgotten and its
+    /// guardian simply asked again.
+    package var guardianSessions = 1024
+
+    // Connections.
+
+    /// Connections one user other than root may hold on the Guard at once.
+    package var connectionsPerUser = 64
+    /// Calls one connection may have waiting for the Guard's work
+    /// (identification, admin calls); past it the Guard reads no more of that
+    /// connection's calls.
+    package var pendingCallsPerConnection = 64
+    /// Streams (`Subscribe`, `WatchRequests`) one connection may hold: an app
+    /// follows its status once.
+    package var subscriptionsPerConnection = 4
+
+    // The audit trail.
+
+    /// How long after an event that changed nothing the same event again is
+    /// counted on its row, in seconds: an hour's flood is one line.
+    package var auditRepeatWindow: Double = 3600
+    /// How many of a user's latest audit rows an event is compared with for a
+    /// repeat: enough for a few apps' events interleaved.
+    package var auditRepeatCandidates = 64
+    /// How far back (in events) a guardian's `familyctl log` without
+    /// `--user` reads for their children's.
+    package var auditScanBound = 100_000
+
+    /// The Guard's own bounds.
+    package init() {}
+}
