@@ -26,9 +26,6 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
         return operation.isEmpty ? message : "\(operation): \(message)"
     }
 
-    public static let interrupted = EINTR
-    public static let wouldBlock = EAGAIN
-
     public static func == (lhs: Errno, rhs: Errno) -> Bool { lhs.rawValue == rhs.rawValue }
     public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 }

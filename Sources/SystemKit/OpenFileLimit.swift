@@ -7,13 +7,6 @@ import Glibc
 /// systemd starts services with a soft limit of 1024 and a much larger hard
 /// limit; a server holding thousands of clients must raise the soft one.
 public enum OpenFileLimit {
-    /// The current soft limit.
-    public static var current: Int {
-        var limit = rlimit()
-        guard getrlimit(resource, &limit) == 0 else { return 1024 }
-        return Int(clamping: limit.rlim_cur)
-    }
-
     /// Raises the soft limit to at least `minimum`, capped by the hard limit.
     /// Never lowers it.
     /// - Returns: the soft limit now in force.
