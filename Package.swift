@@ -38,19 +38,23 @@ let package = Package(
         // so the Guard can share them without loading Foundation; FamilyControls
         // re-exports them.
         .target(name: "FamilyControlsModel"),
+        // The Guard's interface as types, generated from Config/ at build time.
+        .target(name: "GuardProtocol", dependencies: ["Varlink", "SystemKit"], plugins: ["EmbedInterface"]),
         .target(name: "SQLite", dependencies: ["CSQLite", "SystemKit"]),
         .target(name: "PAM", dependencies: ["CPAM", "SystemKit"]),
         .target(name: "LockEngine", dependencies: ["SystemKit"]),
         .target(name: "FamilyConfiguration", dependencies: ["SystemKit"]),
         .target(
             name: "GuardKit",
-            dependencies: ["SQLite", "PAM", "LockEngine", "FamilyConfiguration", "SystemKit", "Varlink",
+            dependencies: ["SQLite", "PAM", "LockEngine", "FamilyConfiguration", "SystemKit", "Varlink", "GuardProtocol",
                            "FamilyControlsModel"],
             plugins: ["EmbedInterface"]
         ),
-        // Build-time only: the Guard's Varlink interface, embedded from Config/.
+        // Build-time only: the Guard's Varlink interface, embedded from Config/,
+        // and the types generated from it.
         .executableTarget(name: "embed-text", path: "Plugins/embed-text"),
-        .plugin(name: "EmbedInterface", capability: .buildTool(), dependencies: ["embed-text"]),
+        .executableTarget(name: "generate-protocol", path: "Plugins/generate-protocol"),
+        .plugin(name: "EmbedInterface", capability: .buildTool(), dependencies: ["embed-text", "generate-protocol"]),
         // The administrator's command: the Guard over Varlink, and PAM only for
         // `familyctl authenticate`, which checks a site's PAM stack by itself.
         .target(
@@ -75,6 +79,7 @@ let package = Package(
         .testTarget(name: "ArchitectureTests", dependencies: ["TestSupport"]),
         .testTarget(name: "SystemKitTests", dependencies: ["SystemKit", "TestSupport"]),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink"]),
+        .testTarget(name: "GuardProtocolTests", dependencies: ["GuardProtocol", "Varlink", "SystemKit"]),
         .testTarget(name: "FamilyControlsTests", dependencies: ["FamilyControls", "FamilyControlsTesting", "TestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "TestSupport"]),
         .testTarget(name: "PAMTests", dependencies: ["PAM", "SystemKit", "TestSupport"]),

@@ -92,7 +92,7 @@ import TestSupport
         let layers: [[String]] = [
             ["CSystem", "CLibPAM", "CSQLite", "FamilyControlsModel"],
             ["CPAM", "SystemKit"],
-            ["Varlink", "SQLite", "PAM", "LockEngine", "FamilyConfiguration"],
+            ["Varlink", "SQLite", "PAM", "LockEngine", "FamilyConfiguration", "GuardProtocol"],
             ["GuardKit", "FamilyCtl", "FamilyControls"],
         ]
         for (level, layer) in layers.enumerated() {
