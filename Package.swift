@@ -39,7 +39,8 @@ let package = Package(
         // re-exports them.
         .target(name: "FamilyControlsModel"),
         // The Guard's interface as types, generated from Config/ at build time.
-        .target(name: "GuardProtocol", dependencies: ["Varlink", "SystemKit"], plugins: ["EmbedInterface"]),
+        .target(name: "GuardProtocol", dependencies: ["Varlink", "SystemKit", "FamilyControlsModel"],
+                plugins: ["EmbedInterface"]),
         .target(name: "SQLite", dependencies: ["CSQLite", "SystemKit"]),
         .target(name: "PAM", dependencies: ["CPAM", "SystemKit"]),
         .target(name: "LockEngine", dependencies: ["SystemKit"]),
@@ -59,9 +60,9 @@ let package = Package(
         // `familyctl authenticate`, which checks a site's PAM stack by itself.
         .target(
             name: "FamilyCtl",
-            dependencies: ["Varlink", "PAM", "FamilyConfiguration", "SystemKit", "FamilyControlsModel"]
+            dependencies: ["Varlink", "GuardProtocol", "PAM", "FamilyConfiguration", "SystemKit", "FamilyControlsModel"]
         ),
-        .target(name: "FamilyControls", dependencies: ["FamilyControlsModel", "SystemKit", "Varlink"]),
+        .target(name: "FamilyControls", dependencies: ["FamilyControlsModel", "SystemKit", "Varlink", "GuardProtocol"]),
         .target(name: "FamilyControlsTesting", dependencies: ["FamilyControls"]),
 
         // Thin executables.

@@ -230,7 +230,7 @@ let keywords: Set<String> = ["default", "case", "repeat", "protocol", "extension
     lines.append("\(indent)/// \(doc)")
     let secret: (Field) -> Bool = { field in secretPrefix.map { secretFields.contains("\($0).\(field.name)") } ?? false }
     let equatable = fields.contains(where: secret) ? "" : ", Equatable"
-    lines.append("\(indent)package struct \(name): Sendable\(equatable) {")
+    lines.append("\(indent)package struct \(name): GuardMessage\(equatable) {")
     for field in fields {
         lines.append("\(indent)    package var \(identifier(field.name)): \(swiftType(field.type, secret: secret(field)))")
     }
@@ -286,6 +286,8 @@ out.append("/// The interface's name.")
 out.append("package let guardInterfaceName = \"\(interfaceName)\"")
 out.append("")
 out.append("extension Guard {")
+out.append("    /// The fields whose values are secrets (a password), carried as SecretBytes.")
+out.append("    package static let secretFields: Set<String> = [\(Set(secretFields.map { String($0.split(separator: ".").last ?? "") }).sorted().map { "\"\($0)\"" }.joined(separator: ", "))]")
 
 for declaration in declarations {
     switch declaration {

@@ -9,10 +9,19 @@ import Varlink
 /// one in the file breaks the build, not the wire.
 package enum Guard {}
 
+/// A parameters, reply or record type of the interface: a JSON object.
+package protocol GuardMessage: Sendable {
+    /// The object as it travels.
+    var object: JSONObject { get }
+    /// Decodes `object`, naming fields from `prefix`; with `strict`, a field
+    /// the interface does not name is refused.
+    init(_ object: JSONObject, at prefix: String, strict: Bool) throws(ProtocolDecodingError)
+}
+
 /// One method of the interface: its name and what it carries.
 package protocol GuardMethod {
-    associatedtype Parameters
-    associatedtype Reply
+    associatedtype Parameters: GuardMessage
+    associatedtype Reply: GuardMessage
     /// The method's name within the interface, such as `GetStatus`.
     static var name: String { get }
     /// The qualified name, `org.familycontrols.guard.GetStatus`.
