@@ -90,7 +90,7 @@ let package = Package(
             name: "GuardKitTests",
             dependencies: ["GuardKit", "SQLite", "LockEngine", "FamilyConfiguration", "TestSupport"]
         ),
-        .testTarget(name: "FamilyCtlTests", dependencies: ["FamilyCtl", "TestSupport"]),
+        .testTarget(name: "FamilyCtlTests", dependencies: ["FamilyCtl", "GuardProtocol", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["SystemKit", "Varlink", "TestSupport"]),
 
         // An app's code in the idioms real apps use, beside the library: a

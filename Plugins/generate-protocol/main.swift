@@ -171,6 +171,11 @@ guard !interfaceName.isEmpty else { die("no interface name in \(input)") }
 
 // MARK: Swift
 
+let enumNames = Set(declarations.compactMap { declaration -> String? in
+    if case .enumeration(let name, _) = declaration { return name }
+    return nil
+})
+
 @MainActor func swiftType(_ type: FieldType, secret: Bool, namespace: String = "") -> String {
     switch type {
     case .string: return secret ? "SecretBytes" : "String"
@@ -189,10 +194,10 @@ guard !interfaceName.isEmpty else { die("no interface name in \(input)") }
     switch type {
     case .string: return secret ? ".secret(\(value))" : ".string(\(value))"
     case .int: return ".int(\(value))"
-    case .float: return ".double(\(value))"
+    case .float: return "floats(\(value))"
     case .bool: return ".bool(\(value))"
     case .object: return ".object(\(value))"
-    case .named: return "\(value).json"
+    case .named(let name): return enumNames.contains(name) ? "\(value).json" : ".object(\(value).object(floats: floats))"
     case .optional(let wrapped): return "\(value).map { \(encode("$0", wrapped, secret: secret)) } ?? .null"
     case .array(let element): return ".array(\(value).map { \(encode("$0", element, secret: secret)) })"
     }
@@ -246,7 +251,11 @@ let keywords: Set<String> = ["default", "case", "repeat", "protocol", "extension
     lines.append("\(indent)    package static let fieldNames: [String] = [\(fields.map { "\"\($0.name)\"" }.joined(separator: ", "))]")
     lines.append("")
     lines.append("\(indent)    /// The JSON object the interface sends.")
-    lines.append("\(indent)    package var object: JSONObject {")
+    lines.append("\(indent)    package var object: JSONObject { object(floats: { .double($0) }) }")
+    lines.append("")
+    lines.append("\(indent)    /// The object with every float (a time, in Unix seconds) written by")
+    lines.append("\(indent)    /// `floats`: familyctl --json shows times as dates this way.")
+    lines.append("\(indent)    package func object(floats: (Double) -> JSONValue) -> JSONObject {")
     lines.append("\(indent)        \(fields.isEmpty ? "let" : "var") object = JSONObject()")
     for field in fields {
         let value = "self.\(identifier(field.name))"
@@ -373,6 +382,19 @@ out.append("        }")
 out.append("        return object")
 out.append("    }")
 out.append("")
+// Every error says what happened: then `message` reads it from any.
+if errors.allSatisfy({ $0.1.contains { $0.name == "message" } }) {
+    out.append("    /// What the error says, for a person.")
+    out.append("    package var message: String {")
+    out.append("        switch self {")
+    for (name, fields) in errors {
+        let bindings = fields.map { $0.name == "message" ? "let message" : "_" }.joined(separator: ", ")
+        out.append("        case .\(lowerFirst(name))(\(bindings)): message")
+    }
+    out.append("        }")
+    out.append("    }")
+    out.append("")
+}
 out.append("    /// The error named `name` (qualified), decoded from `parameters`; nil for")
 out.append("    /// a name the interface does not declare.")
 out.append("    package init?(name: String, parameters: JSONObject) throws(ProtocolDecodingError) {")

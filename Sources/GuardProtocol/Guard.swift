@@ -13,10 +13,33 @@ package enum Guard {}
 package protocol GuardMessage: Sendable {
     /// The object as it travels.
     var object: JSONObject { get }
+    /// The object with every float (a time, in Unix seconds) written by `floats`.
+    func object(floats: (Double) -> JSONValue) -> JSONObject
     /// Decodes `object`, naming fields from `prefix`; with `strict`, a field
     /// the interface does not name is refused.
     init(_ object: JSONObject, at prefix: String, strict: Bool) throws(ProtocolDecodingError)
 }
+
+extension GuardMessage {
+    /// The JSON text, every float written by `floats` (familyctl --json
+    /// writes times as ISO 8601 dates).
+    package func json(floats: (Double) -> String) -> String {
+        JSONValue.object(object(floats: { .string(floats($0)) })).description
+    }
+}
+
+/// A reply that may carry a prompt for the person at the caller: a method
+/// that converses (RequestAuthorization, DecideRequest, ...).
+package protocol GuardPromptingReply: GuardMessage {
+    var prompt: Guard.Prompt? { get }
+}
+
+extension Guard.RequestAuthorization.Reply: GuardPromptingReply {}
+extension Guard.RevokeAuthorization.Reply: GuardPromptingReply {}
+extension Guard.SetStatus.Reply: GuardPromptingReply {}
+extension Guard.Revoke.Reply: GuardPromptingReply {}
+extension Guard.Graduate.Reply: GuardPromptingReply {}
+extension Guard.DecideRequest.Reply: GuardPromptingReply {}
 
 /// One method of the interface: its name and what it carries.
 package protocol GuardMethod {
