@@ -32,14 +32,28 @@ extension GuardMessage {
 /// that converses (RequestAuthorization, DecideRequest, ...).
 package protocol GuardPromptingReply: GuardMessage {
     var prompt: Guard.Prompt? { get }
+    /// The reply that carries `prompt` and nothing else.
+    static func prompting(_ prompt: Guard.Prompt) -> Self
 }
 
-extension Guard.RequestAuthorization.Reply: GuardPromptingReply {}
-extension Guard.RevokeAuthorization.Reply: GuardPromptingReply {}
-extension Guard.SetStatus.Reply: GuardPromptingReply {}
-extension Guard.Revoke.Reply: GuardPromptingReply {}
-extension Guard.Graduate.Reply: GuardPromptingReply {}
-extension Guard.DecideRequest.Reply: GuardPromptingReply {}
+extension Guard.RequestAuthorization.Reply: GuardPromptingReply {
+    package static func prompting(_ prompt: Guard.Prompt) -> Self { Self(prompt: prompt) }
+}
+extension Guard.RevokeAuthorization.Reply: GuardPromptingReply {
+    package static func prompting(_ prompt: Guard.Prompt) -> Self { Self(prompt: prompt) }
+}
+extension Guard.SetStatus.Reply: GuardPromptingReply {
+    package static func prompting(_ prompt: Guard.Prompt) -> Self { Self(prompt: prompt) }
+}
+extension Guard.Revoke.Reply: GuardPromptingReply {
+    package static func prompting(_ prompt: Guard.Prompt) -> Self { Self(prompt: prompt) }
+}
+extension Guard.Graduate.Reply: GuardPromptingReply {
+    package static func prompting(_ prompt: Guard.Prompt) -> Self { Self(prompt: prompt) }
+}
+extension Guard.DecideRequest.Reply: GuardPromptingReply {
+    package static func prompting(_ prompt: Guard.Prompt) -> Self { Self(prompt: prompt) }
+}
 
 /// One method of the interface: its name and what it carries.
 package protocol GuardMethod {

@@ -69,21 +69,31 @@ extension GuardService {
     func changeProtection(_ change: ProtectionChange, requester: UserAccount,
                           proof: GuardianProof) throws(GuardFailure) -> JSONObject {
         switch change {
-        case .setStatus(let parameters):
-            let value = AuthorizationStatus(parameters.status)
-            guard value == .approved || value == .denied else {
-                throw GuardFailure(.familyControls(.invalidArgument), "status must be approved or denied, found \"\(value)\"")
-            }
-            let view = try policy.set(user: parameters.user, appID: parameters.app, to: value, requester: requester,
-                                      proof: proof)
-            return Guard.SetStatus.Reply(authorization: view.wire).object
-        case .revoke(let parameters):
-            try policy.revoke(user: parameters.user, appID: parameters.app, requester: requester, proof: proof)
-            return Guard.Revoke.Reply().object
-        case .graduate(let parameters):
-            let revoked = try policy.graduate(user: parameters.user, requester: requester, proof: proof)
-            return Guard.Graduate.Reply(revoked: revoked).object
+        case .setStatus(let parameters): try setStatus(parameters, requester: requester, proof: proof).object
+        case .revoke(let parameters): try revoke(parameters, requester: requester, proof: proof).object
+        case .graduate(let parameters): try graduate(parameters, requester: requester, proof: proof).object
         }
+    }
+
+    func setStatus(_ parameters: Guard.SetStatus.Parameters, requester: UserAccount,
+                   proof: GuardianProof) throws(GuardFailure) -> Guard.SetStatus.Reply {
+        let value = AuthorizationStatus(parameters.status)
+        guard value == .approved || value == .denied else {
+            throw GuardFailure(.familyControls(.invalidArgument), "status must be approved or denied, found \"\(value)\"")
+        }
+        let view = try policy.set(user: parameters.user, appID: parameters.app, to: value, requester: requester, proof: proof)
+        return Guard.SetStatus.Reply(authorization: view.wire)
+    }
+
+    func revoke(_ parameters: Guard.Revoke.Parameters, requester: UserAccount,
+                proof: GuardianProof) throws(GuardFailure) -> Guard.Revoke.Reply {
+        try policy.revoke(user: parameters.user, appID: parameters.app, requester: requester, proof: proof)
+        return Guard.Revoke.Reply()
+    }
+
+    func graduate(_ parameters: Guard.Graduate.Parameters, requester: UserAccount,
+                  proof: GuardianProof) throws(GuardFailure) -> Guard.Graduate.Reply {
+        Guard.Graduate.Reply(revoked: try policy.graduate(user: parameters.user, requester: requester, proof: proof))
     }
 
     /// The terminal session `requester` calls from, from the kernel (root
@@ -109,6 +119,11 @@ extension GuardService {
 struct Administrator: Sendable {
     var account: UserAccount
     var session: TerminalSession?
+
+    /// The proof of who they are, asked for over `channel` if need be.
+    func proof(over channel: VarlinkRequestChannel) -> GuardianProof {
+        GuardianProof(session: session, channel: channel)
+    }
 }
 
 extension GuardService {

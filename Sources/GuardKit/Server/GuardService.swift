@@ -92,34 +92,49 @@ package final class GuardService: VarlinkService {
         case Guard.RequestAuthorization.name:
             guard let parameters = accept(Guard.RequestAuthorization.self, call, on: connection) else { return }
             let member = FamilyControlsMember(parameters.member)
-            startConversation(call, session: session, on: connection, who: applicant(member, connection, session),
+            startConversation(Guard.RequestAuthorization.self, call, session: session, on: connection,
+                              who: applicant(member, connection, session),
                               on: conversations) { [policy] caller, channel throws(GuardFailure) in
                 let status = try policy.request(member, from: caller, over: channel)
-                return Guard.RequestAuthorization.Reply(status: Guard.Status(status)).object
+                return Guard.RequestAuthorization.Reply(status: Guard.Status(status))
             }
         case Guard.RevokeAuthorization.name:
             guard accept(Guard.RevokeAuthorization.self, call, on: connection) != nil else { return }
-            startConversation(call, session: session, on: connection, who: app(connection, session),
+            startConversation(Guard.RevokeAuthorization.self, call, session: session, on: connection, who: app(connection, session),
                               on: conversations) { [policy] caller, channel throws(GuardFailure) in
                 try policy.revoke(from: caller, over: channel)
-                return Guard.RevokeAuthorization.Reply().object
+                return Guard.RevokeAuthorization.Reply()
             }
         case Guard.DecideRequest.name:
             guard let parameters = accept(Guard.DecideRequest.self, call, on: connection) else { return }
-            startConversation(call, session: session, on: connection, who: decider(of: parameters.id, connection),
+            startConversation(Guard.DecideRequest.self, call, session: session, on: connection,
+                              who: decider(of: parameters.id, connection),
                               on: decisions) { [policy] requester, channel throws(GuardFailure) in
                 let view = try policy.decide(parameters.id, approve: parameters.approve, requester: requester.account,
                                              session: requester.session, over: channel)
-                return Guard.DecideRequest.Reply(authorization: view?.wire).object
+                return Guard.DecideRequest.Reply(authorization: view?.wire)
             }
         case Guard.SetStatus.name, Guard.Revoke.name, Guard.Graduate.name:
             guard let change = acceptChange(call, on: connection) else { return }
             // With more, a guardian may be asked to authenticate over this connection.
             guard call.more else { return session.enqueue(on: connection) { [self] in handleAdmin(.change(change), call, on: connection) } }
-            startConversation(call, session: session, on: connection, who: administrator(of: change, connection),
-                              on: decisions) { [self] requester, channel throws(GuardFailure) in
-                try changeProtection(change, requester: requester.account,
-                                     proof: GuardianProof(session: requester.session, channel: channel))
+            let who = administrator(of: change, connection)
+            switch change {
+            case .setStatus(let parameters):
+                startConversation(Guard.SetStatus.self, call, session: session, on: connection, who: who,
+                                  on: decisions) { [self] requester, channel throws(GuardFailure) in
+                    try setStatus(parameters, requester: requester.account, proof: requester.proof(over: channel))
+                }
+            case .revoke(let parameters):
+                startConversation(Guard.Revoke.self, call, session: session, on: connection, who: who,
+                                  on: decisions) { [self] requester, channel throws(GuardFailure) in
+                    try revoke(parameters, requester: requester.account, proof: requester.proof(over: channel))
+                }
+            case .graduate(let parameters):
+                startConversation(Guard.Graduate.self, call, session: session, on: connection, who: who,
+                                  on: decisions) { [self] requester, channel throws(GuardFailure) in
+                    try graduate(parameters, requester: requester.account, proof: requester.proof(over: channel))
+                }
             }
         case Guard.WatchRequests.name:
             guard accept(Guard.WatchRequests.self, call, on: connection) != nil else { return }
@@ -271,13 +286,13 @@ package final class GuardService: VarlinkService {
     /// as `continues` replies, answered with `Answer` calls; `body`'s
     /// parameters are the last reply. `who` says who is calling; each user
     /// has at most ``conversationsPerUser`` under way.
-    private func startConversation<Who: ConversationStarter>(
-        _ call: VarlinkCall, session: ConnectionSession, on connection: VarlinkConnection,
+    private func startConversation<Method: GuardMethod, Who: ConversationStarter>(
+        _ method: Method.Type, _ call: VarlinkCall, session: ConnectionSession, on connection: VarlinkConnection,
         who: @escaping @Sendable () -> Result<Who, GuardFailure>, on pool: BlockingExecutor,
-        _ body: @escaping @Sendable (Who, VarlinkRequestChannel) throws(GuardFailure) -> JSONObject
-    ) {
+        _ body: @escaping @Sendable (Who, VarlinkRequestChannel) throws(GuardFailure) -> Method.Reply
+    ) where Method.Reply: GuardPromptingReply {
         guard call.more else { return connection.fail(.expectedMore) }
-        let channel = VarlinkRequestChannel(connection: connection)
+        let channel = VarlinkRequestChannel(Method.self, connection: connection)
         // The session closes the channel if the connection closes.
         guard session.beginRequest(channel) else {
             return fail(connection, GuardFailure(.authorizationConflict, "a request is already in progress on this connection"))
@@ -304,7 +319,7 @@ package final class GuardService: VarlinkService {
                     + "the most one user may have at once; finish or cancel one first"))
             }
             let run: @Sendable () -> Void = { [self] in
-                let outcome: Result<JSONObject, GuardFailure>
+                let outcome: Result<Method.Reply, GuardFailure>
                 do throws(GuardFailure) {
                     outcome = .success(try body(caller, channel))
                 } catch {
@@ -316,7 +331,7 @@ package final class GuardService: VarlinkService {
                 channel.close()
                 session.endRequest()
                 switch outcome {
-                case .success(let parameters): connection.reply(parameters)
+                case .success(let reply): connection.reply(reply.object)
                 case .failure(let failure): fail(connection, failure)
                 }
             }
