@@ -35,8 +35,6 @@ struct GuardClientFailure: Error, Sendable {
 /// The library's side of the Guard's Varlink interface. Blocking: used only
 /// on the library's own threads.
 enum GuardClient {
-    static let interface = GuardEndpoint.interface
-
     /// `FAMILYCONTROLS_SOCKET` when set (tests, sandboxes), else the default.
     static var socketPath: String { GuardEndpoint.socketPath() }
 

@@ -10,7 +10,6 @@ import PAM
 /// `familyctl`'s connection to the Guard: one call at a time, errors turned
 /// into messages and exit statuses.
 struct GuardConnection {
-    static let interface = GuardEndpoint.interface
     let client: VarlinkClient
 
     /// The socket: `--socket`, else `FAMILYCONTROLS_SOCKET`, else the default.
