@@ -43,6 +43,9 @@ let package = Package(
         // so the Guard can share them without loading Foundation; FamilyControls
         // re-exports them.
         .target(name: "FamilyControlsModel"),
+        // The Guard's interface as types, generated from Config/ at build time.
+        .target(name: "GuardProtocol", dependencies: ["Varlink", "SystemKit", "FamilyControlsModel"],
+                plugins: ["EmbedInterface"]),
         .target(name: "SQLite", dependencies: ["CSQLite", "SystemKit"]),
         .target(name: "PAM", dependencies: ["CPAM", "SystemKit"]),
         .target(name: "LockEngine", dependencies: ["SystemKit"]),
@@ -50,17 +53,19 @@ let package = Package(
         .target(
             name: "GuardKit",
             dependencies: ["SQLite", "PAM", "LockEngine", "FamilyConfiguration", "SystemKit", "Varlink",
-                           "VarlinkServerKit", "FamilyControlsModel"],
+                           "VarlinkServerKit", "GuardProtocol", "FamilyControlsModel"],
             plugins: ["EmbedInterface"]
         ),
-        // Build-time only: the Guard's Varlink interface, embedded from Config/.
+        // Build-time only: the Guard's Varlink interface, embedded from Config/,
+        // and the types generated from it.
         .executableTarget(name: "embed-text", path: "Plugins/embed-text"),
-        .plugin(name: "EmbedInterface", capability: .buildTool(), dependencies: ["embed-text"]),
+        .executableTarget(name: "generate-protocol", path: "Plugins/generate-protocol"),
+        .plugin(name: "EmbedInterface", capability: .buildTool(), dependencies: ["embed-text", "generate-protocol"]),
         // The administrator's command: the Guard over Varlink, and PAM only for
         // `familyctl authenticate`, which checks a site's PAM stack by itself.
         .target(
             name: "FamilyCtl",
-            dependencies: ["Varlink", "VarlinkClientKit", "PAM", "FamilyConfiguration", "SystemKit",
+            dependencies: ["Varlink", "VarlinkClientKit", "GuardProtocol", "PAM", "FamilyConfiguration", "SystemKit",
                            "FamilyControlsModel"]
         ),
         // The part of Combine apps use (publishers, `@Published`, `sink`,
@@ -68,7 +73,8 @@ let package = Package(
         .target(name: "FamilyControlsCombine"),
         .target(
             name: "FamilyControls",
-            dependencies: ["FamilyControlsModel", "FamilyControlsCombine", "SystemKit", "Varlink", "VarlinkClientKit"]
+            dependencies: ["FamilyControlsModel", "FamilyControlsCombine", "SystemKit", "Varlink", "VarlinkClientKit",
+                           "GuardProtocol"]
         ),
         .target(name: "FamilyControlsTesting", dependencies: ["FamilyControls"]),
 
@@ -88,6 +94,7 @@ let package = Package(
         .testTarget(name: "ArchitectureTests", dependencies: ["TestSupport"]),
         .testTarget(name: "SystemKitTests", dependencies: ["SystemKit", "TestSupport"]),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink", "VarlinkClientKit", "VarlinkServerKit"]),
+        .testTarget(name: "GuardProtocolTests", dependencies: ["GuardProtocol", "Varlink", "SystemKit"]),
         .testTarget(name: "FamilyControlsTests", dependencies: ["FamilyControls", "FamilyControlsTesting", "TestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "TestSupport"]),
         .testTarget(name: "PAMTests", dependencies: ["PAM", "SystemKit", "TestSupport"]),
@@ -98,7 +105,7 @@ let package = Package(
             dependencies: ["GuardKit", "SQLite", "LockEngine", "FamilyConfiguration", "Varlink", "VarlinkClientKit",
                            "VarlinkServerKit", "TestSupport"]
         ),
-        .testTarget(name: "FamilyCtlTests", dependencies: ["FamilyCtl", "TestSupport"]),
+        .testTarget(name: "FamilyCtlTests", dependencies: ["FamilyCtl", "GuardProtocol", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["SystemKit", "Varlink", "VarlinkClientKit", "TestSupport"]),
 
         // An app's code in the idioms real apps use, beside the library: a

@@ -1,13 +1,28 @@
 import Foundation
 import PackagePlugin
 
-/// Embeds `Config/org.familycontrols.guard.varlink` into GuardKit as
-/// `GuardInterface.text`, so the interface the Guard serves is the file that
-/// ships, with no copy to keep in step.
+/// Builds from `Config/org.familycontrols.guard.varlink`, so the interface
+/// the Guard serves and the types that speak it are the file that ships,
+/// with no copy to keep in step: into GuardKit it embeds the text as
+/// `GuardInterface.text`; into GuardProtocol it generates the types
+/// (generate-protocol).
 @main
 struct EmbedInterface: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
         let input = context.package.directoryURL.appending(path: "Config/org.familycontrols.guard.varlink")
+        if target.name == "GuardProtocol" {
+            let output = context.pluginWorkDirectoryURL.appending(path: "GuardProtocolTypes.swift")
+            return [
+                .buildCommand(
+                    displayName: "Generating the Guard's protocol types",
+                    executable: try context.tool(named: "generate-protocol").url,
+                    // Answer's response may be a password: carried as bytes.
+                    arguments: [input.path, output.path, "Answer.response"],
+                    inputFiles: [input],
+                    outputFiles: [output]
+                ),
+            ]
+        }
         let output = context.pluginWorkDirectoryURL.appending(path: "GuardInterfaceText.swift")
         return [
             .buildCommand(

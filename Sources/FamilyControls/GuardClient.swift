@@ -1,4 +1,5 @@
 import Foundation
+import GuardProtocol
 import SystemKit
 import Varlink
 import VarlinkClientKit
@@ -20,9 +21,10 @@ struct GuardClientFailure: Error, Sendable {
     init(_ failure: VarlinkClientError, connecting: Bool) {
         switch failure {
         case .remote(let remote):
-            let message = remote.parameters["message"]?.stringValue ?? remote.name
-            self.init(FamilyControlsError(varlinkName: remote.name) ?? (connecting ? .unavailable : .networkError), message)
-            resultingStatus = remote.parameters["status"]?.stringValue.flatMap(AuthorizationStatus.init(name:))
+            let known = (try? GuardError(name: remote.name, parameters: remote.parameters)) ?? nil
+            self.init(FamilyControlsError(varlinkName: remote.name) ?? (connecting ? .unavailable : .networkError),
+                      known?.message ?? remote.name)
+            if case .authorizationCanceled(_, let status?)? = known { resultingStatus = AuthorizationStatus(status) }
         case .noSuchSocket, .connectionRefused, .permissionDenied, .connectTimedOut, .invalidSocketPath, .connectFailed:
             self.init(.unavailable, failure.description)
         default:
@@ -34,8 +36,6 @@ struct GuardClientFailure: Error, Sendable {
 /// The library's side of the Guard's Varlink interface. Blocking: used only
 /// on the library's own threads.
 enum GuardClient {
-    static let interface = GuardEndpoint.interface
-
     /// `FAMILYCONTROLS_SOCKET` when set (tests, sandboxes), else the default.
     static var socketPath: String { GuardEndpoint.socketPath() }
 
@@ -67,35 +67,43 @@ enum GuardClient {
     /// cancels the request (the Guard sees the app hang up).
     static func request(_ member: FamilyControlsMember, prompter: any Prompter,
                         connected: (VarlinkClientInterrupter) -> Void = { _ in }) throws(GuardClientFailure) -> AuthorizationStatus {
-        let final = try converse("RequestAuthorization", ["member": .string(member.description)], prompter: prompter,
+        let final = try converse(Guard.RequestAuthorization.self, .init(member: Guard.Member(member)), prompter: prompter,
                                  connected: connected)
-        guard let name = final["status"]?.stringValue, let status = AuthorizationStatus(name: name) else {
+        guard let status = final.status else {
             throw GuardClientFailure(.networkError, "the Guard's final reply carried no status")
         }
-        return status
+        return AuthorizationStatus(status)
     }
 
     /// Runs `RevokeAuthorization`; a child's approval asks for a guardian through `prompter`.
     static func revoke(prompter: any Prompter, connected: (VarlinkClientInterrupter) -> Void = { _ in }) throws(GuardClientFailure) {
-        _ = try converse("RevokeAuthorization", [:], prompter: prompter, connected: connected)
+        _ = try converse(Guard.RevokeAuthorization.self, .init(), prompter: prompter, connected: connected)
     }
 
-    /// Calls `method` with `more`, relays every prompt to `prompter`, and
-    /// returns the last reply's parameters.
-    private static func converse(_ method: String, _ parameters: JSONObject, prompter: any Prompter,
-                                 connected: (VarlinkClientInterrupter) -> Void) throws(GuardClientFailure) -> JSONObject {
+    /// Calls `Method` with `more`, relays every prompt to `prompter`, and
+    /// returns the last reply.
+    private static func converse<Method: GuardMethod>(
+        _ method: Method.Type, _ parameters: Method.Parameters, prompter: any Prompter,
+        connected: (VarlinkClientInterrupter) -> Void
+    ) throws(GuardClientFailure) -> Method.Reply where Method.Reply: GuardPromptingReply {
         let client = try connect()
         defer { client.close() }
         connected(client.interrupter)
         do throws(VarlinkClientError) {
-            try client.startStreaming("\(interface).\(method)", parameters: parameters)
+            try client.startStreaming(Method.method, parameters: parameters.object)
             while true {
-                let reply = try client.receiveReply()
-                if let failure = reply.failure { throw VarlinkClientError.remote(failure) }
-                if let prompt = reply.parameters["prompt"]?.objectValue {
+                let received = try client.receiveReply()
+                if let failure = received.failure { throw VarlinkClientError.remote(failure) }
+                let reply: Method.Reply
+                do throws(ProtocolDecodingError) {
+                    reply = try Method.Reply(received.parameters, at: "", strict: false)
+                } catch {
+                    throw VarlinkClientError.protocolViolation("the reply to \(Method.name) is not what the interface says: \(error)")
+                }
+                if let prompt = reply.prompt {
                     try relay(prompt, to: prompter, over: client)
                 }
-                if !reply.continues { return reply.parameters }
+                if !received.continues { return reply }
             }
         } catch {
             if client.interrupter.wasInterrupted {
@@ -105,29 +113,28 @@ enum GuardClient {
         }
     }
 
-    private static func relay(_ prompt: JSONObject, to prompter: any Prompter, over client: VarlinkClient) throws(VarlinkClientError) {
-        guard let id = prompt["id"]?.intValue, let kindName = prompt["kind"]?.stringValue,
-              let kind = AuthorizationPrompt.Kind(rawValue: kindName) else { return }
-        let shown = AuthorizationPrompt(kind: kind, message: prompt["message"]?.stringValue ?? "")
+    private static func relay(_ prompt: Guard.Prompt, to prompter: any Prompter, over client: VarlinkClient) throws(VarlinkClientError) {
+        let kind = AuthorizationPrompt.Kind(prompt.kind)
+        let shown = AuthorizationPrompt(kind: kind, message: prompt.message)
         // A password goes out as bytes: straight from the library's own
         // prompters, and from an app's prompter as soon as it is handed over.
         if kind == .secret {
             let secret = (prompter as? any SecretPrompting).map { $0.respondWithSecret(to: shown) }
                 ?? prompter.respond(to: shown).map { SecretBytes($0) }
-            let response: JSONValue = secret.map { .secret($0) } ?? .null
-            try client.sendOneway("\(interface).Answer", parameters: ["id": .int(id), "response": response])
+            try client.sendOneway(Guard.Answer.method, parameters: Guard.Answer.Parameters(id: prompt.id, response: secret).object)
             return
         }
         let answer = prompter.respond(to: shown)
         guard shown.expectsAnswer else { return }
-        var response: JSONValue = answer.map { .string($0) } ?? .null
+        var response = answer
         if kind == .alert {
             switch answer.flatMap(AlertResponse.init) {
-            case .allow?: response = .string("continue")
-            case .refuse?: response = .string("dont-allow")
-            case nil: response = .null
+            case .allow?: response = "continue"
+            case .refuse?: response = "dont-allow"
+            case nil: response = nil
             }
         }
-        try client.sendOneway("\(interface).Answer", parameters: ["id": .int(id), "response": response])
+        let parameters = Guard.Answer.Parameters(id: prompt.id, response: response.map { SecretBytes($0) })
+        try client.sendOneway(Guard.Answer.method, parameters: parameters.object)
     }
 }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Synchronization
 import SystemKit
+import GuardProtocol
 import Varlink
 import VarlinkClientKit
 
@@ -57,12 +58,12 @@ final class StatusFollower: Sendable {
 
     private func stream(_ client: VarlinkClient, _ update: @escaping @Sendable (AuthorizationStatus) -> Void) {
         do throws(VarlinkClientError) {
-            try client.startStreaming("\(GuardClient.interface).Subscribe")
+            try client.startStreaming(Guard.Subscribe.method, parameters: Guard.Subscribe.Parameters().object)
             while !isStopped {
                 let reply = try client.receiveReply()
                 if reply.failure != nil { return }
-                if let name = reply.parameters["status"]?.stringValue, let status = AuthorizationStatus(name: name) {
-                    update(status)
+                if let subscribed = try? Guard.Subscribe.Reply(reply.parameters, at: "", strict: false) {
+                    update(AuthorizationStatus(subscribed.status))
                 }
                 if !reply.continues { return }
             }

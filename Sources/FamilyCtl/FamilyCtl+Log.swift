@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import GuardProtocol
 import SystemKit
 import Varlink
 
@@ -12,24 +13,22 @@ extension FamilyCtl {
         guard arguments.operands.isEmpty else {
             throw CommandFailure(.usage, "log takes no operands; use --user USER or --app APP")
         }
-        var parameters: JSONObject = [:]
-        if let user = arguments["--user"] { parameters["user"] = .string(user) }
-        if let app = arguments["--app"] { parameters["app"] = .string(app) }
+        var parameters = Guard.ReadAudit.Parameters(user: arguments["--user"], app: arguments["--app"])
         if let since = arguments["--since"] {
             guard let seconds = parseTime(since, now: UnixTime.now.seconds) else {
                 throw CommandFailure(.usage, "--since expects a date (2026-11-30), a date and time (\"2026-11-30 08:00\"), "
                     + "today, yesterday, or an age such as 90min, 12h or 7d; found \"\(since.clipped)\"")
             }
-            parameters["since"] = .double(seconds)
+            parameters.since = seconds
         }
         if let text = arguments["--limit"] {
             guard let limit = Int64(text), (1...2000).contains(limit) else {
                 throw CommandFailure(.usage, "--limit expects a whole number from 1 to 2000, found \"\(text.clipped)\"")
             }
-            parameters["limit"] = .int(limit)
+            parameters.limit = limit
         }
         let connection = try GuardConnection(socket: GuardConnection.socketPath(socket))
-        let events = (try connection.call("ReadAudit", parameters)["events"]?.arrayValue ?? []).compactMap(\.objectValue)
+        let events = try connection.call(Guard.ReadAudit.self, parameters).events
         if arguments.has("--json") {
             print(logJSON(events))
         } else if events.isEmpty {
@@ -41,46 +40,27 @@ extension FamilyCtl {
         }
     }
 
-    /// The documented `--json` form: `{"events": [ … ]}`, each with `id`,
-    /// `time` (ISO 8601, UTC), `actor`, `action`, `user`, `app`, `member`,
-    /// `outcome` and `detail` (null when absent), `count` (how many times
-    /// it happened) and `lastTime` (when it last did, null for once).
-    static func logJSON(_ events: [JSONObject]) -> String {
-        let items: [JSONValue] = events.map { event in
-            .object([
-                "id": event["id"] ?? .null,
-                "time": .string(isoDate(event["at"]?.doubleValue ?? 0)),
-                "actor": event["actor"] ?? .null, "action": event["action"] ?? .null,
-                "user": event["user"] ?? .null, "app": event["app"] ?? .null,
-                "member": event["member"] ?? .null, "outcome": event["outcome"] ?? .null,
-                "detail": event["detail"] ?? .null, "count": .int(repeats(event)),
-                "lastTime": event["lastAt"]?.doubleValue.map { .string(isoDate($0)) } ?? .null,
-            ])
-        }
-        return JSONValue.object(["events": .array(items)]).description
+    /// The documented `--json` form: the `ReadAudit` reply as the interface
+    /// types it, `{"events": [ … ]}`, each with `id`, `at` (ISO 8601, UTC),
+    /// `actor`, `action`, `user`, `app`, `member`, `outcome` and `detail`
+    /// (null when absent), `count` (how many times it happened) and `lastAt`
+    /// (when it last did, ISO 8601; null for once).
+    static func logJSON(_ events: [Guard.AuditEvent]) -> String {
+        Guard.ReadAudit.Reply(events: events).json(floats: isoDate)
     }
 
-    static func logTable(_ events: [JSONObject]) -> String {
+    static func logTable(_ events: [Guard.AuditEvent]) -> String {
         let header = ["TIME", "ACTOR", "ACTION", "USER", "APP", "OUTCOME", "DETAIL"]
         let rows: [[String]] = events.map { event in
-            func text(_ key: String) -> String { event[key]?.stringValue ?? "-" }
-            var detail = event["detail"]?.stringValue ?? ""
-            let count = repeats(event)
-            if count > 1 {
-                let last = event["lastAt"]?.doubleValue.map { ", the last at " + UnixTime(seconds: $0).localDescription } ?? ""
-                detail += (detail.isEmpty ? "" : " ") + "(repeated \(count) times\(last))"
+            var detail = event.detail ?? ""
+            if event.count > 1 {
+                let last = event.lastAt.map { ", the last at " + UnixTime(seconds: $0).localDescription } ?? ""
+                detail += (detail.isEmpty ? "" : " ") + "(repeated \(event.count) times\(last))"
             }
-            return [UnixTime(seconds: event["at"]?.doubleValue ?? 0).localDescription, text("actor"), text("action"), text("user"), text("app"),
-                    text("outcome"), detail]
+            return [UnixTime(seconds: event.at).localDescription, event.actor, event.action, event.user, event.app ?? "-",
+                    event.outcome, detail]
         }
         return columns([header] + rows)
-    }
-
-    /// How many times `event` happened: 1 unless the Guard counted repeats
-    /// (a Guard from before counting sends no count).
-    private static func repeats(_ event: JSONObject) -> Int64 {
-        guard let count = event["count"]?.intValue, count > 1 else { return 1 }
-        return count
     }
 
     /// `--since` as Unix seconds: `YYYY-MM-DD`, `YYYY-MM-DD HH:MM[:SS]` (or

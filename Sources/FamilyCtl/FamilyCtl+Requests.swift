@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import GuardProtocol
 import SystemKit
 import Varlink
 import PAM
@@ -15,15 +16,15 @@ extension FamilyCtl {
         let connection = try GuardConnection(socket: GuardConnection.socketPath(socket))
         let json = arguments.has("--json")
         guard arguments.has("--watch") else {
-            let rows = (try connection.call("ListRequests")["requests"]?.arrayValue ?? []).compactMap(\.objectValue)
+            let rows = try connection.call(Guard.ListRequests.self, .init()).requests
             print(json ? requestsJSON(rows) : requestsTable(rows))
             return
         }
         // Lines as things change, written at once, for a terminal or a pipe.
-        var shown: [Int64: JSONObject] = [:]
+        var shown: [Int64: Guard.Request] = [:]
         var first = true
-        try connection.stream("WatchRequests") { reply in
-            let rows = (reply["requests"]?.arrayValue ?? []).compactMap(\.objectValue)
+        try connection.stream(Guard.WatchRequests.self, .init()) { reply in
+            let rows = reply.requests
             if json {
                 writeToStandardOutput(requestsJSON(rows) + "\n")
                 return
@@ -31,13 +32,13 @@ extension FamilyCtl {
             if first {
                 writeToStandardOutput(requestsTable(rows) + "\n")
                 first = false
-                for row in rows { if let id = row["id"]?.intValue { shown[id] = row } }
+                for row in rows { shown[row.id] = row }
                 return
             }
-            var now: [Int64: JSONObject] = [:]
-            for row in rows { if let id = row["id"]?.intValue { now[id] = row } }
-            for id in now.keys.sorted() where shown[id] == nil {
-                let line = "new request \(id): \(describe(now[id] ?? [:])); decide with: familyctl approve \(id)   or: familyctl deny \(id)"
+            var now: [Int64: Guard.Request] = [:]
+            for row in rows { now[row.id] = row }
+            for (id, row) in now.sorted(by: { $0.key < $1.key }) where shown[id] == nil {
+                let line = "new request \(id): \(describe(row)); decide with: familyctl approve \(id)   or: familyctl deny \(id)"
                 writeToStandardOutput(line + "\n")
             }
             for id in shown.keys.sorted() where now[id] == nil {
@@ -61,15 +62,15 @@ extension FamilyCtl {
         }
         let conversation = try authenticationConversation(stdin: arguments.has("--stdin"))
         let connection = try GuardConnection(socket: GuardConnection.socketPath(socket))
-        let reply = try connection.converse("DecideRequest", ["id": .int(id), "approve": .bool(approve)], through: conversation)
-        guard let authorization = reply["authorization"]?.objectValue else {
+        let reply = try connection.converse(Guard.DecideRequest.self, .init(id: id, approve: approve), through: conversation)
+        guard let authorization = reply.authorization else {
             print("familyctl: request \(id) \(approve ? "approved: the app's approval is lifted" : "denied: the approval stays")")
             return
         }
-        let app = DisplayText.sanitized(authorization["app"]?.stringValue ?? "?")
-        let user = DisplayText.sanitized(authorization["user"]?.stringValue ?? "?")
-        let status = authorization["status"]?.stringValue ?? "?"
-        let lock = DisplayText.sanitized(authorization["lock"]?.stringValue ?? "?")
+        let app = DisplayText.sanitized(authorization.app)
+        let user = DisplayText.sanitized(authorization.user)
+        let status = authorization.status
+        let lock = DisplayText.sanitized(authorization.lock)
         print("familyctl: request \(id): \(app) for \(user) is now \(status) (lock: \(lock))")
     }
 
@@ -87,8 +88,9 @@ extension FamilyCtl {
     /// terminal or standard input (unless this terminal session authenticated
     /// lately, see `GuardianTimeout=`). With neither, the call cannot be
     /// answered: the Guard then refuses it, saying why, and changes nothing.
-    static func changeProtection(_ method: String, _ parameters: JSONObject, stdin: Bool,
-                                 socket: String?) throws(CommandFailure) -> JSONObject {
+    static func changeProtection<Method: GuardMethod>(_ method: Method.Type, _ parameters: Method.Parameters, stdin: Bool,
+                                                      socket: String?) throws(CommandFailure) -> Method.Reply
+    where Method.Reply: GuardPromptingReply {
         let conversation: (any PAMConversation)? = if geteuid() == 0 {
             nil
         } else if stdin {
@@ -101,40 +103,27 @@ extension FamilyCtl {
         return try connection.converse(method, parameters, through: conversation)
     }
 
-    /// The documented `--json` form: `{"requests": [ … ]}`, one object per
-    /// request with `id`, `user`, `app`, `name`, `path`, `purpose`, `created`
-    /// and `expires` (ISO 8601, UTC).
-    static func requestsJSON(_ rows: [JSONObject]) -> String {
-        let items: [JSONValue] = rows.map { row in
-            .object([
-                "id": row["id"] ?? .null,
-                "user": row["user"] ?? .null,
-                "app": row["app"] ?? .null,
-                "name": row["name"] ?? .null,
-                "path": row["path"] ?? .null,
-                "purpose": row["purpose"] ?? .null,
-                "created": .string(isoDate(row["created"]?.doubleValue ?? 0)),
-                "expires": .string(isoDate(row["expires"]?.doubleValue ?? 0)),
-            ])
-        }
-        return JSONValue.object(["requests": .array(items)]).description
+    /// The documented `--json` form: the `ListRequests` reply as the
+    /// interface types it, `{"requests": [ … ]}`, one object per request
+    /// with `id`, `user`, `app`, `name`, `path`, `purpose`, `created` and
+    /// `expires` (ISO 8601, UTC).
+    static func requestsJSON(_ rows: [Guard.Request]) -> String {
+        Guard.ListRequests.Reply(requests: rows).json(floats: isoDate)
     }
 
-    static func requestsTable(_ rows: [JSONObject]) -> String {
+    static func requestsTable(_ rows: [Guard.Request]) -> String {
         guard !rows.isEmpty else { return "No requests are waiting for you." }
         let header = ["ID", "USER", "APP", "NAME", "ASKS TO", "ASKED", "EXPIRES", "PATH"]
         let table: [[String]] = rows.map { row in
-            func text(_ key: String) -> String { row[key]?.stringValue ?? "" }
-            return [String(row["id"]?.intValue ?? 0), text("user"), text("app"), text("name"),
-                    text("purpose") == "revoke" ? "be revoked" : "be approved",
-                    isoDate(row["created"]?.doubleValue ?? 0), isoDate(row["expires"]?.doubleValue ?? 0), text("path")]
+            [String(row.id), row.user, row.app, row.name, row.purpose == .revoke ? "be revoked" : "be approved",
+             isoDate(row.created), isoDate(row.expires), row.path]
         }
         return columns([header] + table)
     }
 
-    private static func describe(_ row: JSONObject) -> String {
-        func text(_ key: String) -> String { DisplayText.sanitized(row[key]?.stringValue ?? "?") }
-        let purpose = row["purpose"]?.stringValue == "revoke" ? "to stop providing parental controls" : "to provide parental controls"
-        return "“\(text("name"))” (\(text("app"))) asks \(purpose) for \(text("user")), at \(text("path"))"
+    private static func describe(_ row: Guard.Request) -> String {
+        func shown(_ text: String) -> String { DisplayText.sanitized(text) }
+        let purpose = row.purpose == .revoke ? "to stop providing parental controls" : "to provide parental controls"
+        return "“\(shown(row.name))” (\(shown(row.app))) asks \(purpose) for \(shown(row.user)), at \(shown(row.path))"
     }
 }

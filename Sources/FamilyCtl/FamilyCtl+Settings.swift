@@ -2,6 +2,7 @@ import FamilyControlsModel
 #if canImport(Glibc)
 import Glibc
 #endif
+import GuardProtocol
 import SystemKit
 import Varlink
 
@@ -11,11 +12,9 @@ extension FamilyCtl {
         let arguments = try parse(tokens, valued: ["--user"], flags: ["--json"])
         guard arguments.operands.isEmpty else { throw CommandFailure(.usage, "status takes no operands; use --user USER") }
         let guardConnection = try GuardConnection(socket: GuardConnection.socketPath(socket))
-        var parameters: JSONObject = ["user": .null]
-        if let user = arguments["--user"] { parameters = ["user": .string(user)] }
-        let reply = try guardConnection.call("ListAuthorizations", parameters)
-        let rows = (reply["authorizations"]?.arrayValue ?? []).compactMap(\.objectValue)
-        if let warning = standingWarning(reply["warnings"]) { writeToStandardError(warning + "\n") }
+        let reply = try guardConnection.call(Guard.ListAuthorizations.self, .init(user: arguments["--user"]))
+        let rows = reply.authorizations
+        if let warning = standingWarning(reply.warnings) { writeToStandardError(warning + "\n") }
         if arguments.has("--json") {
             print(statusJSON(rows))
         } else if rows.isEmpty && geteuid() != 0 && arguments["--user"] == nil {
@@ -29,40 +28,26 @@ extension FamilyCtl {
 
     /// The one line root sees when a child can become someone else (the
     /// Guard sends these to root only), on standard error so `--json` stays clean.
-    static func standingWarning(_ value: JSONValue?) -> String? {
-        let warnings = (value?.arrayValue ?? []).compactMap(\.stringValue)
-        guard let first = warnings.first else { return nil }
+    static func standingWarning(_ warnings: [String]?) -> String? {
+        guard let warnings, let first = warnings.first else { return nil }
         let more = warnings.count > 1 ? " and \(warnings.count - 1) more" : ""
         return "warning: \(DisplayText.sanitized(first))\(more); see familycontrolsd --check-config"
     }
 
-    /// The documented `--json` form: `{"authorizations": [ … ]}`, one object per
+    /// The documented `--json` form: the `ListAuthorizations` reply as the
+    /// interface types it, `{"authorizations": [ … ]}`, one object per
     /// authorization with `user`, `app`, `member`, `status`, `approvedBy`
-    /// (null when none), `updatedAt` (ISO 8601, UTC), `lock` and `path`.
-    static func statusJSON(_ rows: [JSONObject]) -> String {
-        let items: [JSONValue] = rows.map { row in
-            .object([
-                "user": row["user"] ?? .null,
-                "app": row["app"] ?? .null,
-                "member": row["member"] ?? .null,
-                "status": row["status"] ?? .null,
-                "approvedBy": row["approvedBy"] ?? .null,
-                "updatedAt": .string(isoDate(row["updatedAt"]?.doubleValue ?? 0)),
-                "lock": row["lock"] ?? .null,
-                "path": row["path"] ?? .null,
-            ])
-        }
-        return JSONValue.object(["authorizations": .array(items)]).description
+    /// (null when none), `updatedAt` (ISO 8601, UTC), `path` and `lock`.
+    static func statusJSON(_ rows: [Guard.Authorization]) -> String {
+        Guard.ListAuthorizations.Reply(authorizations: rows).json(floats: isoDate)
     }
 
-    static func statusTable(_ rows: [JSONObject]) -> String {
+    static func statusTable(_ rows: [Guard.Authorization]) -> String {
         guard !rows.isEmpty else { return "No authorizations." }
         let header = ["USER", "APP", "MEMBER", "STATUS", "APPROVED BY", "UPDATED", "LOCK", "PATH"]
         let table: [[String]] = rows.map { row in
-            func text(_ key: String, _ fallback: String = "") -> String { row[key]?.stringValue ?? fallback }
-            let updated = isoDate(row["updatedAt"]?.doubleValue ?? 0)
-            return [text("user"), text("app"), text("member"), text("status"), text("approvedBy", "-"),
-                    updated, text("lock"), text("path")]
+            [row.user, row.app, row.member.rawValue, row.status.rawValue, row.approvedBy ?? "-",
+             isoDate(row.updatedAt), row.lock, row.path]
         }
         return columns([header] + table)
     }
@@ -91,12 +76,13 @@ extension FamilyCtl {
         guard let user = arguments["--user"], let app = arguments["--app"] else {
             throw CommandFailure(.usage, "set needs --user USER and --app APP")
         }
-        guard arguments.operands.count == 1, let status = arguments.operands.first, ["approved", "denied"].contains(status) else {
+        guard arguments.operands.count == 1, let status = arguments.operands.first.flatMap(Guard.Status.init(rawValue:)),
+              status == .approved || status == .denied else {
             throw CommandFailure(.usage, "set needs a status: approved or denied")
         }
-        let reply = try changeProtection("SetStatus", ["user": .string(user), "app": .string(app), "status": .string(status)],
+        let reply = try changeProtection(Guard.SetStatus.self, .init(user: user, app: app, status: status),
                                          stdin: arguments.has("--stdin"), socket: socket)
-        let lock = reply["authorization"]?["lock"]?.stringValue ?? "unknown"
+        let lock = reply.authorization?.lock ?? "unknown"
         print("familyctl: \(app) for \(user) is now \(status) (lock: \(lock))")
     }
 
@@ -106,7 +92,7 @@ extension FamilyCtl {
         guard let user = arguments["--user"], let app = arguments["--app"], arguments.operands.isEmpty else {
             throw CommandFailure(.usage, "revoke needs --user USER and --app APP")
         }
-        _ = try changeProtection("Revoke", ["user": .string(user), "app": .string(app)], stdin: arguments.has("--stdin"),
+        _ = try changeProtection(Guard.Revoke.self, .init(user: user, app: app), stdin: arguments.has("--stdin"),
                                  socket: socket)
         print("familyctl: revoked \(app) for \(user)")
     }
@@ -118,8 +104,8 @@ extension FamilyCtl {
             throw CommandFailure(.usage, "graduate needs one user name")
         }
         try requireRoot("graduate")
-        let reply = try GuardConnection(socket: GuardConnection.socketPath(socket)).call("Graduate", ["user": .string(user)])
-        let revoked = (reply["revoked"]?.arrayValue ?? []).compactMap(\.stringValue)
+        let reply = try GuardConnection(socket: GuardConnection.socketPath(socket)).call(Guard.Graduate.self, .init(user: user))
+        let revoked = reply.revoked ?? []
         print(revoked.isEmpty ? "familyctl: \(user) had no approved child apps"
                               : "familyctl: \(user) graduated; revoked \(revoked.joined(separator: ", "))")
     }
@@ -132,8 +118,8 @@ extension FamilyCtl {
         }
         try requireRoot("locks verify")
         let reply = try GuardConnection(socket: GuardConnection.socketPath(socket))
-            .call("VerifyLocks", ["repair": .bool(!arguments.has("--no-repair"))])
-        let findings = (reply["findings"]?.arrayValue ?? []).compactMap(\.stringValue)
+            .call(Guard.VerifyLocks.self, .init(repair: !arguments.has("--no-repair")))
+        let findings = reply.findings
         guard !findings.isEmpty else {
             print("familyctl: every lock is whole")
             return

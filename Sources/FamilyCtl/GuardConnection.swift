@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import FamilyControlsModel
+import GuardProtocol
 import SystemKit
 import Varlink
 import VarlinkClientKit
@@ -10,7 +11,6 @@ import PAM
 /// `familyctl`'s connection to the Guard: one call at a time, errors turned
 /// into messages and exit statuses.
 struct GuardConnection {
-    static let interface = GuardEndpoint.interface
     let client: VarlinkClient
 
     /// The socket: `--socket`, else `FAMILYCONTROLS_SOCKET`, else the default.
@@ -39,24 +39,26 @@ struct GuardConnection {
         self.client = client
     }
 
-    func call(_ method: String, _ parameters: JSONObject = [:]) throws(CommandFailure) -> JSONObject {
+    /// Calls `Method` and returns its reply as the interface types it.
+    func call<Method: GuardMethod>(_ method: Method.Type, _ parameters: Method.Parameters) throws(CommandFailure) -> Method.Reply {
         do throws(VarlinkClientError) {
-            return try client.call("\(Self.interface).\(method)", parameters: parameters)
+            return try Self.reply(Method.self, try client.call(Method.method, parameters: parameters.object))
         } catch {
             throw Self.failure(error)
         }
     }
 
-    /// Calls `method` with `more` and hands every reply to `each` until the
+    /// Calls `Method` with `more` and hands every reply to `each` until the
     /// last (a watch ends only when the Guard stops or the command is interrupted).
-    func stream(_ method: String, _ parameters: JSONObject = [:], _ each: (JSONObject) -> Void) throws(CommandFailure) {
+    func stream<Method: GuardMethod>(_ method: Method.Type, _ parameters: Method.Parameters,
+                                     _ each: (Method.Reply) -> Void) throws(CommandFailure) {
         client.replyTimeout = nil
         do throws(VarlinkClientError) {
-            try client.startStreaming("\(Self.interface).\(method)", parameters: parameters)
+            try client.startStreaming(Method.method, parameters: parameters.object)
             while true {
                 let reply = try client.receiveReply()
                 if let failure = reply.failure { throw VarlinkClientError.remote(failure) }
-                each(reply.parameters)
+                each(try Self.reply(Method.self, reply.parameters))
                 if !reply.continues { return }
             }
         } catch {
@@ -64,38 +66,39 @@ struct GuardConnection {
         }
     }
 
-    /// Calls `method` with `more`, answering each prompt through
-    /// `conversation` (the person at this terminal), and returns the last
-    /// reply's parameters.
-    func converse(_ method: String, _ parameters: JSONObject, through conversation: any PAMConversation,
-                  promptTimeout: Duration = .seconds(120)) throws(CommandFailure) -> JSONObject {
+    /// Calls `Method` with `more`, answering each prompt through
+    /// `conversation` (the person at this terminal), and returns the last reply.
+    func converse<Method: GuardMethod>(_ method: Method.Type, _ parameters: Method.Parameters,
+                                       through conversation: any PAMConversation,
+                                       promptTimeout: Duration = .seconds(120)) throws(CommandFailure) -> Method.Reply
+    where Method.Reply: GuardPromptingReply {
         do throws(VarlinkClientError) {
-            try client.startStreaming("\(Self.interface).\(method)", parameters: parameters)
+            try client.startStreaming(Method.method, parameters: parameters.object)
             while true {
-                let reply = try client.receiveReply()
-                if let failure = reply.failure { throw VarlinkClientError.remote(failure) }
-                if let prompt = reply.parameters["prompt"]?.objectValue {
+                let received = try client.receiveReply()
+                if let failure = received.failure { throw VarlinkClientError.remote(failure) }
+                let reply = try Self.reply(Method.self, received.parameters)
+                if let prompt = reply.prompt {
                     try answer(prompt, through: conversation, deadline: .now.advanced(by: promptTimeout))
                 }
-                if !reply.continues { return reply.parameters }
+                if !received.continues { return reply }
             }
         } catch {
             throw Self.failure(error)
         }
     }
 
-    private func answer(_ prompt: JSONObject, through conversation: any PAMConversation,
+    private func answer(_ prompt: Guard.Prompt, through conversation: any PAMConversation,
                         deadline: MonotonicInstant) throws(VarlinkClientError) {
-        guard let id = prompt["id"]?.intValue, let kind = prompt["kind"]?.stringValue else { return }
-        let text = DisplayText.sanitized(prompt["message"]?.stringValue ?? "")
+        let text = DisplayText.sanitized(prompt.message)
         let message: PAMMessage
-        switch kind {
-        case "secret": message = .secretPrompt(text)
-        case "text", "guardian": message = .textPrompt(text)
-        case "error": message = .error(text)
-        default: message = .info(text)
+        let expectsAnswer: Bool
+        switch prompt.kind {
+        case .secret: (message, expectsAnswer) = (.secretPrompt(text), true)
+        case .text, .guardian: (message, expectsAnswer) = (.textPrompt(text), true)
+        case .error: (message, expectsAnswer) = (.error(text), false)
+        case .alert, .info, .pending: (message, expectsAnswer) = (.info(text), false)
         }
-        let expectsAnswer = ["secret", "text", "guardian"].contains(kind)
         let reply: SecretBytes?
         do throws(PAMConversationEnd) {
             reply = try conversation.respond(to: message, deadline: deadline)
@@ -104,14 +107,24 @@ struct GuardConnection {
         }
         guard expectsAnswer else { return }
         // No answer (end of input, Ctrl-D, a timeout) cancels, as in sudo.
-        let response: JSONValue = reply.map { .secret($0) } ?? .null
-        try client.sendOneway("\(Self.interface).Answer", parameters: ["id": .int(id), "response": response])
+        try client.sendOneway(Guard.Answer.method, parameters: Guard.Answer.Parameters(id: prompt.id, response: reply).object)
+    }
+
+    /// `parameters` as `Method`'s reply; a reply the interface does not
+    /// describe is the Guard's fault, reported as a protocol error.
+    private static func reply<Method: GuardMethod>(_ method: Method.Type,
+                                                   _ parameters: JSONObject) throws(VarlinkClientError) -> Method.Reply {
+        do throws(ProtocolDecodingError) {
+            return try Method.Reply(parameters, at: "", strict: false)
+        } catch {
+            throw VarlinkClientError.protocolViolation("the reply to \(Method.name) is not what the interface says: \(error)")
+        }
     }
 
     /// What a Varlink failure means for the command: its message and exit status.
     private static func failure(_ error: VarlinkClientError) -> CommandFailure {
         if case .remote(let remote) = error {
-            let message = remote.parameters["message"]?.stringValue ?? remote.name
+            let message = ((try? GuardError(name: remote.name, parameters: remote.parameters)) ?? nil)?.message ?? remote.name
             let code: ExitCode = remote.name.hasSuffix(".PermissionDenied") ? .permission : .failure
             return CommandFailure(code, message)
         }

@@ -93,7 +93,7 @@ import TestSupport
             ["CSystem", "CLibPAM", "CSQLite", "FamilyControlsModel", "FamilyControlsCombine"],
             ["CPAM", "SystemKit"],
             ["Varlink", "SQLite", "PAM", "LockEngine", "FamilyConfiguration"],
-            ["VarlinkClientKit", "VarlinkServerKit"],
+            ["VarlinkClientKit", "VarlinkServerKit", "GuardProtocol"],
             ["GuardKit", "FamilyCtl", "FamilyControls"],
         ]
         for (level, layer) in layers.enumerated() {

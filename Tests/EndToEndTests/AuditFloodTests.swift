@@ -78,7 +78,7 @@ struct AuditFloodTests {
             let events = try #require(object?["events"] as? [[String: Any]])
             let repeated = try #require(events.first { $0["outcome"] as? String == "no effect" }, "\(events)")
             #expect(repeated["count"] as? Int == burst)
-            #expect(repeated["lastTime"] as? String != nil, "\(repeated)")
+            #expect(repeated["lastAt"] as? String != nil, "\(repeated)")
             #expect(events.filter { $0["outcome"] as? String == "refused" }.allSatisfy { $0["count"] as? Int == 1 })
         }
     }

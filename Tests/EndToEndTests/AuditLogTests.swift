@@ -45,7 +45,7 @@ struct AuditLogTests {
             #expect(failure["user"] as? String == child)
             let ids = all.compactMap { $0["id"] as? Int }
             #expect(ids == ids.sorted() && ids.count == all.count)
-            #expect(all.allSatisfy { ($0["time"] as? String)?.hasSuffix("Z") == true })
+            #expect(all.allSatisfy { ($0["at"] as? String)?.hasSuffix("Z") == true })
             // Never a password, in any field.
             let text = try await guardd.familyctl(["log"])
             #expect(text.status == 0)

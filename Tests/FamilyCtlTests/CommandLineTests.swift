@@ -1,4 +1,5 @@
 @testable import FamilyCtl
+import GuardProtocol
 import SystemKit
 import Testing
 import TestSupport
@@ -28,12 +29,12 @@ import Foundation
         #expect(throws: CommandFailure.self) { try FamilyCtl.takeSocketOption(&tokens) }
     }
 
-    @Test func requestsShowEveryFieldAndEscapeWhatAChildChose() {
-        let row: JSONObject = [
+    @Test func requestsShowEveryFieldAndEscapeWhatAChildChose() throws {
+        let row = try Guard.Request([
             "id": .int(7), "user": .string("alice"), "app": .string("org.example.Paint"),
             "name": .string("Paint\u{1b}[2J"), "path": .string("/home/alice/Applications/org.example.Paint"),
             "purpose": .string("revoke"), "created": .double(0), "expires": .double(900),
-        ]
+        ])
         let table = FamilyCtl.requestsTable([row])
         #expect(table.hasPrefix("ID  USER   APP"))
         #expect(table.contains("7   alice  org.example.Paint  Paint\\x1B[2J  be revoked"))
@@ -107,12 +108,12 @@ import Foundation
         }
     }
 
-    @Test func logRowsShowEveryFieldEscapedAndJSONKeepsThemWhole() {
-        let event: JSONObject = [
+    @Test func logRowsShowEveryFieldEscapedAndJSONKeepsThemWhole() throws {
+        let event = try Guard.AuditEvent([
             "id": .int(42), "at": .double(0), "actor": .string("bob"), "action": .string("approve"),
             "user": .string("alice"), "app": .string("org.example.Paint\u{1b}]0;x"), "member": .string("child"),
-            "outcome": .string("success"), "detail": .null,
-        ]
+            "outcome": .string("success"), "detail": .null, "count": .int(1), "lastAt": .null,
+        ])
         let table = FamilyCtl.logTable([event])
         let lines = table.split(separator: "\n")
         #expect(lines.first?.hasPrefix("TIME") == true)
@@ -124,28 +125,27 @@ import Foundation
         let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
         let events = object?["events"] as? [[String: Any]] ?? []
         #expect(events.count == 1)
-        #expect(events.first?["time"] as? String == "1970-01-01T00:00:00Z")
+        #expect(events.first?["at"] as? String == "1970-01-01T00:00:00Z")
         #expect(events.first?["app"] as? String == "org.example.Paint\u{1b}]0;x")
         #expect(events.first?["detail"] is NSNull)
-        #expect(Set(events.first?.keys.map { $0 } ?? []) == ["id", "time", "actor", "action", "user", "app", "member", "outcome",
-                                                             "detail", "count", "lastTime"])
-        // From a Guard that sends no count: it happened once.
+        #expect(Set(events.first?.keys.map { $0 } ?? []) == ["id", "at", "actor", "action", "user", "app", "member", "outcome",
+                                                             "detail", "count", "lastAt"])
         #expect(events.first?["count"] as? Int == 1)
-        #expect(events.first?["lastTime"] is NSNull)
+        #expect(events.first?["lastAt"] is NSNull)
     }
 
-    @Test func aRepeatedEventSaysHowOftenAndWhenLastInTheTableAndTheJSON() {
-        let event: JSONObject = [
+    @Test func aRepeatedEventSaysHowOftenAndWhenLastInTheTableAndTheJSON() throws {
+        let event = try Guard.AuditEvent([
             "id": .int(7), "at": .double(0), "actor": .string("alice"), "action": .string("revoke"),
             "user": .string("alice"), "app": .string("org.example.Paint"), "member": .null,
             "outcome": .string("no effect"), "detail": .string("not approved"), "count": .int(1500), "lastAt": .double(90),
-        ]
+        ])
         let row = FamilyCtl.logTable([event]).split(separator: "\n")[1]
         #expect(row.hasSuffix("not approved (repeated 1500 times, the last at \(UnixTime(seconds: 90).localDescription))"), "\(row)")
         let object = try? JSONSerialization.jsonObject(with: Data(FamilyCtl.logJSON([event]).utf8)) as? [String: Any]
         let json = (object?["events"] as? [[String: Any]])?.first
         #expect(json?["count"] as? Int == 1500)
-        #expect(json?["lastTime"] as? String == "1970-01-01T00:01:30Z")
+        #expect(json?["lastAt"] as? String == "1970-01-01T00:01:30Z")
     }
 
     @Test func logRefusesBadOptionsBeforeCallingTheGuard() {

@@ -62,6 +62,60 @@ import FamilyConfiguration
         }
     }
 
+    /// The error that ends `method`'s call, or nil for a reply.
+    private func failure(_ client: VarlinkClient, _ method: String, _ parameters: JSONObject,
+                         more: Bool) throws -> VarlinkError? {
+        do {
+            _ = try outcomeOrThrow(client, method, parameters, more: more)
+            return nil
+        } catch .remote(let error) {
+            return error
+        }
+    }
+
+    private func outcomeOrThrow(_ client: VarlinkClient, _ method: String, _ parameters: JSONObject,
+                                more: Bool) throws(VarlinkClientError) {
+        if more {
+            try client.startStreaming("org.familycontrols.guard.\(method)", parameters: parameters)
+            _ = try client.receiveReply()
+        } else {
+            _ = try client.call("org.familycontrols.guard.\(method)", parameters: parameters)
+        }
+    }
+
+    /// As sd-varlink does, a call whose parameters are not what the interface
+    /// says (a field missing, of the wrong type, an enum value it does not
+    /// list, a field it does not name) is refused with InvalidParameter
+    /// naming the field, and one that needs `more` without it with
+    /// ExpectedMore, before any handler runs.
+    @Test func callsAreCheckedAgainstTheInterfaceBeforeDispatch() throws {
+        try withGuardService { _, client in
+            let invalid = "org.varlink.service.InvalidParameter"
+            let cases: [(String, JSONObject, Bool, String)] = [
+                ("RequestAuthorization", ["member": "parent"], true, "member"),
+                ("RequestAuthorization", [:], true, "member"),
+                ("DecideRequest", ["id": "4", "approve": true], true, "id"),
+                ("ListAuthorizations", ["user": 5], false, "user"),
+                ("ListAuthorizations", ["uid": 0], false, "uid"),
+                ("SetStatus", ["user": "alice", "app": "org.example.Paint", "status": "maybe"], false, "status"),
+                ("ReadAudit", ["since": "yesterday"], false, "since"),
+                ("VerifyLocks", [:], false, "repair"),
+            ]
+            for (method, parameters, more, field) in cases {
+                let error = try failure(client, method, parameters, more: more)
+                #expect(error?.name == invalid, "\(method) \(parameters): \(String(describing: error))")
+                #expect(error?.parameters["parameter"]?.stringValue == field, "\(method) \(parameters)")
+            }
+            for method in ["Subscribe", "RevokeAuthorization", "WatchRequests"] {
+                #expect(try failure(client, method, [:], more: false)?.name == "org.varlink.service.ExpectedMore", "\(method)")
+            }
+            #expect(try failure(client, "RequestAuthorization", ["member": "child"], more: false)?.name
+                    == "org.varlink.service.ExpectedMore")
+            // What the interface allows still gets through: null for an optional, root's list.
+            #expect(try failure(client, "ListAuthorizations", ["user": .null], more: false) == nil)
+        }
+    }
+
     @Test func refusedCallsLeaveNoCloseCallbacksBehindOnTheirConnection() throws {
         try withGuardService { watched, client in
             var outcomes: [String: Int] = [:]

@@ -1,97 +1,100 @@
 import FamilyControlsModel
+import GuardProtocol
 import Synchronization
 import SystemKit
 import Varlink
 import VarlinkServerKit
 
+/// An administrator's call, its parameters checked against the interface.
+enum AdminCall: Sendable {
+    case listAuthorizations(Guard.ListAuthorizations.Parameters)
+    case readAudit(Guard.ReadAudit.Parameters)
+    case listRequests
+    case verifyLocks(Guard.VerifyLocks.Parameters)
+    case change(ProtectionChange)
+}
+
+/// `SetStatus`, `Revoke` or `Graduate`: the verbs that change a child's protection.
+enum ProtectionChange: Sendable {
+    case setStatus(Guard.SetStatus.Parameters)
+    case revoke(Guard.Revoke.Parameters)
+    case graduate(Guard.Graduate.Parameters)
+
+    /// The user whose protection changes.
+    var user: String {
+        switch self {
+        case .setStatus(let parameters): parameters.user
+        case .revoke(let parameters): parameters.user
+        case .graduate(let parameters): parameters.user
+        }
+    }
+}
+
 extension GuardService {
     /// The administrators' methods: root for everything, a guardian for their own children.
-    func handleAdmin(_ call: VarlinkCall, on connection: VarlinkConnection) {
+    func handleAdmin(_ admin: AdminCall, _ call: VarlinkCall, on connection: VarlinkConnection) {
         respond(call, on: connection) { () throws(GuardFailure) -> JSONObject in
             let requester = try self.requester(connection)
-            let parameters = call.parameters
-            func string(_ name: String) throws(GuardFailure) -> String { try stringParameter(name, of: call) }
-            switch call.memberName {
-            case "ListAuthorizations":
-                let user = parameters["user"]
-                guard user == nil || user?.isNull == true || user?.stringValue != nil else {
-                    throw GuardFailure(.familyControls(.invalidArgument), "parameter user must be a string or null")
-                }
-                let views = try policy.list(user: user?.stringValue, requester: requester)
-                var reply: JSONObject = ["authorizations": .array(views.map { .object($0.json) })]
+            switch admin {
+            case .listAuthorizations(let parameters):
+                let views = try policy.list(user: parameters.user, requester: requester)
                 let warnings = requester.uid == 0 ? policy.standingWarnings.current : []
-                if !warnings.isEmpty { reply["warnings"] = .array(warnings.map { .string($0) }) }
-                return reply
-            case "SetStatus", "Revoke", "Graduate":
+                return Guard.ListAuthorizations.Reply(authorizations: views.map(\.wire),
+                                                      warnings: warnings.isEmpty ? nil : warnings).object
+            case .change(let change):
                 // Called without more: nowhere to ask, so only root or a
                 // guardian whose session authenticated lately gets through.
                 let proof = GuardianProof(session: session(of: connection, for: requester), channel: nil)
-                return try changeProtection(call, requester: requester, proof: proof)
-            case "ReadAudit":
-                func optional(_ name: String) throws(GuardFailure) -> JSONValue? {
-                    switch parameters[name] {
-                    case nil, .null?: return nil
-                    case let value?: return value
-                    }
+                return try changeProtection(change, requester: requester, proof: proof)
+            case .readAudit(let parameters):
+                let limit = parameters.limit ?? 1000
+                guard (1...GuardService.maximumAuditEvents).contains(limit) else {
+                    throw GuardFailure(.familyControls(.invalidArgument),
+                                       "parameter limit must be a whole number from 1 to \(GuardService.maximumAuditEvents)")
                 }
-                let user = try optional("user")
-                let app = try optional("app")
-                guard user == nil || user?.stringValue != nil, app == nil || app?.stringValue != nil else {
-                    throw GuardFailure(.familyControls(.invalidArgument), "parameters user and app must be strings or null")
-                }
-                let since: Double?
-                switch try optional("since") {
-                case nil: since = nil
-                case .int(let seconds)?: since = Double(seconds)
-                case .double(let seconds)? where seconds.isFinite: since = seconds
-                case _?: throw GuardFailure(.familyControls(.invalidArgument), "parameter since must be a number of Unix seconds")
-                }
-                let limit: Int
-                switch try optional("limit") {
-                case nil: limit = 1000
-                case .int(let value)? where (1...GuardService.maximumAuditEvents).contains(value): limit = Int(value)
-                case _?: throw GuardFailure(.familyControls(.invalidArgument),
-                                            "parameter limit must be a whole number from 1 to \(GuardService.maximumAuditEvents)")
-                }
-                let events = try policy.auditEvents(user: user?.stringValue, appID: app?.stringValue, since: since,
-                                                    limit: limit, requester: requester)
-                return ["events": .array(events.map { .object($0.json) })]
-            case "ListRequests":
-                return ["requests": .array(policy.pendingRequests(for: requester).map { .object($0.json) })]
-            case "VerifyLocks":
+                let events = try policy.auditEvents(user: parameters.user, appID: parameters.app, since: parameters.since,
+                                                    limit: Int(limit), requester: requester)
+                return Guard.ReadAudit.Reply(events: events.map(\.wire)).object
+            case .listRequests:
+                return Guard.ListRequests.Reply(requests: policy.pendingRequests(for: requester).map(\.wire)).object
+            case .verifyLocks(let parameters):
                 guard requester.uid == 0 else { throw GuardFailure(.permissionDenied, "only root may verify locks") }
-                guard let repair = parameters["repair"]?.boolValue else {
-                    throw GuardFailure(.familyControls(.invalidArgument), "parameter repair must be a boolean")
-                }
-                let findings = try policy.keeper.verify(repair: repair, actor: requester.name)
-                return ["findings": .array(findings.map { .string($0) })]
-            default:
-                throw GuardFailure(.familyControls(.invalidArgument), "unknown method \(call.method.clipped)")
+                let findings = try policy.keeper.verify(repair: parameters.repair, actor: requester.name)
+                return Guard.VerifyLocks.Reply(findings: findings).object
             }
         }
     }
 
     /// `SetStatus`, `Revoke` and `Graduate`: the verbs that change a child's
     /// protection, which a guardian authenticates for (see ``GuardianProof``).
-    func changeProtection(_ call: VarlinkCall, requester: UserAccount,
+    func changeProtection(_ change: ProtectionChange, requester: UserAccount,
                           proof: GuardianProof) throws(GuardFailure) -> JSONObject {
-        func string(_ name: String) throws(GuardFailure) -> String { try stringParameter(name, of: call) }
-        switch call.memberName {
-        case "SetStatus":
-            let status = try string("status")
-            guard let value = AuthorizationStatus(name: status), value == .approved || value == .denied else {
-                throw GuardFailure(.familyControls(.invalidArgument), "status must be approved or denied, found \"\(status.clipped)\"")
-            }
-            let view = try policy.set(user: try string("user"), appID: try string("app"), to: value, requester: requester,
-                                      proof: proof)
-            return ["authorization": .object(view.json)]
-        case "Revoke":
-            try policy.revoke(user: try string("user"), appID: try string("app"), requester: requester, proof: proof)
-            return [:]
-        default:
-            let revoked = try policy.graduate(user: try string("user"), requester: requester, proof: proof)
-            return ["revoked": .array(revoked.map { .string($0) })]
+        switch change {
+        case .setStatus(let parameters): try setStatus(parameters, requester: requester, proof: proof).object
+        case .revoke(let parameters): try revoke(parameters, requester: requester, proof: proof).object
+        case .graduate(let parameters): try graduate(parameters, requester: requester, proof: proof).object
         }
+    }
+
+    func setStatus(_ parameters: Guard.SetStatus.Parameters, requester: UserAccount,
+                   proof: GuardianProof) throws(GuardFailure) -> Guard.SetStatus.Reply {
+        let value = AuthorizationStatus(parameters.status)
+        guard value == .approved || value == .denied else {
+            throw GuardFailure(.familyControls(.invalidArgument), "status must be approved or denied, found \"\(value)\"")
+        }
+        let view = try policy.set(user: parameters.user, appID: parameters.app, to: value, requester: requester, proof: proof)
+        return Guard.SetStatus.Reply(authorization: view.wire)
+    }
+
+    func revoke(_ parameters: Guard.Revoke.Parameters, requester: UserAccount,
+                proof: GuardianProof) throws(GuardFailure) -> Guard.Revoke.Reply {
+        try policy.revoke(user: parameters.user, appID: parameters.app, requester: requester, proof: proof)
+        return Guard.Revoke.Reply()
+    }
+
+    func graduate(_ parameters: Guard.Graduate.Parameters, requester: UserAccount,
+                  proof: GuardianProof) throws(GuardFailure) -> Guard.Graduate.Reply {
+        Guard.Graduate.Reply(revoked: try policy.graduate(user: parameters.user, requester: requester, proof: proof))
     }
 
     /// The terminal session `requester` calls from, from the kernel (root
@@ -117,6 +120,11 @@ extension GuardService {
 struct Administrator: Sendable {
     var account: UserAccount
     var session: TerminalSession?
+
+    /// The proof of who they are, asked for over `channel` if need be.
+    func proof(over channel: VarlinkRequestChannel) -> GuardianProof {
+        GuardianProof(session: session, channel: channel)
+    }
 }
 
 extension GuardService {
@@ -127,14 +135,10 @@ extension GuardService {
 
 extension AuditEvent {
     /// The event as `ReadAudit` sends it.
-    var json: JSONObject {
-        [
-            "id": .int(id ?? 0), "at": .double(atSeconds), "actor": .string(actor), "action": .string(action.rawValue),
-            "user": .string(user), "app": appID.map { .string($0) } ?? .null,
-            "member": member.map { .string($0.description) } ?? .null, "outcome": .string(outcome.rawValue),
-            "detail": detail.map { .string($0) } ?? .null, "count": .int(Int64(count)),
-            "lastAt": lastAt.map { .double($0.seconds) } ?? .null,
-        ]
+    var wire: Guard.AuditEvent {
+        Guard.AuditEvent(id: id ?? 0, at: atSeconds, actor: actor, action: action.rawValue, user: user, app: appID,
+                         member: member.map(Guard.Member.init), outcome: outcome.rawValue, detail: detail,
+                         count: Int64(count), lastAt: lastAt?.seconds)
     }
 }
 
@@ -157,8 +161,8 @@ extension GuardService {
         let sending = Mutex(())
         let send: @Sendable () -> Void = { [policy] in
             sending.withLock { _ in
-                let requests = policy.pendingRequests(for: requester).map { JSONValue.object($0.json) }
-                connection.reply(["requests": .array(requests)], continues: true)
+                let requests = policy.pendingRequests(for: requester).map(\.wire)
+                connection.reply(Guard.WatchRequests.Reply(requests: requests).object, continues: true)
             }
         }
         let token = policy.watchPending(send)
@@ -169,40 +173,46 @@ extension GuardService {
 
 extension PendingRequest {
     /// The `Request` type of the interface.
-    var json: JSONObject {
-        [
-            "id": .int(id),
-            "user": .string(user),
-            "app": .string(appID),
-            "name": .string(displayName),
-            "path": .string(path),
-            "purpose": .string(purpose.rawValue),
-            "created": .double(created.seconds),
-            "expires": .double(expires.seconds),
-        ]
+    var wire: Guard.Request {
+        let purpose: Guard.Purpose = switch self.purpose {
+        case .approve: .approve
+        case .revoke: .revoke
+        }
+        return Guard.Request(id: id, user: user, app: appID, name: displayName, path: path, purpose: purpose,
+                             created: created.seconds, expires: expires.seconds)
     }
 }
 
 extension AuthorizationView {
     /// The `Authorization` type of the interface.
-    var json: JSONObject {
-        [
-            "user": .string(record.user),
-            "app": .string(record.appID),
-            "member": .string(record.member.description),
-            "status": .string(record.status.description),
-            "approvedBy": record.approvedBy.map { .string($0) } ?? .null,
-            "updatedAt": .double(record.updatedAt.seconds),
-            "path": .string(path),
-            "lock": .string(lock),
-        ]
+    var wire: Guard.Authorization {
+        Guard.Authorization(user: record.user, app: record.appID, member: Guard.Member(record.member),
+                            status: Guard.Status(record.status), approvedBy: record.approvedBy,
+                            updatedAt: record.updatedAt.seconds, path: path, lock: lock)
     }
 }
 
-/// Parameter `name` of `call`, which must be a string.
-private func stringParameter(_ name: String, of call: VarlinkCall) throws(GuardFailure) -> String {
-    guard let value = call.parameters[name]?.stringValue else {
-        throw GuardFailure(.familyControls(.invalidArgument), "parameter \(name) must be a string")
+extension GuardFailure {
+    /// The failure as the interface's error.
+    var wire: GuardError {
+        switch kind {
+        case .familyControls(let error):
+            switch error {
+            case .restricted: .restricted(message: message)
+            case .unavailable: .unavailable(message: message)
+            case .invalidAccountType: .invalidAccountType(message: message)
+            case .invalidArgument: .invalidArgument(message: message)
+            case .authorizationConflict: .authorizationConflict(message: message)
+            case .authorizationCanceled: .authorizationCanceled(message: message, status: resultingStatus.map(Guard.Status.init))
+            case .networkError: .networkError(message: message)
+            // The Guard has no data-access calls, so it never fails this way;
+            // the interface declares no such error.
+            case .unauthorized: .invalidArgument(message: message)
+            case .authenticationMethodUnavailable: .authenticationMethodUnavailable(message: message)
+            }
+        case .permissionDenied: .permissionDenied(message: message)
+        case .notFound: .notFound(message: message)
+        case .limitReached: .limitReached(message: message)
+        }
     }
-    return value
 }

@@ -1,4 +1,5 @@
 import FamilyControlsModel
+import GuardProtocol
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,7 +18,7 @@ package final class GuardService: VarlinkService {
     package let interfaces: [VarlinkInterfaceDescription]
     /// Parameters whose values are secrets: the answer to a password prompt.
     /// The server hands them over as bytes and zeroes what it read.
-    package static let secretParameters: Set<String> = ["response"]
+    package static let secretParameters = Guard.secretFields
 
     /// Short blocking work: identifying callers, admin calls, locks, reconcile.
     package let work: BlockingExecutor
@@ -46,10 +47,17 @@ package final class GuardService: VarlinkService {
         interfaces = [try VarlinkInterfaceDescription(GuardInterface.text)]
     }
 
+    /// The method table: each method of the interface, its parameters decoded
+    /// (and `more` checked) on the loop thread before anything runs, and
+    /// where it runs: on the loop (``GetStatus`` once the caller is known,
+    /// ``Answer``), on the connection's lane (``work``), or in a
+    /// conversation pool (``conversations`` for apps, ``decisions`` for
+    /// guardians and root).
     package func handle(_ call: VarlinkCall, on connection: VarlinkConnection) {
         let session = ConnectionSession.of(connection, on: work)
         switch call.memberName {
-        case "GetStatus":
+        case Guard.GetStatus.name:
+            guard accept(Guard.GetStatus.self, call, on: connection) != nil else { return }
             // The hot path: answered on the loop thread once the caller is known.
             if session.isIdle, case .success(let caller)? = session.cachedCaller {
                 replyStatus(caller, to: call, on: connection)
@@ -59,51 +67,110 @@ package final class GuardService: VarlinkService {
                     replyStatus(caller, to: call, on: connection)
                 }
             }
-        case "Answer":
-            answer(call, session: session, on: connection)
-        case "Subscribe":
-            guard call.more else { return connection.fail(.expectedMore) }
+        case Guard.Answer.name:
+            guard let parameters = accept(Guard.Answer.self, call, on: connection) else { return }
+            session.activeChannel?.deliver(id: parameters.id, response: parameters.response)
+            if call.expectsReply { connection.reply(Guard.Answer.Reply().object) }
+        case Guard.Subscribe.name:
+            guard accept(Guard.Subscribe.self, call, on: connection) != nil else { return }
             session.enqueue(on: connection) { [self] in
                 guard let caller = identify(connection, session) else { return }
                 subscribe(caller, session: session, on: connection)
             }
-        case "RequestAuthorization":
-            guard let name = call.parameters["member"]?.stringValue, let member = FamilyControlsMember(name: name) else {
-                return connection.fail(.invalidParameter("member"))
-            }
-            startConversation(call, session: session, on: connection, who: applicant(member, connection, session),
+        case Guard.RequestAuthorization.name:
+            guard let parameters = accept(Guard.RequestAuthorization.self, call, on: connection) else { return }
+            let member = FamilyControlsMember(parameters.member)
+            startConversation(Guard.RequestAuthorization.self, call, session: session, on: connection,
+                              who: applicant(member, connection, session),
                               on: conversations) { [policy] caller, channel throws(GuardFailure) in
                 let status = try policy.request(member, from: caller, over: channel)
-                return ["status": .string(status.description)]
+                return Guard.RequestAuthorization.Reply(status: Guard.Status(status))
             }
-        case "RevokeAuthorization":
-            startConversation(call, session: session, on: connection, who: app(connection, session),
+        case Guard.RevokeAuthorization.name:
+            guard accept(Guard.RevokeAuthorization.self, call, on: connection) != nil else { return }
+            startConversation(Guard.RevokeAuthorization.self, call, session: session, on: connection, who: app(connection, session),
                               on: conversations) { [policy] caller, channel throws(GuardFailure) in
                 try policy.revoke(from: caller, over: channel)
-                return [:]
+                return Guard.RevokeAuthorization.Reply()
             }
-        case "DecideRequest":
-            guard let id = call.parameters["id"]?.intValue else { return connection.fail(.invalidParameter("id")) }
-            guard let approve = call.parameters["approve"]?.boolValue else { return connection.fail(.invalidParameter("approve")) }
-            startConversation(call, session: session, on: connection, who: decider(of: id, connection),
+        case Guard.DecideRequest.name:
+            guard let parameters = accept(Guard.DecideRequest.self, call, on: connection) else { return }
+            startConversation(Guard.DecideRequest.self, call, session: session, on: connection,
+                              who: decider(of: parameters.id, connection),
                               on: decisions) { [policy] requester, channel throws(GuardFailure) in
-                let view = try policy.decide(id, approve: approve, requester: requester.account, session: requester.session,
-                                             over: channel)
-                return ["authorization": view.map { .object($0.json) } ?? .null]
+                let view = try policy.decide(parameters.id, approve: parameters.approve, requester: requester.account,
+                                             session: requester.session, over: channel)
+                return Guard.DecideRequest.Reply(authorization: view?.wire)
             }
-        case "SetStatus", "Revoke", "Graduate":
+        case Guard.SetStatus.name, Guard.Revoke.name, Guard.Graduate.name:
+            guard let change = acceptChange(call, on: connection) else { return }
             // With more, a guardian may be asked to authenticate over this connection.
-            guard call.more else { return session.enqueue(on: connection) { [self] in handleAdmin(call, on: connection) } }
-            startConversation(call, session: session, on: connection, who: administrator(of: call, connection),
-                              on: decisions) { [self] requester, channel throws(GuardFailure) in
-                try changeProtection(call, requester: requester.account,
-                                     proof: GuardianProof(session: requester.session, channel: channel))
+            guard call.more else { return session.enqueue(on: connection) { [self] in handleAdmin(.change(change), call, on: connection) } }
+            let who = administrator(of: change, connection)
+            switch change {
+            case .setStatus(let parameters):
+                startConversation(Guard.SetStatus.self, call, session: session, on: connection, who: who,
+                                  on: decisions) { [self] requester, channel throws(GuardFailure) in
+                    try setStatus(parameters, requester: requester.account, proof: requester.proof(over: channel))
+                }
+            case .revoke(let parameters):
+                startConversation(Guard.Revoke.self, call, session: session, on: connection, who: who,
+                                  on: decisions) { [self] requester, channel throws(GuardFailure) in
+                    try revoke(parameters, requester: requester.account, proof: requester.proof(over: channel))
+                }
+            case .graduate(let parameters):
+                startConversation(Guard.Graduate.self, call, session: session, on: connection, who: who,
+                                  on: decisions) { [self] requester, channel throws(GuardFailure) in
+                    try graduate(parameters, requester: requester.account, proof: requester.proof(over: channel))
+                }
             }
-        case "WatchRequests":
-            guard call.more else { return connection.fail(.expectedMore) }
+        case Guard.WatchRequests.name:
+            guard accept(Guard.WatchRequests.self, call, on: connection) != nil else { return }
             session.enqueue(on: connection) { [self] in watchRequests(session: session, on: connection) }
+        case Guard.ListAuthorizations.name:
+            guard let parameters = accept(Guard.ListAuthorizations.self, call, on: connection) else { return }
+            session.enqueue(on: connection) { [self] in handleAdmin(.listAuthorizations(parameters), call, on: connection) }
+        case Guard.ReadAudit.name:
+            guard let parameters = accept(Guard.ReadAudit.self, call, on: connection) else { return }
+            session.enqueue(on: connection) { [self] in handleAdmin(.readAudit(parameters), call, on: connection) }
+        case Guard.ListRequests.name:
+            guard accept(Guard.ListRequests.self, call, on: connection) != nil else { return }
+            session.enqueue(on: connection) { [self] in handleAdmin(.listRequests, call, on: connection) }
+        case Guard.VerifyLocks.name:
+            guard let parameters = accept(Guard.VerifyLocks.self, call, on: connection) else { return }
+            session.enqueue(on: connection) { [self] in handleAdmin(.verifyLocks(parameters), call, on: connection) }
         default:
-            session.enqueue(on: connection) { [self] in handleAdmin(call, on: connection) }
+            if call.expectsReply { connection.fail(.methodNotFound(call.method)) }
+        }
+    }
+
+    /// `call`'s parameters checked against the interface, as sd-varlink
+    /// checks them before dispatch: every field of the type the interface
+    /// gives and no other, and `more` set if the method requires it. Nil
+    /// once the caller has been told (`InvalidParameter` naming the field,
+    /// or `ExpectedMore`).
+    private func accept<Method: GuardMethod>(_ method: Method.Type, _ call: VarlinkCall,
+                                             on connection: VarlinkConnection) -> Method.Parameters? {
+        let parameters: Method.Parameters
+        do throws(ProtocolDecodingError) {
+            parameters = try Method.Parameters(call.parameters, at: "", strict: true)
+        } catch {
+            if call.expectsReply { connection.fail(.invalidParameter(error.field)) }
+            return nil
+        }
+        guard call.more || !Method.requiresMore else {
+            connection.fail(.expectedMore)
+            return nil
+        }
+        return parameters
+    }
+
+    /// `SetStatus`, `Revoke` or `Graduate`, its parameters checked.
+    private func acceptChange(_ call: VarlinkCall, on connection: VarlinkConnection) -> ProtectionChange? {
+        switch call.memberName {
+        case Guard.SetStatus.name: accept(Guard.SetStatus.self, call, on: connection).map(ProtectionChange.setStatus)
+        case Guard.Revoke.name: accept(Guard.Revoke.self, call, on: connection).map(ProtectionChange.revoke)
+        default: accept(Guard.Graduate.self, call, on: connection).map(ProtectionChange.graduate)
         }
     }
 
@@ -111,12 +178,10 @@ package final class GuardService: VarlinkService {
 
     private func replyStatus(_ caller: Caller, to call: VarlinkCall, on connection: VarlinkConnection) {
         guard call.expectsReply else { return }
-        connection.reply([
-            "app": .string(caller.app.appID),
-            "user": .string(caller.account.name),
-            "status": .string(policy.ledger.status(user: caller.account.name, appID: caller.app.appID,
-                                            directory: caller.app.directoryIdentity).description),
-        ])
+        let status = policy.ledger.status(user: caller.account.name, appID: caller.app.appID,
+                                          directory: caller.app.directoryIdentity)
+        connection.reply(Guard.GetStatus.Reply(app: caller.app.appID, user: caller.account.name,
+                                               status: Guard.Status(status)).object)
     }
 
     /// Follows the caller's status on this connection, within its bound of
@@ -135,7 +200,7 @@ package final class GuardService: VarlinkService {
             sending.withLock { _ in
                 let status = policy.ledger.status(user: caller.account.name, appID: caller.app.appID,
                                            directory: caller.app.directoryIdentity)
-                connection.reply(["status": .string(status.description)], continues: true)
+                connection.reply(Guard.Subscribe.Reply(status: Guard.Status(status)).object, continues: true)
             }
         }
         let token = policy.ledger.subscribe(user: caller.account.name, appID: caller.app.appID) { _ in send() }
@@ -183,17 +248,17 @@ package final class GuardService: VarlinkService {
     /// The person calling on `connection` with `call` (SetStatus, Revoke,
     /// Graduate), if they may change the user it names at all: anyone else
     /// is refused here, before the call takes a decision thread.
-    private func administrator(of call: VarlinkCall, _ connection: VarlinkConnection) -> @Sendable () -> Result<Administrator, GuardFailure> {
-        let user = call.parameters["user"]?.stringValue
-        let graduating = call.memberName == "Graduate"
+    private func administrator(of change: ProtectionChange, _ connection: VarlinkConnection) -> @Sendable () -> Result<Administrator, GuardFailure> {
+        let user = change.user
+        let graduating = if case .graduate = change { true } else { false }
         return { [self] in
             do throws(GuardFailure) {
                 let account = try requester(connection)
                 if account.uid != 0 {
                     guard !graduating else { throw GuardFailure(.permissionDenied, "only root may graduate a child") }
-                    guard let user, policy.may(account, administer: user) else {
-                        let name = (user ?? "").clipped
-                        let verb = call.memberName == "Revoke" ? "revoke" : "change"
+                    guard policy.may(account, administer: user) else {
+                        let name = user.clipped
+                        let verb = if case .revoke = change { "revoke" } else { "change" }
                         throw GuardFailure(.permissionDenied, "only root or a guardian of \(name) may \(verb) \(name)'s authorizations")
                     }
                 }
@@ -209,13 +274,13 @@ package final class GuardService: VarlinkService {
     /// as `continues` replies, answered with `Answer` calls; `body`'s
     /// parameters are the last reply. `who` says who is calling; each user
     /// has at most ``GuardLimits/conversationsPerUser`` under way.
-    private func startConversation<Who: ConversationStarter>(
-        _ call: VarlinkCall, session: ConnectionSession, on connection: VarlinkConnection,
+    private func startConversation<Method: GuardMethod, Who: ConversationStarter>(
+        _ method: Method.Type, _ call: VarlinkCall, session: ConnectionSession, on connection: VarlinkConnection,
         who: @escaping @Sendable () -> Result<Who, GuardFailure>, on pool: BlockingExecutor,
-        _ body: @escaping @Sendable (Who, VarlinkRequestChannel) throws(GuardFailure) -> JSONObject
-    ) {
+        _ body: @escaping @Sendable (Who, VarlinkRequestChannel) throws(GuardFailure) -> Method.Reply
+    ) where Method.Reply: GuardPromptingReply {
         guard call.more else { return connection.fail(.expectedMore) }
-        let channel = VarlinkRequestChannel(connection: connection)
+        let channel = VarlinkRequestChannel(Method.self, connection: connection)
         // The session closes the channel if the connection closes.
         guard session.beginRequest(channel) else {
             return fail(connection, GuardFailure(.authorizationConflict, "a request is already in progress on this connection"))
@@ -242,7 +307,7 @@ package final class GuardService: VarlinkService {
                     + "the most one user may have at once; finish or cancel one first"))
             }
             let run: @Sendable () -> Void = { [self] in
-                let outcome: Result<JSONObject, GuardFailure>
+                let outcome: Result<Method.Reply, GuardFailure>
                 do throws(GuardFailure) {
                     outcome = .success(try body(caller, channel))
                 } catch {
@@ -254,7 +319,7 @@ package final class GuardService: VarlinkService {
                 channel.close()
                 session.endRequest()
                 switch outcome {
-                case .success(let parameters): connection.reply(parameters)
+                case .success(let reply): connection.reply(reply.object)
                 case .failure(let failure): fail(connection, failure)
                 }
             }
@@ -268,26 +333,6 @@ package final class GuardService: VarlinkService {
                 fail(connection, .busy)
             }
         }
-    }
-
-    private func answer(_ call: VarlinkCall, session: ConnectionSession, on connection: VarlinkConnection) {
-        guard let id = call.parameters["id"]?.intValue else {
-            if call.expectsReply { connection.fail(.invalidParameter("id")) }
-            return
-        }
-        // The server parses `response` as a secret (``secretParameters``); a
-        // plain string, from a server set up without that, is taken as one too.
-        let response: SecretBytes?
-        switch call.parameters["response"] {
-        case nil, .null?: response = nil
-        case .secret(let secret)?: response = secret
-        case .string(let text)?: response = SecretBytes(text)
-        case _?:
-            if call.expectsReply { connection.fail(.invalidParameter("response")) }
-            return
-        }
-        session.activeChannel?.deliver(id: id, response: response)
-        if call.expectsReply { connection.reply() }
     }
 
     // MARK: Helpers
@@ -355,8 +400,7 @@ package final class GuardService: VarlinkService {
     }
 
     static func fail(_ connection: VarlinkConnection, _ failure: GuardFailure) {
-        var parameters: JSONObject = ["message": .string(failure.message)]
-        if let status = failure.resultingStatus { parameters["status"] = .string(status.description) }
-        connection.fail(failure.varlinkName, parameters: parameters)
+        let error = failure.wire
+        connection.fail(error.name, parameters: error.parameters)
     }
 }

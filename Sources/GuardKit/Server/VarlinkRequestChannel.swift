@@ -1,5 +1,6 @@
 import Synchronization
 import FamilyControlsModel
+import GuardProtocol
 import SystemKit
 import Varlink
 import VarlinkServerKit
@@ -18,11 +19,15 @@ final class VarlinkRequestChannel: RequestChannel {
     }
 
     private let connection: VarlinkConnection
+    /// The method's reply that carries only a prompt.
+    private let promptReply: @Sendable (Guard.Prompt) -> JSONObject
     private let state = Mutex(State())
     private let signal = ConditionSignal()
 
-    init(connection: VarlinkConnection) {
+    /// The channel of a call of `Method` on `connection`.
+    init<Method: GuardMethod>(_ method: Method.Type, connection: VarlinkConnection) where Method.Reply: GuardPromptingReply {
         self.connection = connection
+        promptReply = { Method.Reply.prompting($0).object }
     }
 
     var isClosed: Bool { state.withLock { $0.closed } || connection.isClosed }
@@ -77,8 +82,7 @@ final class VarlinkRequestChannel: RequestChannel {
     }
 
     private func send(_ prompt: AuthorizationPrompt, id: Int64) {
-        connection.reply(["prompt": .object([
-            "id": .int(id), "kind": .string(prompt.kind.rawValue), "message": .string(prompt.message),
-        ])], continues: true)
+        connection.reply(promptReply(Guard.Prompt(id: id, kind: Guard.PromptKind(prompt.kind), message: prompt.message)),
+                         continues: true)
     }
 }
