@@ -256,6 +256,7 @@ struct FamilyCtlImpostorTests {
                 server.bind(sys.argv[1])
                 os.chmod(sys.argv[1], 0o777)
                 server.listen(8)
+                open(sys.argv[1] + '.ready', 'w').close()
                 while True:
                     connection, _ = server.accept()
                     connection.settimeout(3)
@@ -273,7 +274,8 @@ struct FamilyCtlImpostorTests {
                 """, socket, received]
             try fake.run()
             defer { kill(fake) }
-            try await waitUntil(timeout: 10) { FileManager.default.fileExists(atPath: socket) }
+            // Ready once it listens with its socket open to everyone, not when the socket appears.
+            try await waitUntil(timeout: 10) { FileManager.default.fileExists(atPath: socket + ".ready") }
 
             let password = "\(guardd.guardian.password ?? "")\n"
             let verbs: [([String], String)] = [
