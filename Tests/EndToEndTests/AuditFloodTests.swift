@@ -139,10 +139,12 @@ struct AuditFloodTests {
             let rowsBefore = try await guardd.auditRows().count
 
             let rounds = 3
+            let started = Date()
             let app = try RunningApp(arguments: guardd.commandLine(as: user, executable: "\(folders[0])/python3",
                                                                    ["-c", Self.rotatingRequests, guardd.socket, "\(rounds)"] + folders))
             defer { app.stop() }
             #expect(await app.waitForError(containing: "requested ", timeout: .seconds(180)), "\(app.standardError)")
+            let elapsed = Date().timeIntervalSince(started)
             let line = try #require(app.standardError.split(separator: "\n").first { $0.hasPrefix("requested ") })
             let counts = try JSONDecoder().decode([String: Int].self, from: Data(line.dropFirst("requested ".count).utf8))
             let calls = rounds * folders.count
@@ -156,11 +158,15 @@ struct AuditFloodTests {
             #expect(notAChild.values.reduce(0, +) == calls, "\(counts)")
 
             // A row for each refusal of the quota's burst and one saying the
-            // rest go unrecorded, not one per call.
+            // rest go unrecorded, not one per call. The quota earns a place
+            // back every 30 s: a slow run may record one more refusal, and say
+            // again that the rest are not, for each place earned meanwhile.
             let burst = 10
+            let earned = Int((elapsed / 30).rounded(.up))
             let rows = try await guardd.auditRows()
             let added = rows.dropFirst(rowsBefore).filter { $0.hasPrefix("\(user.name) request ") }
-            #expect(added.count == burst + 1, "\(added.count) rows for \(calls) calls: \(added.suffix(5))")
+            #expect(added.count >= burst + 1 && added.count <= burst + 1 + 2 * earned,
+                    "\(added.count) rows for \(calls) calls in \(Int(elapsed)) s: \(added.suffix(5))")
             #expect(added.allSatisfy { $0.hasSuffix(" refused") }, "\(added)")
             let log = try await guardd.familyctl(["log", "--user", user.name])
             #expect(log.standardOutput.contains("further refusals are not recorded for "), "\(log.standardOutput)")
