@@ -49,8 +49,10 @@ struct LockWriterScanTests {
                     throw LockTestError("a lock with \(writer.files) writers ended \(report.state), \(named) named")
                 }
             }
-            // A scan per file would make it some 1,500 times the single one.
-            #expect(every <= 3 * single, "every file with a writer \(every) s, one file \(single) s")
+            // A scan per file would make it some 1,500 times the single one;
+            // one scan stays within a small multiple however busy the cores
+            // are (the figure itself is the benchmark's: familycontrols-bench lock).
+            #expect(every <= 30 * single, "every file with a writer \(every) s, one file \(single) s")
         }
     }
 
