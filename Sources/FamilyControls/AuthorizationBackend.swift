@@ -1,3 +1,5 @@
+import GuardProtocol
+
 /// What an ``AuthorizationCenter`` talks to: the Guard over its socket
 /// (`GuardBackend`), or the in-memory Guard of `FamilyControlsTesting`.
 ///
@@ -6,10 +8,10 @@
 package protocol AuthorizationBackend: Sendable {
     /// Runs a request to its end: the status it leaves, or why it failed.
     /// `prompter` shows the alert and the authentication sheet.
-    func request(_ member: FamilyControlsMember, prompter: any Prompter) async -> Result<AuthorizationStatus, AuthorizationFailure>
+    func request(_ member: FamilyControlsMember, prompter: any Prompter) async -> Result<AuthorizationStatus, GuardFailure>
 
     /// Revokes the app's authorization; a child's approval may need a guardian through `prompter`.
-    func revoke(prompter: any Prompter) async -> Result<Void, AuthorizationFailure>
+    func revoke(prompter: any Prompter) async -> Result<Void, GuardFailure>
 
     /// Follows the app's status: `update` hears every change, on any thread,
     /// until the returned value is stopped.
@@ -20,18 +22,4 @@ package protocol AuthorizationBackend: Sendable {
 package protocol StatusFollowing: Sendable {
     /// Stops the updates; one already on its way may still arrive.
     func stop()
-}
-
-/// A failed request or revoke: the public error, what to do about it, and
-/// the status the failure left (`denied` after "Don't Allow"), if any.
-package struct AuthorizationFailure: Error, Sendable {
-    package var error: FamilyControlsError
-    package var message: String
-    package var resultingStatus: AuthorizationStatus?
-
-    package init(_ error: FamilyControlsError, message: String, resultingStatus: AuthorizationStatus? = nil) {
-        self.error = error
-        self.message = message
-        self.resultingStatus = resultingStatus
-    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GuardProtocol
 import Observation
 import Synchronization
 
@@ -163,7 +164,7 @@ public final class AuthorizationCenter: ObservableObject, PublishingObservable, 
         publish(.notDetermined)
     }
 
-    private func record(_ failure: AuthorizationFailure, generation: Int) {
+    private func record(_ failure: GuardFailure, generation: Int) {
         state.withLock { state in
             if state.generation == generation { state.lastErrorMessage = failure.message }
         }

@@ -1,3 +1,4 @@
+import GuardProtocol
 import Synchronization
 import SystemKit
 import Varlink
@@ -13,14 +14,14 @@ package struct GuardBackend: AuthorizationBackend {
     /// A child's request waits for a parent or guardian, for minutes maybe:
     /// cancelling the calling task cancels it (the connection is closed, and
     /// the Guard ends the request as canceled).
-    package func request(_ member: FamilyControlsMember, prompter: any Prompter) async -> Result<AuthorizationStatus, AuthorizationFailure> {
+    package func request(_ member: FamilyControlsMember, prompter: any Prompter) async -> Result<AuthorizationStatus, GuardFailure> {
         let cancellation = Cancellation()
         return await withTaskCancellationHandler {
             await Self.blocking {
-                do throws(GuardClientFailure) {
+                do throws(GuardFailure) {
                     return .success(try GuardClient.request(member, prompter: prompter, connected: cancellation.attach))
                 } catch {
-                    return .failure(AuthorizationFailure(error))
+                    return .failure(error)
                 }
             }
         } onCancel: {
@@ -28,15 +29,15 @@ package struct GuardBackend: AuthorizationBackend {
         }
     }
 
-    package func revoke(prompter: any Prompter) async -> Result<Void, AuthorizationFailure> {
+    package func revoke(prompter: any Prompter) async -> Result<Void, GuardFailure> {
         let cancellation = Cancellation()
         return await withTaskCancellationHandler {
             await Self.blocking {
-                do throws(GuardClientFailure) {
+                do throws(GuardFailure) {
                     try GuardClient.revoke(prompter: prompter, connected: cancellation.attach)
                     return .success(())
                 } catch {
-                    return .failure(AuthorizationFailure(error))
+                    return .failure(error)
                 }
             }
         } onCancel: {
@@ -55,12 +56,12 @@ package struct GuardBackend: AuthorizationBackend {
 
     /// Runs blocking work on ``calls`` and awaits it.
     private static func blocking<T: Sendable>(
-        _ body: @escaping @Sendable () -> Result<T, AuthorizationFailure>
-    ) async -> Result<T, AuthorizationFailure> {
+        _ body: @escaping @Sendable () -> Result<T, GuardFailure>
+    ) async -> Result<T, GuardFailure> {
         do throws(BlockingExecutor.Saturated) {
             return try await calls.run(body)
         } catch {
-            return .failure(AuthorizationFailure(.unavailable, message: "too many calls to the Guard at once in this app; try again"))
+            return .failure(GuardFailure(.unavailable, "too many calls to the Guard at once in this app; try again"))
         }
     }
 }
@@ -90,11 +91,5 @@ private final class Cancellation: Sendable {
             return state.interrupter
         }
         interrupter?.interrupt()
-    }
-}
-
-extension AuthorizationFailure {
-    init(_ failure: GuardClientFailure) {
-        self.init(failure.error, message: failure.message, resultingStatus: failure.resultingStatus)
     }
 }

@@ -4,27 +4,15 @@ import SystemKit
 import Varlink
 import VarlinkClientKit
 
-/// A failure from the Guard or from reaching it: the public error case, and
-/// the Guard's message saying what to do about it.
-struct GuardClientFailure: Error, Sendable {
-    var error: FamilyControlsError
-    var message: String
-    /// The status the Guard left behind (`denied` after "Don't Allow"), if it says.
-    var resultingStatus: AuthorizationStatus?
-
-    init(_ error: FamilyControlsError, _ message: String) {
-        self.error = error
-        self.message = message
-    }
-
-    /// Maps what the Varlink client reported to the public error.
+extension GuardFailure {
+    /// What the Varlink client reported, as the failure the app sees: the
+    /// Guard's own error as it sent it; anything else from the Guard, or a
+    /// Guard that cannot be reached, as `unavailable` when connecting and
+    /// `networkError` once connected.
     init(_ failure: VarlinkClientError, connecting: Bool) {
         switch failure {
         case .remote(let remote):
-            let known = (try? GuardError(name: remote.name, parameters: remote.parameters)) ?? nil
-            self.init(FamilyControlsError(varlinkName: remote.name) ?? (connecting ? .unavailable : .networkError),
-                      known?.message ?? remote.name)
-            if case .authorizationCanceled(_, let status?)? = known { resultingStatus = AuthorizationStatus(status) }
+            self = GuardFailure(remote: remote) ?? GuardFailure(connecting ? .unavailable : .networkError, remote.name)
         case .noSuchSocket, .connectionRefused, .permissionDenied, .connectTimedOut, .invalidSocketPath, .connectFailed:
             self.init(.unavailable, failure.description)
         default:
@@ -45,18 +33,18 @@ enum GuardClient {
     /// The Guard runs as root: a service at the socket run by anyone else
     /// (a child's fake behind `FAMILYCONTROLS_SOCKET`, say) is refused before
     /// a single byte is sent to it or a single prompt relayed from it.
-    static func connect() throws(GuardClientFailure) -> VarlinkClient {
+    static func connect() throws(GuardFailure) -> VarlinkClient {
         let path = socketPath
         let client: VarlinkClient
         do throws(VarlinkClientError) {
             client = try VarlinkClient(path: path, connectTimeout: .seconds(1))
         } catch {
-            throw GuardClientFailure(error, connecting: true)
+            throw GuardFailure(error, connecting: true)
         }
         guard let peer = client.peerCredentials, peer.uid == 0 else {
             let who = client.peerCredentials.map { "uid \($0.uid)" } ?? "an unknown user"
             client.close()
-            throw GuardClientFailure(.unavailable, "the service at \(path) runs as \(who), not as root: "
+            throw GuardFailure(.unavailable, "the service at \(path) runs as \(who), not as root: "
                 + "it is not the Guard, so nothing was sent to it")
         }
         return client
@@ -66,17 +54,17 @@ enum GuardClient {
     /// `connected` receives the connection's interrupter: interrupting it
     /// cancels the request (the Guard sees the app hang up).
     static func request(_ member: FamilyControlsMember, prompter: any Prompter,
-                        connected: (VarlinkClientInterrupter) -> Void = { _ in }) throws(GuardClientFailure) -> AuthorizationStatus {
+                        connected: (VarlinkClientInterrupter) -> Void = { _ in }) throws(GuardFailure) -> AuthorizationStatus {
         let final = try converse(Guard.RequestAuthorization.self, .init(member: Guard.Member(member)), prompter: prompter,
                                  connected: connected)
         guard let status = final.status else {
-            throw GuardClientFailure(.networkError, "the Guard's final reply carried no status")
+            throw GuardFailure(.networkError, "the Guard's final reply carried no status")
         }
         return AuthorizationStatus(status)
     }
 
     /// Runs `RevokeAuthorization`; a child's approval asks for a guardian through `prompter`.
-    static func revoke(prompter: any Prompter, connected: (VarlinkClientInterrupter) -> Void = { _ in }) throws(GuardClientFailure) {
+    static func revoke(prompter: any Prompter, connected: (VarlinkClientInterrupter) -> Void = { _ in }) throws(GuardFailure) {
         _ = try converse(Guard.RevokeAuthorization.self, .init(), prompter: prompter, connected: connected)
     }
 
@@ -85,7 +73,7 @@ enum GuardClient {
     private static func converse<Method: GuardMethod>(
         _ method: Method.Type, _ parameters: Method.Parameters, prompter: any Prompter,
         connected: (VarlinkClientInterrupter) -> Void
-    ) throws(GuardClientFailure) -> Method.Reply where Method.Reply: GuardPromptingReply {
+    ) throws(GuardFailure) -> Method.Reply where Method.Reply: GuardPromptingReply {
         let client = try connect()
         defer { client.close() }
         connected(client.interrupter)
@@ -107,9 +95,9 @@ enum GuardClient {
             }
         } catch {
             if client.interrupter.wasInterrupted {
-                throw GuardClientFailure(.authorizationCanceled, "the request was canceled by the app")
+                throw GuardFailure(.authorizationCanceled, "the request was canceled by the app")
             }
-            throw GuardClientFailure(error, connecting: false)
+            throw GuardFailure(error, connecting: false)
         }
     }
 
@@ -126,14 +114,8 @@ enum GuardClient {
         }
         let answer = prompter.respond(to: shown)
         guard shown.expectsAnswer else { return }
-        var response = answer
-        if kind == .alert {
-            switch answer.flatMap(AlertResponse.init) {
-            case .allow?: response = "continue"
-            case .refuse?: response = "dont-allow"
-            case nil: response = nil
-            }
-        }
+        // The alert's answer goes out in the one spelling the Guard accepts.
+        let response = kind == .alert ? answer.flatMap(AlertResponse.init(_:))?.wire : answer
         let parameters = Guard.Answer.Parameters(id: prompt.id, response: response.map { SecretBytes($0) })
         try client.sendOneway(Guard.Answer.method, parameters: parameters.object)
     }

@@ -1,5 +1,4 @@
 import SystemKit
-import Foundation
 
 /// The authentication sheet: shows prompts and returns answers. A GUI app
 /// supplies its own dialog; the library has a terminal, a standard-input
@@ -19,21 +18,4 @@ public protocol Prompter: Sendable {
 protocol SecretPrompting: Prompter {
     /// The answer to a `.secret` prompt as bytes, or nil to cancel.
     func respondWithSecret(to prompt: AuthorizationPrompt) -> SecretBytes?
-}
-
-/// How the alert's answers are read: `y`, `yes`, `continue` allow; `n`, `no`,
-/// `don't allow` refuse.
-public enum AlertResponse: Sendable {
-    case allow, refuse
-
-    /// Parses a typed answer; nil when it is neither.
-    public init?(_ text: String) {
-        let normalized = text.trimmingCharacters(in: .whitespaces).lowercased()
-            .replacingOccurrences(of: "’", with: "'")
-        switch normalized {
-        case "y", "yes", "continue": self = .allow
-        case "n", "no", "don't allow", "dont allow", "dont-allow", "don't-allow": self = .refuse
-        default: return nil
-        }
-    }
 }

@@ -1,4 +1,5 @@
 import FamilyControls
+import GuardProtocol
 import Synchronization
 
 /// The in-memory Guard's state and its answers to the center: the
@@ -50,20 +51,20 @@ final class InMemoryGuardEngine: AuthorizationBackend {
 
     // MARK: AuthorizationBackend
 
-    func request(_ member: FamilyControlsMember, prompter: any Prompter) async -> Result<AuthorizationStatus, AuthorizationFailure> {
-        let early: Result<AuthorizationStatus, AuthorizationFailure>? = state.withLock { state in
+    func request(_ member: FamilyControlsMember, prompter: any Prompter) async -> Result<AuthorizationStatus, GuardFailure> {
+        let early: Result<AuthorizationStatus, GuardFailure>? = state.withLock { state in
             state.requests.append(member)
             guard state.isRunning else { return .failure(Self.unavailable) }
             if let user = state.user, user != member {
-                return .failure(AuthorizationFailure(.invalidAccountType, message: user == .child
+                return .failure(GuardFailure(.invalidAccountType, user == .child
                     ? "the user is a child in the family: a parent or guardian must approve (request .child)"
                     : "the user is not a child in the family configuration"))
             }
             guard state.status.isApproval else { return nil }
             if state.approvedMember == member { return .success(state.status) }
             if member == .individual {
-                return .failure(AuthorizationFailure(.authorizationConflict,
-                                                     message: "the app is already approved as a child; revoke it first"))
+                return .failure(GuardFailure(.authorizationConflict,
+                                             "the app is already approved as a child; revoke it first"))
             }
             return nil
         }
@@ -74,17 +75,17 @@ final class InMemoryGuardEngine: AuthorizationBackend {
             return .success(.approved)
         case .deny:
             change(to: .denied, member: member)
-            return .failure(AuthorizationFailure(.authorizationCanceled, message: "the app was not allowed to provide parental controls",
-                                                 resultingStatus: .denied))
+            return .failure(GuardFailure(.authorizationCanceled, "the app was not allowed to provide parental controls",
+                                         resultingStatus: .denied))
         case .cancel:
-            return .failure(AuthorizationFailure(.authorizationCanceled, message: "the request was canceled"))
+            return .failure(GuardFailure(.authorizationCanceled, "the request was canceled"))
         case .fail(let error):
-            return .failure(AuthorizationFailure(error, message: error.errorDescription ?? error.caseName))
+            return .failure(GuardFailure(error, error.errorDescription ?? error.caseName))
         }
     }
 
-    func revoke(prompter: any Prompter) async -> Result<Void, AuthorizationFailure> {
-        enum Next { case done(Result<Void, AuthorizationFailure>), revokeNow, askGuardian }
+    func revoke(prompter: any Prompter) async -> Result<Void, GuardFailure> {
+        enum Next { case done(Result<Void, GuardFailure>), revokeNow, askGuardian }
         let next: Next = state.withLock { state in
             state.revocations += 1
             guard state.isRunning else { return .done(.failure(Self.unavailable)) }
@@ -104,11 +105,11 @@ final class InMemoryGuardEngine: AuthorizationBackend {
                 change(to: .notDetermined, member: nil)
                 return .success(())
             case .deny:
-                return .failure(AuthorizationFailure(.authorizationCanceled, message: "the guardian did not allow the revoke"))
+                return .failure(GuardFailure(.authorizationCanceled, "the guardian did not allow the revoke"))
             case .cancel:
-                return .failure(AuthorizationFailure(.authorizationCanceled, message: "the revoke was canceled"))
+                return .failure(GuardFailure(.authorizationCanceled, "the revoke was canceled"))
             case .fail(let error):
-                return .failure(AuthorizationFailure(error, message: error.errorDescription ?? error.caseName))
+                return .failure(GuardFailure(error, error.errorDescription ?? error.caseName))
             }
         }
     }
@@ -203,7 +204,7 @@ final class InMemoryGuardEngine: AuthorizationBackend {
 
     // MARK: Internals
 
-    private static let unavailable = AuthorizationFailure(.unavailable, message: "the Guard is not running")
+    private static let unavailable = GuardFailure(.unavailable, "the Guard is not running")
 
     /// The queued answer, or the one the test gives at the sheet.
     private func answer(for purpose: Sheet.Purpose) async -> Answer {

@@ -124,9 +124,9 @@ struct GuardConnection {
     /// What a Varlink failure means for the command: its message and exit status.
     private static func failure(_ error: VarlinkClientError) -> CommandFailure {
         if case .remote(let remote) = error {
-            let message = ((try? GuardError(name: remote.name, parameters: remote.parameters)) ?? nil)?.message ?? remote.name
-            let code: ExitCode = remote.name.hasSuffix(".PermissionDenied") ? .permission : .failure
-            return CommandFailure(code, message)
+            let failure = GuardFailure(remote: remote)
+            let refused = failure?.kind == .permissionDenied || remote.name == VarlinkError.Name.permissionDenied
+            return CommandFailure(refused ? .permission : .failure, failure?.message ?? remote.name)
         }
         return CommandFailure(.unavailable, "the Guard did not answer: \(error)")
     }

@@ -1,4 +1,5 @@
 import FamilyControlsModel
+import GuardProtocol
 import Foundation
 @testable import GuardKit
 import Testing

@@ -1,3 +1,4 @@
+import GuardProtocol
 import SystemKit
 
 /// Checks and repairs every lock every `[Locks] VerifyInterval=` while the

@@ -1,5 +1,6 @@
 import FamilyConfiguration
 import FamilyControlsModel
+import GuardProtocol
 import PAM
 import SystemKit
 
@@ -41,10 +42,10 @@ final class AuthenticationSheet: Sendable {
         } catch {
             throw ended(error, "alert", member: member, caller: caller)
         }
-        switch AlertAnswer(rawValue: alert) {
-        case .continue?:
+        switch AlertResponse(wire: alert) {
+        case .allow?:
             return
-        case .dontAllow?:
+        case .refuse?:
             try refused()
         case nil:
             throw ended(.canceled, "alert", member: member, caller: caller)

@@ -1,4 +1,5 @@
 import FamilyControlsModel
+import GuardProtocol
 import LockEngine
 import Synchronization
 import SystemKit

@@ -1,4 +1,5 @@
 import FamilyControlsModel
+import GuardProtocol
 import SystemKit
 
 // A parent or guardian decides a child's request from their own session

@@ -1,4 +1,5 @@
 import FamilyControlsModel
+import GuardProtocol
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,6 @@
 import FamilyConfiguration
 import FamilyControlsModel
+import GuardProtocol
 import SystemKit
 
 /// The Guard's decisions: the authorization state machine per (user, app),

@@ -1,4 +1,5 @@
 import FamilyControlsModel
+import GuardProtocol
 import SystemKit
 
 /// Where a child's request waits for a parent or guardian to decide it from

@@ -1,4 +1,5 @@
 import FamilyControlsModel
+import GuardProtocol
 import Synchronization
 import SystemKit
 

@@ -2,12 +2,6 @@ import FamilyControlsModel
 import SystemKit
 import PAM
 
-/// The answer to an alert.
-package enum AlertAnswer: String, Sendable {
-    case `continue` = "continue"
-    case dontAllow = "dont-allow"
-}
-
 /// The client end of one request: sends prompts, waits for answers.
 ///
 /// Used only from the request's own thread; `ask` blocks until the answer,

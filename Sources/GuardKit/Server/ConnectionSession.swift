@@ -1,3 +1,4 @@
+import GuardProtocol
 import Synchronization
 import SystemKit
 import Varlink

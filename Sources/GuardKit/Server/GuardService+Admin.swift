@@ -191,28 +191,3 @@ extension AuthorizationView {
                             updatedAt: record.updatedAt.seconds, path: path, lock: lock)
     }
 }
-
-extension GuardFailure {
-    /// The failure as the interface's error.
-    var wire: GuardError {
-        switch kind {
-        case .familyControls(let error):
-            switch error {
-            case .restricted: .restricted(message: message)
-            case .unavailable: .unavailable(message: message)
-            case .invalidAccountType: .invalidAccountType(message: message)
-            case .invalidArgument: .invalidArgument(message: message)
-            case .authorizationConflict: .authorizationConflict(message: message)
-            case .authorizationCanceled: .authorizationCanceled(message: message, status: resultingStatus.map(Guard.Status.init))
-            case .networkError: .networkError(message: message)
-            // The Guard has no data-access calls, so it never fails this way;
-            // the interface declares no such error.
-            case .unauthorized: .invalidArgument(message: message)
-            case .authenticationMethodUnavailable: .authenticationMethodUnavailable(message: message)
-            }
-        case .permissionDenied: .permissionDenied(message: message)
-        case .notFound: .notFound(message: message)
-        case .limitReached: .limitReached(message: message)
-        }
-    }
-}
