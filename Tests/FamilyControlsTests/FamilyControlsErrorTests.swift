@@ -1,6 +1,9 @@
-import FamilyControls
+@testable import FamilyControls
 import Foundation
+import GuardProtocol
 import Testing
+import Varlink
+import VarlinkClientKit
 
 @Suite struct FamilyControlsErrorTests {
     @Test(arguments: [
@@ -74,15 +77,41 @@ import Testing
         }
     }
 
-    @Test(arguments: [("y", true), ("yes", true), ("Continue", true), (" YES ", true),
-                      ("n", false), ("no", false), ("don't allow", false), ("Don’t Allow", false)])
-    func alertAnswers(text: String, allows: Bool) {
-        let response = AlertResponse(text)
-        #expect(response == (allows ? .allow : .refuse))
+    /// What the app sees when the Guard answers with one of its errors: the
+    /// public case it names, with the Guard's message and the status it left.
+    @Test(arguments: FamilyControlsError.allCases.filter { $0 != .unauthorized })
+    func aGuardErrorReachesTheAppAsItsCase(error: FamilyControlsError) {
+        let sent = GuardFailure(error, "the Guard says why")
+        let reply = VarlinkClientError.remote(VarlinkError(name: sent.wire.name, parameters: sent.wire.parameters))
+        let received = GuardFailure(reply, connecting: false)
+        #expect(received.error == error)
+        #expect(received.message == "the Guard says why")
+        #expect(((received.error as any Error) as NSError).code == error.rawValue)
     }
 
-    @Test(arguments: ["", "maybe", "yess", "ok"])
-    func unclearAlertAnswersAreNeither(text: String) {
-        #expect(AlertResponse(text) == nil)
+    @Test func aDeniedRequestReachesTheAppWithTheDeniedStatus() {
+        let sent = GuardFailure(.authorizationCanceled, "not allowed", resultingStatus: .denied)
+        let received = GuardFailure(.remote(VarlinkError(name: sent.wire.name, parameters: sent.wire.parameters)),
+                                    connecting: false)
+        #expect(received.error == .authorizationCanceled)
+        #expect(received.resultingStatus == .denied)
+    }
+
+    @Test func aReplyThatIsNotTheGuardsIsANetworkErrorNamingIt() {
+        let received = GuardFailure(.remote(.methodNotFound("org.familycontrols.guard.Nothing")), connecting: false)
+        #expect(received.error == .networkError)
+        #expect(received.message == "org.varlink.service.MethodNotFound")
+    }
+
+    @Test(arguments: [VarlinkClientError.noSuchSocket("/run/x"), .connectionRefused("/run/x"), .permissionDenied("/run/x"),
+                      .connectTimedOut("/run/x")])
+    func noGuardToReachIsUnavailable(failure: VarlinkClientError) {
+        #expect(GuardFailure(failure, connecting: true).error == .unavailable)
+        #expect(GuardFailure(failure, connecting: false).error == .unavailable)
+    }
+
+    @Test func aConnectionLostDuringTheRequestIsANetworkError() {
+        #expect(GuardFailure(.connectionClosed, connecting: false).error == .networkError)
+        #expect(GuardFailure(.connectionClosed, connecting: true).error == .unavailable)
     }
 }
