@@ -6,9 +6,9 @@ import Varlink
 /// message a person can act on.
 ///
 /// The one failure type of every side: the Guard throws it and sends it as
-/// ``GuardError`` (``wire``); familyctl, the app library and the in-memory
-/// Guard of `FamilyControlsTesting` receive it back (``init(_:)-GuardError``,
-/// ``init(remote:)``).
+/// ``GuardError`` (``wire``); familyctl and the app library read it back from
+/// the error reply (``init(remote:)``), and the in-memory Guard of
+/// `FamilyControlsTesting` returns it as the Guard would.
 package struct GuardFailure: Error, Hashable, Sendable, CustomStringConvertible {
     package enum Kind: Hashable, Sendable {
         case familyControls(FamilyControlsError)
