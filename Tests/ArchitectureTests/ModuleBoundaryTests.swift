@@ -91,7 +91,7 @@ import TestSupport
         // The layers, bottom up: nothing reaches a layer above its own.
         let layers: [[String]] = [
             ["CSystem", "CLibPAM", "CSQLite", "FamilyControlsModel", "FamilyControlsCombine"],
-            ["CPAM", "SystemKit"],
+            ["CPAM", "SystemKit", "AuthorizationRules"],
             ["Varlink", "SQLite", "PAM", "LockEngine", "FamilyConfiguration"],
             ["VarlinkClientKit", "VarlinkServerKit", "GuardProtocol"],
             ["GuardKit", "FamilyCtl", "FamilyControls"],
