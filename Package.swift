@@ -43,6 +43,9 @@ let package = Package(
         // so the Guard can share them without loading Foundation; FamilyControls
         // re-exports them.
         .target(name: "FamilyControlsModel"),
+        // The rules of an app's request and revoke, pure, shared by the Guard
+        // and the in-memory Guard apps test with, so the two cannot drift.
+        .target(name: "AuthorizationRules", dependencies: ["FamilyControlsModel", "GuardProtocol"]),
         // The Guard's interface as types, generated from Config/ at build time.
         .target(name: "GuardProtocol", dependencies: ["Varlink", "SystemKit", "FamilyControlsModel"],
                 plugins: ["EmbedInterface"]),
@@ -53,7 +56,7 @@ let package = Package(
         .target(
             name: "GuardKit",
             dependencies: ["SQLite", "PAM", "LockEngine", "FamilyConfiguration", "SystemKit", "Varlink",
-                           "VarlinkServerKit", "GuardProtocol", "FamilyControlsModel"],
+                           "VarlinkServerKit", "GuardProtocol", "FamilyControlsModel", "AuthorizationRules"],
             plugins: ["EmbedInterface"]
         ),
         // Build-time only: the Guard's Varlink interface, embedded from Config/,
@@ -76,7 +79,7 @@ let package = Package(
             dependencies: ["FamilyControlsModel", "FamilyControlsCombine", "SystemKit", "Varlink", "VarlinkClientKit",
                            "GuardProtocol"]
         ),
-        .target(name: "FamilyControlsTesting", dependencies: ["FamilyControls"]),
+        .target(name: "FamilyControlsTesting", dependencies: ["FamilyControls", "AuthorizationRules"]),
 
         // Thin executables.
         .executableTarget(name: "familycontrolsd", dependencies: ["GuardKit"]),
@@ -94,6 +97,7 @@ let package = Package(
         .testTarget(name: "ArchitectureTests", dependencies: ["TestSupport"]),
         .testTarget(name: "SystemKitTests", dependencies: ["SystemKit", "TestSupport"]),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink", "VarlinkClientKit", "VarlinkServerKit"]),
+        .testTarget(name: "AuthorizationRulesTests", dependencies: ["AuthorizationRules", "GuardProtocol"]),
         .testTarget(name: "GuardProtocolTests", dependencies: ["GuardProtocol", "Varlink", "SystemKit"]),
         .testTarget(name: "FamilyControlsTests", dependencies: ["FamilyControls", "FamilyControlsTesting", "TestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "TestSupport"]),

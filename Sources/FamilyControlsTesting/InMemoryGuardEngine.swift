@@ -1,3 +1,4 @@
+import AuthorizationRules
 import FamilyControls
 import GuardProtocol
 import Synchronization
@@ -29,6 +30,12 @@ final class InMemoryGuardEngine: AuthorizationBackend {
         var requests: [FamilyControlsMember] = []
         var revocations = 0
 
+        /// The stored authorization as the shared rules read it.
+        var recorded: RecordedAuthorization? {
+            guard status.isApproval, let approvedMember else { return nil }
+            return RecordedAuthorization(status: status, member: approvedMember, approvedBy: "the guardian")
+        }
+
         mutating func makeID() -> Int {
             nextID += 1
             return nextID
@@ -55,18 +62,14 @@ final class InMemoryGuardEngine: AuthorizationBackend {
         let early: Result<AuthorizationStatus, GuardFailure>? = state.withLock { state in
             state.requests.append(member)
             guard state.isRunning else { return .failure(Self.unavailable) }
-            if let user = state.user, user != member {
-                return .failure(GuardFailure(.invalidAccountType, user == .child
-                    ? "the user is a child in the family: a parent or guardian must approve (request .child)"
-                    : "the user is not a child in the family configuration"))
+            if let user = state.user, let refusal = AuthorizationRules.admission(member, isChild: user == .child, app: Self.app) {
+                return .failure(refusal)
             }
-            guard state.status.isApproval else { return nil }
-            if state.approvedMember == member { return .success(state.status) }
-            if member == .individual {
-                return .failure(GuardFailure(.authorizationConflict,
-                                             "the app is already approved as a child; revoke it first"))
+            switch AuthorizationRules.requestStart(member, current: state.recorded, app: Self.app) {
+            case .answerApproved: return .success(state.status)
+            case .refuse(let refusal): return .failure(refusal)
+            case .ask: return nil
             }
-            return nil
         }
         if let early { return early }
         switch await answer(for: .request(member)) {
@@ -74,11 +77,15 @@ final class InMemoryGuardEngine: AuthorizationBackend {
             change(to: .approved, member: member)
             return .success(.approved)
         case .deny:
-            change(to: .denied, member: member)
-            return .failure(GuardFailure(.authorizationCanceled, "the app was not allowed to provide parental controls",
-                                         resultingStatus: .denied))
+            switch AuthorizationRules.dontAllow(.request, now: state.withLock { $0.recorded }, app: Self.app) {
+            case .deny(let refusal):
+                change(to: .denied, member: member)
+                return .failure(refusal)
+            case .approvedMeanwhile, .keepApproval:
+                return .success(.approved)
+            }
         case .cancel:
-            return .failure(GuardFailure(.authorizationCanceled, "the request was canceled"))
+            return .failure(AuthorizationRules.ended(timedOut: false))
         case .fail(let error):
             return .failure(GuardFailure(error, error.errorDescription ?? error.caseName))
         }
@@ -89,9 +96,13 @@ final class InMemoryGuardEngine: AuthorizationBackend {
         let next: Next = state.withLock { state in
             state.revocations += 1
             guard state.isRunning else { return .done(.failure(Self.unavailable)) }
+            switch AuthorizationRules.revokeStart(current: state.recorded, app: Self.app) {
             // Denied and undecided apps: no effect, and the call completed.
-            guard state.status.isApproval else { return .done(.success(())) }
-            return state.approvedMember == .child ? .askGuardian : .revokeNow
+            case .noEffect: return .done(.success(()))
+            case .revokeAtOnce: return .revokeNow
+            case .askGuardian: return .askGuardian
+            case .refuse(let refusal): return .done(.failure(refusal))
+            }
         }
         switch next {
         case .done(let result):
@@ -105,9 +116,10 @@ final class InMemoryGuardEngine: AuthorizationBackend {
                 change(to: .notDetermined, member: nil)
                 return .success(())
             case .deny:
-                return .failure(GuardFailure(.authorizationCanceled, "the guardian did not allow the revoke"))
+                let refusal = AuthorizationRules.guardianDecided(.revoke, approve: false, by: "the guardian", app: Self.app)
+                return .failure(refusal ?? AuthorizationRules.ended(timedOut: false))
             case .cancel:
-                return .failure(GuardFailure(.authorizationCanceled, "the revoke was canceled"))
+                return .failure(AuthorizationRules.ended(timedOut: false))
             case .fail(let error):
                 return .failure(GuardFailure(error, error.errorDescription ?? error.caseName))
             }
@@ -205,6 +217,8 @@ final class InMemoryGuardEngine: AuthorizationBackend {
     // MARK: Internals
 
     private static let unavailable = GuardFailure(.unavailable, "the Guard is not running")
+    /// The app and its user as the rules name them: this Guard knows no names.
+    private static let app = AskingApp(user: "the user", appID: "the app", displayName: "the app")
 
     /// The queued answer, or the one the test gives at the sheet.
     private func answer(for purpose: Sheet.Purpose) async -> Answer {
@@ -240,3 +254,4 @@ final class InMemoryGuardEngine: AuthorizationBackend {
 extension AuthorizationStatus {
     var isApproval: Bool { self == .approved }
 }
+

@@ -94,6 +94,7 @@ import TestSupport
             ["CPAM", "SystemKit"],
             ["Varlink", "SQLite", "PAM", "LockEngine", "FamilyConfiguration"],
             ["VarlinkClientKit", "VarlinkServerKit", "GuardProtocol"],
+            ["AuthorizationRules"],
             ["GuardKit", "FamilyCtl", "FamilyControls"],
         ]
         for (level, layer) in layers.enumerated() {

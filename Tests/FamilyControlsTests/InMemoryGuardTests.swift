@@ -159,6 +159,37 @@ import Testing
         #expect(seenBefore == [.notDetermined, .approved])
         withExtendedLifetime(subscription) {}
     }
+
+    // The in-memory Guard decides by the Guard's own rules (AuthorizationRules).
+
+    @Test func dontAllowAfterAnApprovalMadeMeanwhileLeavesItApproved() async throws {
+        let familyGuard = InMemoryGuard(user: .child)
+        let center = familyGuard.center
+        let requesting = Task { try await center.requestAuthorization(for: .child) }
+        let sheet = try await familyGuard.nextSheet()
+        await familyGuard.setStatus(.approved)      // a guardian runs familyctl set while the alert is open
+        sheet.answer(.deny)
+        try await requesting.value
+        #expect(familyGuard.storedStatus == .approved)
+        #expect(center.authorizationStatus == .approved)
+    }
+
+    @Test func anIndividualRequestOverAChildsApprovalConflictsAsWithTheGuard() async {
+        let familyGuard = InMemoryGuard(status: .approved)
+        await #expect(throws: FamilyControlsError.authorizationConflict) {
+            try await familyGuard.center.requestAuthorization(for: .individual)
+        }
+        #expect(familyGuard.center.lastErrorMessage == "the app is already approved for the user as a child; revoke it first")
+        #expect(familyGuard.storedStatus == .approved)
+    }
+
+    @Test func aGuardiansNoToARevokeKeepsTheApprovalAsWithTheGuard() async throws {
+        let familyGuard = InMemoryGuard(user: .child, status: .approved)
+        familyGuard.willAnswer(.deny)
+        await #expect(throws: FamilyControlsError.authorizationCanceled) { try await revoke(familyGuard.center) }
+        #expect(familyGuard.center.lastErrorMessage == "the approval of the app stays (decided by the guardian)")
+        #expect(familyGuard.storedStatus == .approved)
+    }
 }
 
 /// `revokeAuthorization`, awaited.

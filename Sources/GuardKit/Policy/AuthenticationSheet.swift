@@ -1,3 +1,4 @@
+import AuthorizationRules
 import FamilyConfiguration
 import FamilyControlsModel
 import GuardProtocol
@@ -10,29 +11,42 @@ import SystemKit
 /// (`familyctl approve`). Failed authentications in a row slow the next ones
 /// (see ``AuthenticationBackoff``).
 final class AuthenticationSheet: Sendable {
+    /// Who authenticates, and for what: the one attempt loop's parameters.
+    enum Authentication: Sendable {
+        /// In the app's own session: the individual themself, or for a child
+        /// a parent or guardian who first gives their name.
+        case inSession(FamilyControlsMember, Caller)
+        /// A parent or guardian on their own terminal (through `familyctl`),
+        /// before they change `child`'s protection; `context` names how, for
+        /// the audit trail and the log.
+        case guardian(UserAccount, child: String, appID: String?, context: String)
+    }
+
     let ledger: AuthorizationLedger
     let families: FamilyState
     let logger: Logger
     /// A pam.d folder to read instead of `/etc/pam.d` (tests, staging).
     let pamDirectory: String?
-    /// Each PAM transaction runs in a helper process of its own.
-    let authenticator = PAMHelperClient()
+    /// Each PAM transaction runs in a helper process of its own (``PAMHelperClient``).
+    let authenticator: any Authenticating
     let backoff = AuthenticationBackoff()
     /// One in-session sheet per user at a time, whatever the app: a child
     /// cannot guess in parallel from several apps.
     let sheets = KeyedSerializer<String>()
 
-    init(ledger: AuthorizationLedger, families: FamilyState, logger: Logger, pamDirectory: String?) {
+    init(ledger: AuthorizationLedger, families: FamilyState, logger: Logger, pamDirectory: String?,
+         authenticator: any Authenticating) {
         self.ledger = ledger
         self.families = families
         self.logger = logger
         self.pamDirectory = pamDirectory
+        self.authenticator = authenticator
     }
 
-    /// Shows the alert (`question`) and returns when the person chose to go
-    /// on; "Don't Allow" runs `refused`, which throws.
-    func askAlert(_ question: String, member: FamilyControlsMember, caller: Caller, channel: any RequestChannel,
-                  refused: () throws(GuardFailure) -> Never) throws(GuardFailure) {
+    /// Shows the alert (`question`) and returns the person's answer.
+    /// - Throws: the cancellation or timeout, audited, as the app should hear it.
+    func askAlert(_ question: String, member: FamilyControlsMember, caller: Caller,
+                  channel: any RequestChannel) throws(GuardFailure) -> AlertResponse {
         let configuration = families.current.configuration
         let alert: String
         do throws(PAMConversationEnd) {
@@ -42,14 +56,10 @@ final class AuthenticationSheet: Sendable {
         } catch {
             throw ended(error, "alert", member: member, caller: caller)
         }
-        switch AlertResponse(wire: alert) {
-        case .allow?:
-            return
-        case .refuse?:
-            try refused()
-        case nil:
+        guard let answer = AlertResponse(wire: alert) else {
             throw ended(.canceled, "alert", member: member, caller: caller)
         }
+        return answer
     }
 
     /// Audits and logs a prompt that was canceled or timed out, and returns the failure to throw.
@@ -59,163 +69,160 @@ final class AuthenticationSheet: Sendable {
         ledger.audit(.cancel, actor: user, user: user, appID: caller.app.appID, member: member,
                      outcome: end == .timedOut ? .timedOut : .canceled, detail: stage)
         logger.notice("request: \(caller.app.appID) for \(user) \(what) at the \(stage)")
-        return .canceled("the request was \(what)")
+        return AuthorizationRules.ended(timedOut: end == .timedOut)
     }
 
-    /// The alert (`question`), then the guardian's name (for a child), then
-    /// PAM, up to `MaxAttempts` times, all in the app's own session, with the
-    /// user's sheet held, waited for until `deadline` and while the app is
-    /// there. Returns who authenticated; "Don't Allow" runs `refused`, which throws.
-    func authenticateInSession(_ member: FamilyControlsMember, caller: Caller, channel: any RequestChannel,
-                               question: String, deadline: MonotonicInstant,
-                               refused: () throws(GuardFailure) -> Never) throws(GuardFailure) -> String {
+    /// Runs `body` (the alert and the authentication in the app's session)
+    /// with the user's sheet held, waited for until `deadline` and while the
+    /// app is there.
+    /// - Throws: `body`'s failure, or the cancellation when the wait ended first.
+    func withSheet<R>(of caller: Caller, channel: any RequestChannel, deadline: MonotonicInstant,
+                      _ body: () throws(GuardFailure) -> R) throws(GuardFailure) -> R {
         let user = caller.account.name
-        let approver = try sheets.withExclusiveAccess(to: user, until: deadline, while: { !channel.isClosed }, onWait: {
+        let result = try sheets.withExclusiveAccess(to: user, until: deadline, while: { !channel.isClosed }, onWait: {
             logger.info("request: \(caller.app.appID) for \(user) waits for their open sheet to end")
-        }) { () throws(GuardFailure) -> String in
-            try runPrompts(member, caller: caller, channel: channel, question: question, refused: refused)
-        }
-        guard let approver else {
+        }, body)
+        guard let result else {
             logger.notice("request: \(caller.app.appID) for \(user) stopped waiting for their open sheet")
             throw .canceled(channel.isClosed ? "the app went away while another sheet of \(user)'s was open"
                                              : "another sheet of \(user)'s was still open; try again once it has ended")
         }
-        return approver
+        return result
     }
 
-    private func runPrompts(_ member: FamilyControlsMember, caller: Caller, channel: any RequestChannel,
-                            question: String, refused: () throws(GuardFailure) -> Never) throws(GuardFailure) -> String {
+    /// PAM, up to `MaxAttempts` times, for `who` over `channel`; for a child
+    /// in the app's session, the guardian's name first at each attempt.
+    /// Failures in a row slow the next attempts (``AuthenticationBackoff``).
+    /// - Returns: who authenticated.
+    /// - Throws: the refusal, cancellation, timeout or PAM failure, audited.
+    func authenticate(_ who: Authentication, over channel: any RequestChannel) throws(GuardFailure) -> String {
         let configuration = families.current.configuration
-        let user = caller.account.name
-        let appID = caller.app.appID
-        try checkBackoff(member, caller: caller, channel: channel, configuration: configuration)
-        func deadline() -> MonotonicInstant { .now.advanced(by: configuration.promptTimeout) }
-        try askAlert(question, member: member, caller: caller, channel: channel, refused: refused)
-
-        let service = member == .child ? configuration.guardianService : configuration.individualService
         for attempt in 1...configuration.maxAttempts {
-            if attempt > 1 { try checkBackoff(member, caller: caller, channel: channel, configuration: configuration) }
-            var authenticating = user
-            if member == .child {
-                do throws(PAMConversationEnd) {
-                    let answer = try channel.ask(AuthorizationPrompt(kind: .guardian, message: "Parent or guardian's user name: "),
-                                                 deadline: deadline())
-                    authenticating = answer.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }.trimmingWhitespace()
-                } catch {
-                    throw ended(error, "guardian's name", member: member, caller: caller)
-                }
-                guard isGuardian(authenticating, of: user) else {
-                    // A name no one has may be a password typed at the wrong prompt: never repeat it.
-                    let known = Principal.isValidName(authenticating) && (try? UserDatabase.user(named: authenticating)) != nil
-                    let who = known ? authenticating : "an unknown user"
-                    ledger.audit(.request, actor: known ? authenticating : user, user: user, appID: appID, member: member,
-                                 outcome: .refused, detail: "\(who) is not a guardian of \(user) (attempt \(attempt))")
-                    logger.notice("request: \(who) is not a guardian of \(user)")
-                    channel.tell(AuthorizationPrompt(kind: .error, message: known
-                        ? "Sorry, \(authenticating) is not a parent or guardian of \(user)."
-                        : "Sorry, that is not a parent or guardian of \(user)."))
-                    continue
-                }
-            }
-            let pam = PAMRequest(service: service, user: authenticating, requestingUser: member == .child ? user : nil,
+            try checkBackoff(who, channel: channel, configuration: configuration)
+            guard let name = try authenticatingName(who, attempt: attempt, channel: channel,
+                                                    configuration: configuration) else { continue }
+            let pam = PAMRequest(service: who.service(configuration), user: name, requestingUser: who.requestingUser,
                                  tty: nil, configurationDirectory: pamDirectory, promptTimeout: configuration.promptTimeout)
             do throws(PAMError) {
-                try authenticator.authenticateBlocking(pam, conversation: ChannelConversation(channel: channel))
-                backoff.recordSuccess(of: user)
-                return authenticating
+                try authenticator.authenticate(pam, conversation: ChannelConversation(channel: channel))
+                backoff.recordSuccess(of: who.backoffKey)
+                return name
             } catch {
-                logger.notice("request: \(appID) for \(user): \(error)")
-                switch error.reason {
-                case .canceled: throw ended(.canceled, "authentication", member: member, caller: caller)
-                case .timedOut: throw ended(.timedOut, "authentication", member: member, caller: caller)
-                case .noUsablePassword where member == .individual:
-                    ledger.audit(.cancel, actor: user, user: user, appID: appID, member: member,
-                                 outcome: .noAuthenticationMethod, detail: error.description)
-                    throw GuardFailure(.authenticationMethodUnavailable,
-                        "\(user) has no usable password or other way to authenticate; ask an administrator")
-                case .serviceMisconfigured, .serviceMissing, .helperFailed:
-                    ledger.audit(.cancel, actor: authenticating, user: user, appID: appID, member: member,
-                                 outcome: .pamError, detail: error.description)
-                    throw GuardFailure(.unavailable, error.publicMessage)
-                case .tooManyTries:
-                    backoff.recordFailure(of: user)
-                    ledger.audit(.cancel, actor: authenticating, user: user, appID: appID, member: member,
-                                 outcome: .tooManyTries, detail: error.description)
-                    throw .canceled(error.publicMessage)
-                default:
-                    backoff.recordFailure(of: user)
-                    ledger.audit(.request, actor: authenticating, user: user, appID: appID, member: member,
-                                 outcome: .authenticationFailed, detail: "\(error.description) (attempt \(attempt))")
-                    if attempt < configuration.maxAttempts {
-                        channel.tell(AuthorizationPrompt(kind: .error, message: "Sorry, try again."))
-                    }
-                }
+                try failed(error, who, name: name, attempt: attempt, channel: channel, configuration: configuration)
             }
         }
-        ledger.audit(.cancel, actor: user, user: user, appID: appID, member: member,
-                     outcome: .tooManyFailures, detail: "\(configuration.maxAttempts) failed attempts")
-        throw .canceled("\(configuration.maxAttempts) incorrect authentication attempts")
-    }
-
-    /// PAM on the guardian service for the guardian themself, on their own
-    /// terminal (through `familyctl`), up to `MaxAttempts` times, before they
-    /// change `child`'s protection (`context` names how, for the audit trail
-    /// and the log); failures in a row slow the next attempts as for a request.
-    func authenticateGuardian(_ guardian: UserAccount, child: String, appID: String?, context: String,
-                              over channel: any RequestChannel) throws(GuardFailure) {
-        let configuration = families.current.configuration
-        let key = "guardian " + guardian.name
-        for attempt in 1...configuration.maxAttempts {
-            if let wait = backoff.remainingWait(for: key, freeFailures: configuration.maxAttempts,
-                                                delay: configuration.failureDelay) {
-                let message = "Too many failed attempts. Try again in \(wait.spokenSeconds)."
-                channel.tell(AuthorizationPrompt(kind: .error, message: message))
-                throw .canceled(message)
-            }
-            let pam = PAMRequest(service: configuration.guardianService, user: guardian.name, requestingUser: child,
-                                 tty: nil, configurationDirectory: pamDirectory, promptTimeout: configuration.promptTimeout)
-            do throws(PAMError) {
-                try authenticator.authenticateBlocking(pam, conversation: ChannelConversation(channel: channel))
-                backoff.recordSuccess(of: key)
-                return
-            } catch {
-                logger.notice("\(context): \(guardian.name) did not authenticate: \(error)")
-                switch error.reason {
-                case .canceled, .timedOut:
-                    if error.reason == .timedOut {
-                        ledger.audit(.request, actor: guardian.name, user: child, appID: appID, member: .child,
-                                     outcome: .timedOut, detail: "\(context): \(error.description)")
-                    }
-                    throw .canceled("the authentication was \(error.reason == .timedOut ? "timed out" : "canceled")")
-                case .serviceMisconfigured, .serviceMissing, .helperFailed:
-                    ledger.audit(.request, actor: guardian.name, user: child, appID: appID, member: .child,
-                                 outcome: .pamError, detail: "\(context): \(error.description)")
-                    throw GuardFailure(.unavailable, error.publicMessage)
-                default:
-                    backoff.recordFailure(of: key)
-                    ledger.audit(.request, actor: guardian.name, user: child, appID: appID, member: .child,
-                                 outcome: .authenticationFailed, detail: "\(context): \(error.description) (attempt \(attempt))")
-                    if error.reason == .tooManyTries { throw .canceled(error.publicMessage) }
-                    if attempt < configuration.maxAttempts {
-                        channel.tell(AuthorizationPrompt(kind: .error, message: "Sorry, try again."))
-                    }
-                }
-            }
+        if case .inSession(let member, let caller) = who {
+            let user = caller.account.name
+            ledger.audit(.cancel, actor: user, user: user, appID: caller.app.appID, member: member,
+                         outcome: .tooManyFailures, detail: "\(configuration.maxAttempts) failed attempts")
         }
         throw .canceled("\(configuration.maxAttempts) incorrect authentication attempts")
     }
 
-    /// Refuses an attempt while `user` must wait after failing too often.
-    private func checkBackoff(_ member: FamilyControlsMember, caller: Caller, channel: any RequestChannel,
-                              configuration: GuardConfiguration) throws(GuardFailure) {
-        let user = caller.account.name
-        guard let wait = backoff.remainingWait(for: user, freeFailures: configuration.maxAttempts,
+    /// Who PAM authenticates at this attempt: the individual, the guardian
+    /// named, or nil after a name that is not a guardian's (told, audited).
+    private func authenticatingName(_ who: Authentication, attempt: Int, channel: any RequestChannel,
+                                    configuration: GuardConfiguration) throws(GuardFailure) -> String? {
+        switch who {
+        case .guardian(let guardian, _, _, _):
+            return guardian.name
+        case .inSession(.individual, let caller):
+            return caller.account.name
+        case .inSession(let member, let caller):
+            let user = caller.account.name
+            let name: String
+            do throws(PAMConversationEnd) {
+                let answer = try channel.ask(AuthorizationPrompt(kind: .guardian, message: "Parent or guardian's user name: "),
+                                             deadline: .now.advanced(by: configuration.promptTimeout))
+                name = answer.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }.trimmingWhitespace()
+            } catch {
+                throw ended(error, "guardian's name", member: member, caller: caller)
+            }
+            guard !isGuardian(name, of: user) else { return name }
+            // A name no one has may be a password typed at the wrong prompt: never repeat it.
+            let known = Principal.isValidName(name) && (try? UserDatabase.user(named: name)) != nil
+            let shown = known ? name : "an unknown user"
+            ledger.audit(.request, actor: known ? name : user, user: user, appID: caller.app.appID, member: member,
+                         outcome: .refused, detail: "\(shown) is not a guardian of \(user) (attempt \(attempt))")
+            logger.notice("request: \(shown) is not a guardian of \(user)")
+            channel.tell(AuthorizationPrompt(kind: .error, message: known
+                ? "Sorry, \(name) is not a parent or guardian of \(user)."
+                : "Sorry, that is not a parent or guardian of \(user)."))
+            return nil
+        }
+    }
+
+    /// Handles PAM's refusal of attempt `attempt`: returns to try again, or throws.
+    private func failed(_ error: PAMError, _ who: Authentication, name: String, attempt: Int,
+                        channel: any RequestChannel, configuration: GuardConfiguration) throws(GuardFailure) {
+        let (user, appID, member) = who.subject
+        let context: String
+        switch who {
+        case .inSession(let member, let caller):
+            context = ""
+            logger.notice("request: \(caller.app.appID) for \(user): \(error)")
+            switch error.reason {
+            case .canceled: throw ended(.canceled, "authentication", member: member, caller: caller)
+            case .timedOut: throw ended(.timedOut, "authentication", member: member, caller: caller)
+            case .noUsablePassword where member == .individual:
+                ledger.audit(.cancel, actor: user, user: user, appID: appID, member: member,
+                             outcome: .noAuthenticationMethod, detail: error.description)
+                throw GuardFailure(.authenticationMethodUnavailable,
+                    "\(user) has no usable password or other way to authenticate; ask an administrator")
+            case .serviceMisconfigured, .serviceMissing, .helperFailed:
+                ledger.audit(.cancel, actor: name, user: user, appID: appID, member: member,
+                             outcome: .pamError, detail: error.description)
+                throw GuardFailure(.unavailable, error.publicMessage)
+            case .tooManyTries:
+                backoff.recordFailure(of: who.backoffKey)
+                ledger.audit(.cancel, actor: name, user: user, appID: appID, member: member,
+                             outcome: .tooManyTries, detail: error.description)
+                throw .canceled(error.publicMessage)
+            default:
+                break
+            }
+        case .guardian(_, _, _, let how):
+            context = how + ": "
+            logger.notice("\(how): \(name) did not authenticate: \(error)")
+            switch error.reason {
+            case .canceled, .timedOut:
+                if error.reason == .timedOut {
+                    ledger.audit(.request, actor: name, user: user, appID: appID, member: member,
+                                 outcome: .timedOut, detail: "\(context)\(error.description)")
+                }
+                throw .canceled("the authentication was \(error.reason == .timedOut ? "timed out" : "canceled")")
+            case .serviceMisconfigured, .serviceMissing, .helperFailed:
+                ledger.audit(.request, actor: name, user: user, appID: appID, member: member,
+                             outcome: .pamError, detail: "\(context)\(error.description)")
+                throw GuardFailure(.unavailable, error.publicMessage)
+            default:
+                break
+            }
+        }
+        // A wrong password (or the like): counted, audited, and asked again.
+        backoff.recordFailure(of: who.backoffKey)
+        ledger.audit(.request, actor: name, user: user, appID: appID, member: member,
+                     outcome: .authenticationFailed, detail: "\(context)\(error.description) (attempt \(attempt))")
+        if error.reason == .tooManyTries { throw .canceled(error.publicMessage) }
+        if attempt < configuration.maxAttempts {
+            channel.tell(AuthorizationPrompt(kind: .error, message: "Sorry, try again."))
+        }
+    }
+
+    /// Refuses an attempt while `who` must wait after failing too often.
+    func checkBackoff(_ who: Authentication, channel: any RequestChannel,
+                      configuration: GuardConfiguration) throws(GuardFailure) {
+        let key = who.backoffKey
+        guard let wait = backoff.remainingWait(for: key, freeFailures: configuration.maxAttempts,
                                                delay: configuration.failureDelay) else { return }
-        let failures = backoff.failures(of: user)
-        ledger.audit(.request, actor: user, user: user, appID: caller.app.appID, member: member, outcome: .refused,
-                     detail: "\(failures) failed authentications in a row; next attempt in \(wait.spokenSeconds)")
-        logger.notice("request: \(caller.app.appID) for \(user) refused: \(failures) failed authentications in a row, "
-            + "next attempt allowed in \(wait.spokenSeconds)")
+        if case .inSession(let member, let caller) = who {
+            let user = caller.account.name
+            let failures = backoff.failures(of: key)
+            ledger.audit(.request, actor: user, user: user, appID: caller.app.appID, member: member, outcome: .refused,
+                         detail: "\(failures) failed authentications in a row; next attempt in \(wait.spokenSeconds)")
+            logger.notice("request: \(caller.app.appID) for \(user) refused: \(failures) failed authentications in a row, "
+                + "next attempt allowed in \(wait.spokenSeconds)")
+        }
         let message = "Too many failed attempts. Try again in \(wait.spokenSeconds)."
         channel.tell(AuthorizationPrompt(kind: .error, message: message))
         throw .canceled(message)
@@ -224,5 +231,41 @@ final class AuthenticationSheet: Sendable {
     private func isGuardian(_ name: String, of child: String) -> Bool {
         guard Principal.isValidName(name), let account = try? UserDatabase.user(named: name) else { return false }
         return (try? families.current.isGuardian(account, of: child)) == true
+    }
+}
+
+extension AuthenticationSheet.Authentication {
+    /// Whose failures slow whose next attempts: the app's user in their
+    /// session, the guardian on their own terminal.
+    var backoffKey: String {
+        switch self {
+        case .inSession(_, let caller): caller.account.name
+        case .guardian(let guardian, _, _, _): "guardian " + guardian.name
+        }
+    }
+
+    /// The PAM service: the guardian's, or the individual's for themself.
+    func service(_ configuration: GuardConfiguration) -> String {
+        switch self {
+        case .inSession(.individual, _): configuration.individualService
+        case .inSession, .guardian: configuration.guardianService
+        }
+    }
+
+    /// The child a guardian authenticates for, as PAM is told.
+    var requestingUser: String? {
+        switch self {
+        case .inSession(.individual, _): nil
+        case .inSession(_, let caller): caller.account.name
+        case .guardian(_, let child, _, _): child
+        }
+    }
+
+    /// The user, app and member the audit rows are about.
+    var subject: (user: String, appID: String?, member: FamilyControlsMember) {
+        switch self {
+        case .inSession(let member, let caller): (caller.account.name, caller.app.appID, member)
+        case .guardian(_, let child, let appID, _): (child, appID, .child)
+        }
     }
 }

@@ -27,59 +27,12 @@ extension AuthorizationPolicy {
     /// lock. Only the approved directory's own program may ask. Every revoke
     /// counts against the user's quota of requests, as a request does.
     package func revoke(from caller: Caller, over channel: any RequestChannel) throws(GuardFailure) {
-        let user = caller.account.name
-        try checkQuota(.revoke, nil, caller: caller)
-        let done: Void? = try asking.withExclusiveAccess(to: caller.key, until: turnDeadline, while: { !channel.isClosed }, onWait: {
-            logger.info("revoke: \(caller.app.appID) for \(user) waits for the request open for it to end")
-        }) { () throws(GuardFailure) in
-            guard let current = try ledger.authorization(user: user, appID: caller.app.appID),
-                  current.status == .approved, current.member == .child else {
-                try revokeWithoutGuardian(caller)
-                return
-            }
-            guard current.appIdentity == caller.app.directoryIdentity else {
-                ledger.audit(.revoke, actor: user, user: user, appID: caller.app.appID, member: .child,
-                            outcome: .refused, detail: "asked by a copy of the app in another folder")
-                throw GuardFailure(.authorizationConflict, "\(caller.app.appID) is approved for \(user) in another "
-                    + "folder (\(DisplayText.sanitized(current.appPath))); only that app may ask to lift it")
-            }
-            let question = "Allow “\(caller.app.displayName)” to stop providing parental controls for \(user)? "
-                + "Its folder will no longer be protected from deletion."
-            let refused = { () throws(GuardFailure) -> Never in
-                self.ledger.audit(.revoke, actor: user, user: user, appID: caller.app.appID, member: .child,
-                                  outcome: .refused, detail: "Don't Allow at the alert")
-                throw .canceled("the approval of \(caller.app.displayName) stays")
-            }
-            if !family.configuration.inSessionApproval {
-                try sheet.askAlert(question, member: .child, caller: caller, channel: channel, refused: refused)
-                try desk.awaitGuardian(.revoke, caller: caller, channel: channel)
-                return
-            }
-            let actor = try sheet.authenticateInSession(.child, caller: caller, channel: channel,
-                                                        question: question, deadline: turnDeadline,
-                                                        refused: refused)
-            try requests.withExclusiveAccess(to: caller.key) { () throws(GuardFailure) in
-                try revoke(user: user, appID: caller.app.appID, actor: actor)
-            }
-        }
-        if done == nil { throw gaveUpWaiting(.revoke, nil, caller: caller, channel: channel) }
+        _ = try AppRequest(policy: self, purpose: .revoke, caller: caller, channel: channel).run()
     }
 
-    /// An app's revoke that needs no guardian: an individual's approval, or
-    /// nothing approved (no effect). A child's approval made meanwhile is not
-    /// the app's to lift.
-    private func revokeWithoutGuardian(_ caller: Caller) throws(GuardFailure) {
-        let user = caller.account.name
-        try requests.withExclusiveAccess(to: caller.key) { () throws(GuardFailure) in
-            if let now = try ledger.authorization(user: user, appID: caller.app.appID), now.status == .approved, now.member == .child {
-                ledger.audit(.revoke, actor: user, user: user, appID: caller.app.appID, member: .child,
-                            outcome: .refused, detail: "approved meanwhile; lifting it takes a parent or guardian")
-                throw .canceled("\(caller.app.displayName) was approved meanwhile; lifting that takes a parent or guardian")
-            }
-            try revoke(user: user, appID: caller.app.appID, actor: user)
-        }
-    }
-
+    /// Lifts `user`'s approval of `appID`, recorded first, then unlocked (a
+    /// child's); no effect when nothing is approved. Call in the (user, app)
+    /// save turn (``AppTurns/save(_:_:)``).
     func revoke(user: String, appID: String, actor: String, action: AuditAction = .revoke) throws(GuardFailure) {
         guard let current = try ledger.authorization(user: user, appID: appID), current.status == .approved else {
             ledger.audit(action, actor: actor, user: user, appID: appID, member: nil, outcome: .noEffect,
@@ -199,7 +152,7 @@ extension AuthorizationPolicy {
                          showing: "Set \(appID) for \(user) to \(status)"
                             + (status == .approved ? ": its folder will be locked." : "."), proof: proof)
         let key = StatusHub.Key(user: user, appID: appID)
-        return try requests.withExclusiveAccess(to: key) { () throws(GuardFailure) -> AuthorizationView in
+        return try turns.save(key) { () throws(GuardFailure) -> AuthorizationView in
             let current = try ledger.authorization(user: user, appID: appID)
             let isChild: Bool
             do throws(Errno) {
@@ -240,7 +193,7 @@ extension AuthorizationPolicy {
         try authenticate(requester, .revoke, child: user, appID: appID, context: "revoke",
                          showing: "Revoke \(appID) for \(user): its folder will no longer be protected from deletion.",
                          proof: proof)
-        try requests.withExclusiveAccess(to: StatusHub.Key(user: user, appID: appID)) { () throws(GuardFailure) in
+        try turns.save(StatusHub.Key(user: user, appID: appID)) { () throws(GuardFailure) in
             try revoke(user: user, appID: appID, actor: requester.name)
         }
     }
@@ -259,7 +212,7 @@ extension AuthorizationPolicy {
         let records = all.filter { $0.member == .child && $0.status == .approved }
         var revoked: [String] = []
         for record in records {
-            try requests.withExclusiveAccess(to: StatusHub.Key(user: user, appID: record.appID)) { () throws(GuardFailure) in
+            try turns.save(StatusHub.Key(user: user, appID: record.appID)) { () throws(GuardFailure) in
                 try revoke(user: user, appID: record.appID, actor: requester.name, action: .graduate)
             }
             revoked.append(record.appID)

@@ -28,7 +28,7 @@ extension AuthorizationPolicy {
                          context: "request \(id)", showing: Self.summary(of: request, approve: approve),
                          proof: GuardianProof(session: session, channel: channel))
         let caller = request.caller
-        return try requests.withExclusiveAccess(to: caller.key) { () throws(GuardFailure) -> AuthorizationView? in
+        return try turns.save(caller.key) { () throws(GuardFailure) -> AuthorizationView? in
             guard request.ending == nil else {
                 throw GuardFailure(.notFound, "request \(id) ended while \(requester.name) was authenticating")
             }
@@ -113,7 +113,7 @@ extension AuthorizationPolicy {
                 + "with --stdin (a Varlink client calls with more); nothing was changed")
         }
         channel.tell(AuthorizationPrompt(kind: .info, message: what))
-        try sheet.authenticateGuardian(requester, child: child, appID: appID, context: context, over: channel)
+        _ = try sheet.authenticate(.guardian(requester, child: child, appID: appID, context: context), over: channel)
         if let session = proof.session, timeout > .zero { timestamps.record(session) }
     }
 

@@ -1,3 +1,4 @@
+import AuthorizationRules
 import FamilyControlsModel
 import GuardProtocol
 #if canImport(Glibc)
@@ -19,47 +20,14 @@ extension AuthorizationPolicy {
     /// second finds the first one's outcome, waiting for it until
     /// ``turnDeadline`` and only while its app is there. In-session sheets open one per
     /// user at a time, whatever the app (``AuthenticationSheet``). The decision is
-    /// saved under the (user, app) lock only, so an administrator's
-    /// `familyctl set` never waits for a person; the later decision stands.
+    /// saved under the short (user, app) save turn only (``AppTurns``), so an
+    /// administrator's `familyctl set` never waits for a person; the later
+    /// decision stands. The steps are ``AppRequest``'s.
     /// - Returns: the status after the request (always `approved` on success).
     /// - Throws: ``GuardFailure`` with the FamilyControlsError case to report.
     package func request(_ member: FamilyControlsMember, from caller: Caller,
                          over channel: any RequestChannel) throws(GuardFailure) -> AuthorizationStatus {
-        guard !channel.isClosed else { throw .canceled("the app hung up before the request started") }
-        if try alreadyDecided(member, for: caller) { return .approved }
-        let status = try asking.withExclusiveAccess(to: caller.key, until: turnDeadline, while: { !channel.isClosed }, onWait: {
-            logger.info("request: \(caller.app.appID) for \(caller.account.name) waits for the request open for it to end")
-        }) { () throws(GuardFailure) -> AuthorizationStatus in
-            // Another request for this app may have ended while this one waited.
-            if try alreadyDecided(member, for: caller) { return .approved }
-            let user = caller.account.name
-            try checkQuota(.request, member, caller: caller)
-            ledger.audit(.request, actor: user, user: user, appID: caller.app.appID, member: member, outcome: .started)
-            logger.info("request: \(caller.app.appID) for \(user) as \(member) (pid executable \(DisplayText.sanitized(caller.app.executable)))")
-            let question = member == .child
-                ? "Allow “\(caller.app.displayName)” to provide parental controls for \(user)?"
-                : "Allow “\(caller.app.displayName)” to provide parental controls for you (\(user))?"
-            let refused = { () throws(GuardFailure) -> Never in try self.refuse(caller, member: member) }
-            do throws(GuardFailure) {
-                if member == .child && !family.configuration.inSessionApproval {
-                    try sheet.askAlert(question, member: member, caller: caller, channel: channel, refused: refused)
-                    try desk.awaitGuardian(.approve, caller: caller, channel: channel)
-                    return .approved
-                }
-                let approver = try sheet.authenticateInSession(member, caller: caller, channel: channel,
-                                                               question: question, deadline: turnDeadline,
-                                                               refused: refused)
-                try requests.withExclusiveAccess(to: caller.key) { () throws(GuardFailure) in
-                    try approve(caller, member: member, by: approver)
-                }
-                return .approved
-            } catch where error.resultingStatus == .approved {
-                // Approved meanwhile by someone who may: that is the answer.
-                return .approved
-            }
-        }
-        guard let status else { throw gaveUpWaiting(.request, member, caller: caller, channel: channel) }
-        return status
+        try AppRequest(policy: self, purpose: .request(member), caller: caller, channel: channel).run()
     }
 
     /// Refuses at once, before any conversation, a request `caller` may not
@@ -74,18 +42,11 @@ extension AuthorizationPolicy {
             logger.error("cannot resolve family membership of \(user): \(error)")
             throw GuardFailure(.networkError, "the user directory could not be reached to check the family")
         }
-        switch member {
-        case .child where !isChild:
-            auditRefusal(member, caller: caller, detail: "not a child in the family")
-            throw GuardFailure(.invalidAccountType,
-                "\(user) is not a child in the family configuration; ask an administrator to add them to Children=")
-        case .individual where isChild:
-            auditRefusal(member, caller: caller, detail: "a child cannot authorize as an individual")
-            throw GuardFailure(.invalidAccountType,
-                "\(user) is a child in the family: a parent or guardian must approve (request .child)")
-        default:
-            return
-        }
+        let asking = AskingApp(user: user, appID: caller.app.appID, displayName: caller.app.displayName)
+        guard let refusal = AuthorizationRules.admission(member, isChild: isChild, app: asking) else { return }
+        auditRefusal(member, caller: caller, detail: isChild ? "a child cannot authorize as an individual"
+                                                             : "not a child in the family")
+        throw refusal
     }
 
     /// Audits `caller`'s request refused at once, before it started
@@ -142,50 +103,6 @@ extension AuthorizationPolicy {
         logger.notice("\(action): \(appID) for \(user) gave up waiting \(waited.spokenSeconds) for the one open for it")
         return .canceled("another request of \(caller.app.displayName) was still open after \(waited.spokenSeconds); "
             + "try again once it has ended")
-    }
-
-    /// Whether `caller` may have its request answered at once: approved for
-    /// this very directory. Throws the refusals that need no prompt.
-    private func alreadyDecided(_ member: FamilyControlsMember, for caller: Caller) throws(GuardFailure) -> Bool {
-        let user = caller.account.name
-        // Checked again: the family may have changed since the request was admitted.
-        try admit(member, from: caller)
-        let current = try ledger.authorization(user: user, appID: caller.app.appID)
-        switch member {
-        case .child:
-            try refuseFolderOfAnotherApp(caller)
-            guard let current, current.status == .approved, current.member == .child else { return false }
-            // Approved for this very directory: at once, with no prompt.
-            if current.appIdentity == caller.app.directoryIdentity { return true }
-            throw GuardFailure(.authorizationConflict,
-                "\(caller.app.appID) is already approved for \(user) in another folder (\(DisplayText.sanitized(current.appPath))); "
-                + "a parent or guardian must revoke that approval first")
-        case .individual:
-            if current?.status == .approved && current?.member == .individual { return true }
-            if current?.status == .approved {
-                throw GuardFailure(.authorizationConflict,
-                    "\(caller.app.appID) is already approved for \(user) as a child; revoke it first")
-            }
-            return false
-        }
-    }
-
-    /// "Don't Allow" at the alert: denied, with no authentication. It never
-    /// undoes an approval an administrator or guardian made meanwhile.
-    private func refuse(_ caller: Caller, member: FamilyControlsMember) throws(GuardFailure) -> Never {
-        let user = caller.account.name
-        let resulting = try requests.withExclusiveAccess(to: caller.key) { () throws(GuardFailure) -> AuthorizationStatus in
-            if let now = try ledger.authorization(user: user, appID: caller.app.appID), now.status == .approved {
-                ledger.audit(.deny, actor: user, user: user, appID: caller.app.appID, member: member,
-                            outcome: .noEffect, detail: "Don't Allow after it was approved by \(now.approvedBy ?? "an administrator")")
-                return .approved
-            }
-            try deny(caller, member: member, actor: user)
-            return .denied
-        }
-        var failure = GuardFailure.canceled("\(caller.app.displayName) was not allowed to provide parental controls")
-        failure.resultingStatus = resulting
-        throw failure
     }
 
     /// Locks (child only), then stores the approval durably, audits, notifies.

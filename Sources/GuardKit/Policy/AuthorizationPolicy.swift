@@ -1,4 +1,5 @@
 import FamilyConfiguration
+import PAM
 import FamilyControlsModel
 import GuardProtocol
 import SystemKit
@@ -29,11 +30,9 @@ package final class AuthorizationPolicy: Sendable {
     let desk: GuardianDesk
     let families: FamilyState
     let logger: Logger
-    /// Decisions on one (user, app) are saved (and locked or unlocked) one at a time.
-    let requests = KeyedSerializer<StatusHub.Key>()
-    /// One request per (user, app) at a time: a second finds the first one's
-    /// outcome instead of asking again.
-    let asking = KeyedSerializer<StatusHub.Key>()
+    /// The one turn per (user, app): a request's whole life, and the short
+    /// save every decision takes (which never waits for a person).
+    let turns = AppTurns()
     let quota: RequestQuota
     /// What root's `familyctl status` warns about (``ChildPrivilegeCheck``).
     package let standingWarnings = StandingWarnings()
@@ -42,8 +41,11 @@ package final class AuthorizationPolicy: Sendable {
     /// The Guard's bounds; ``GuardService`` and the daemon's server read theirs here.
     package let limits: GuardLimits
 
+    /// - Parameter authenticator: runs PAM; the Guard's runs each transaction
+    ///   in a helper process (``PAMHelperClient``), a unit test's is scripted.
     package init(store: Store, configuration: GuardConfiguration, locker: any AppLocker,
                  settings: Settings = Settings(), limits: GuardLimits = GuardLimits(),
+                 authenticator: any Authenticating = PAMHelperClient(),
                  logger: Logger = Logger(label: "guard")) throws(StoreError) {
         self.logger = logger
         self.limits = limits
@@ -54,9 +56,10 @@ package final class AuthorizationPolicy: Sendable {
         ledger = try AuthorizationLedger(store: store, logger: logger, maximumDenialsPerUser: settings.maximumDenialsPerUser,
                                          limits: limits, retention: { families.current.configuration.auditRetention })
         ledger.pruneAuditIfDue()
-        sheet = AuthenticationSheet(ledger: ledger, families: families, logger: logger, pamDirectory: settings.pamDirectory)
+        sheet = AuthenticationSheet(ledger: ledger, families: families, logger: logger, pamDirectory: settings.pamDirectory,
+                                    authenticator: authenticator)
         desk = GuardianDesk(ledger: ledger, families: families, limits: limits, logger: logger)
-        keeper = LockKeeper(locker: locker, ledger: ledger, families: families, logger: logger, requests: requests)
+        keeper = LockKeeper(locker: locker, ledger: ledger, families: families, logger: logger, turns: turns)
     }
 
     /// The family as last loaded.

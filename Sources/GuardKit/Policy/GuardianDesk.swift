@@ -20,10 +20,13 @@ final class GuardianDesk: Sendable {
     }
 
     /// Makes the request pending, tells the app, and waits until a guardian
-    /// decides it, the app goes away, or it expires. The guardian's call does
-    /// the work (approve and lock, or revoke and unlock); this only reports it.
-    /// - Throws: the refusal, cancellation or expiry, as the app should hear it.
-    func awaitGuardian(_ purpose: PendingRequest.Purpose, caller: Caller, channel: any RequestChannel) throws(GuardFailure) {
+    /// decides it, the app goes away, or it expires (those two audited). The
+    /// guardian's call does the work (approve and lock, or revoke and
+    /// unlock); this only reports how the request ended.
+    /// - Returns: how it ended, and how long it could wait.
+    /// - Throws: the refusal when it cannot be made pending (too many waiting, no number).
+    func awaitGuardian(_ purpose: PendingRequest.Purpose, caller: Caller,
+                       channel: any RequestChannel) throws(GuardFailure) -> (outcome: PendingRequest.Outcome, timeout: Duration) {
         let user = caller.account.name
         let appID = caller.app.appID
         let timeout = families.current.configuration.pendingTimeout
@@ -54,28 +57,20 @@ final class GuardianDesk: Sendable {
             + "“\(caller.app.displayName)” from their own account: request \(request.id). "
             + "They run: familyctl approve \(request.id)   (or: familyctl deny \(request.id))"))
 
-        switch request.wait(while: { !channel.isClosed }) {
-        case .approved:
-            return
-        case .denied(let guardian):
-            var failure = GuardFailure.canceled(purpose == .approve
-                ? "\(caller.app.displayName) was not allowed to provide parental controls (by \(guardian))"
-                : "the approval of \(caller.app.displayName) stays (decided by \(guardian))")
-            if purpose == .approve { failure.resultingStatus = .denied }
-            throw failure
-        case .failed(let failure):
-            throw failure
+        let outcome = request.wait(while: { !channel.isClosed })
+        switch outcome {
+        case .approved, .denied, .failed:
+            break
         case .canceled(let reason):
             ledger.audit(.cancel, actor: user, user: user, appID: appID, member: .child, outcome: .canceled,
                          detail: "request \(request.id): \(reason)")
             logger.notice("request \(request.id): \(appID) for \(user) canceled: \(reason)")
-            throw .canceled("the request was canceled")
         case .expired:
             ledger.audit(.cancel, actor: user, user: user, appID: appID, member: .child, outcome: .expired,
                          detail: "request \(request.id): no parent or guardian decided within \(timeout.spokenSeconds)")
             logger.notice("request \(request.id): \(appID) for \(user) expired")
-            throw .canceled("no parent or guardian decided within \(timeout.spokenSeconds); ask again")
         }
+        return (outcome, timeout)
     }
 
     /// The requests `requester` may decide: all for root, their children's for a guardian.

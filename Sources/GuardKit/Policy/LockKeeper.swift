@@ -12,15 +12,15 @@ package final class LockKeeper: Sendable {
     let families: FamilyState
     let logger: Logger
     /// Decisions on one (user, app) are saved (and locked or unlocked) one at a time.
-    let requests: KeyedSerializer<StatusHub.Key>
+    let turns: AppTurns
 
     init(locker: any AppLocker, ledger: AuthorizationLedger, families: FamilyState, logger: Logger,
-         requests: KeyedSerializer<StatusHub.Key>) {
+         turns: AppTurns) {
         self.locker = locker
         self.ledger = ledger
         self.families = families
         self.logger = logger
-        self.requests = requests
+        self.turns = turns
     }
 
     /// Records an approval; a child's is locked first, on `directory`, the
@@ -30,7 +30,7 @@ package final class LockKeeper: Sendable {
     /// unrecorded: the request fails. A lock that holds only partly
     /// (`unenforced`) is recorded with the approval and said wherever the
     /// approval is shown. An approval that cannot be recorded is unlocked again.
-    /// Call with the (user, app) entry of ``requests`` held.
+    /// Call in the (user, app) save turn (``AppTurns/save(_:_:)``).
     func approve(_ record: AuthorizationRecord, directory: OpenedDirectory?, audit approval: AuditEvent) throws(GuardFailure) {
         guard record.member == .child else {
             try ledger.commit(record, audit: approval)
@@ -97,7 +97,7 @@ package final class LockKeeper: Sendable {
     /// Checks every lock against the store; with `repair`, fixes drift. One
     /// app's failure is a finding, and the others are still checked.
     ///
-    /// Each app is checked with its (user, app) entry of ``requests`` held and
+    /// Each app is checked in its (user, app) save turn (``AppTurns``) with
     /// its record read again, so a decision made meanwhile is never undone.
     package func verify(repair: Bool, actor: String = AuditEvent.guardActor) throws(GuardFailure) -> [String] {
         var findings: [String] = []
@@ -112,7 +112,7 @@ package final class LockKeeper: Sendable {
         let approved = try ledger.authorizations().filter { $0.member == .child && $0.status == .approved }
         for record in approved {
             let key = StatusHub.Key(user: record.user, appID: record.appID)
-            findings += try requests.withExclusiveAccess(to: key) { () throws(GuardFailure) -> [String] in
+            findings += try turns.save(key) { () throws(GuardFailure) -> [String] in
                 guard let now = try ledger.authorization(user: record.user, appID: record.appID),
                       now.member == .child, now.status == .approved else { return [] }
                 let app = ApprovedApp(user: now.user, appID: now.appID, directory: now.appPath,
@@ -133,7 +133,7 @@ package final class LockKeeper: Sendable {
             throw .internalError("the Guard could not read its lock journal; see its log")
         }
         for key in locked where !wanted.contains(key) {
-            findings += try requests.withExclusiveAccess(to: key) { () throws(GuardFailure) -> [String] in
+            findings += try turns.save(key) { () throws(GuardFailure) -> [String] in
                 if let now = try ledger.authorization(user: key.user, appID: key.appID), now.member == .child,
                    now.status == .approved { return [] }
                 let label = "\(key.appID) for \(key.user)"
