@@ -27,10 +27,19 @@
 #   Config/exports.map               nothing exported from the programs
 #                                    (the runtime asks for --export-dynamic)
 #   -function-sections and           the code a Guard runs, from start to
-#   Config/text-order.txt            serving, packed together: the kernel maps
+#   --symbol-ordering-file           serving, packed together: the kernel maps
 #                                    code around each page touched, so
-#                                    scattered code is resident code
-#                                    (Config/text-order.sh regenerates the list)
+#                                    scattered code is resident code (an idle
+#                                    Guard keeps ~2 MB less)
+#
+# The order is recorded from the programs themselves, not committed: once
+# built, Config/text-order.sh runs them under valgrind and lists the
+# functions they run at start (BUILD_DIR/text-order.txt), and they are
+# linked again with that list. It is recorded again only when the programs
+# change (BUILD_DIR/text-order.stamp), so a build with nothing new does
+# nothing. Recording needs root (it starts a Guard) and valgrind; without
+# them the programs are linked with the list last recorded here, or in the
+# compiler's order when there is none, and work the same.
 set -eu
 cd "$(dirname "$0")/.."
 build_dir=${BUILD_DIR:-.build/static}
@@ -48,25 +57,56 @@ libstdcxx=$(Config/static-libstdcxx.sh)
 mkdir -p "$static_libs"
 ln -sf "$libstdcxx" "$static_libs/libstdc++.a"
 
-# The linker reads the list by name; a name that changes with the contents
-# makes swift build relink when only the list changed.
-order="$build_path/text-order-$(sha256sum Config/text-order.txt | cut -c1-16).txt"
-if [ ! -e "$order" ]; then
-    cp Config/text-order.txt "$order.new"
-    mv "$order.new" "$order"
-fi
-
+list="$build_path/text-order.txt"
+stamp="$build_path/text-order.stamp"
+[ -e "$list" ] || : > "$list"
 extra_products="$*"
-set -- -c release --static-swift-stdlib --disable-local-rpath --scratch-path "$build_dir" \
-    -Xswiftc -use-ld=lld -Xswiftc -Xfrontend -Xswiftc -function-sections \
-    -Xswiftc -Xclang-linker -Xswiftc -static-libgcc -Xlinker "-L$static_libs" \
-    -Xlinker -z -Xlinker now -Xlinker -z -Xlinker pack-relative-relocs \
-    -Xlinker "--version-script=$PWD/Config/exports.map" \
-    -Xlinker "--symbol-ordering-file=$order" -Xlinker --no-warn-symbol-ordering
-for product in $products $extra_products; do
-    swift build "$@" --product "$product" >&2
-done
-bin=$(swift build "$@" --show-bin-path)
+
+# Builds every product, linked with the list as it is now, into $bin.
+build() {
+    # The linker reads the list by name; a name that changes with the contents
+    # makes swift build relink when only the list changed.
+    order="$build_path/text-order-$(sha256sum "$list" | cut -c1-16).txt"
+    if [ ! -e "$order" ]; then
+        cp "$list" "$order.new"
+        mv "$order.new" "$order"
+    fi
+    for copy in "$build_path"/text-order-*.txt; do
+        [ "$copy" = "$order" ] || rm -f "$copy"
+    done
+    set -- -c release --static-swift-stdlib --disable-local-rpath --scratch-path "$build_dir" \
+        -Xswiftc -use-ld=lld -Xswiftc -Xfrontend -Xswiftc -function-sections \
+        -Xswiftc -Xclang-linker -Xswiftc -static-libgcc -Xlinker "-L$static_libs" \
+        -Xlinker -z -Xlinker now -Xlinker -z -Xlinker pack-relative-relocs \
+        -Xlinker "--version-script=$PWD/Config/exports.map" \
+        -Xlinker "--symbol-ordering-file=$order" -Xlinker --no-warn-symbol-ordering
+    for product in $products $extra_products; do
+        swift build "$@" --product "$product" >&2
+    done
+    bin=$(swift build "$@" --show-bin-path)
+}
+
+# What the programs are, to tell whether the list was recorded from them.
+programs() { cat "$bin/familycontrolsd" "$bin/familyctl" | sha256sum | cut -c1-64; }
+
+build
+if [ "$(programs)" != "$(cat "$stamp" 2>/dev/null || true)" ]; then
+    if [ "$(id -u)" != 0 ] || ! command -v valgrind >/dev/null; then
+        echo "build.sh: the start-up code is not ordered anew: recording it needs root and valgrind" \
+            "(Debian: valgrind); linked with the list last recorded, if any" >&2
+    elif Config/text-order.sh "$bin" > "$list.new"; then
+        if cmp -s "$list.new" "$list"; then
+            rm "$list.new"
+        else
+            mv "$list.new" "$list"
+            build
+        fi
+        programs > "$stamp"
+    else
+        rm -f "$list.new"
+        echo "build.sh: recording the start-up code failed (above); linked with the list last recorded, if any" >&2
+    fi
+fi
 
 # No RUNPATH (into the toolchain or anywhere), no Swift library left to load,
 # and no C++ runtime loaded at start.

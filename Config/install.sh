@@ -45,6 +45,8 @@ dest=${DESTDIR:-}
 #   procps: pkill; util-linux: setpriv, runuser, unshare.
 #   binutils: readelf, to check the built programs need no toolchain.
 #   g++: libstdc++.a, linked into the installed programs (Config/build.sh).
+#   valgrind: Config/build.sh records the code the programs run at start, to
+#   link it side by side (Config/text-order.sh).
 #   dpkg-dev: Config/build-deb.sh (dpkg-shlibdeps, dpkg-gencontrol).
 #   For the tests: libpam-wrapper (pam_chatty), sqlite3 (the audit table),
 #   strace (a traced app is refused), xfsprogs and btrfs-progs (locks on XFS
@@ -55,7 +57,7 @@ dest=${DESTDIR:-}
 #   and libseccomp2 (the Guard run under the unit's system call filter), sudo
 #   (a child whom sudoers makes root is refused by --check-config).
 packages="libpam0g-dev libsqlite3-dev libpam-modules libpam-runtime e2fsprogs passwd login procps util-linux
-    binutils g++ dpkg-dev
+    binutils g++ valgrind dpkg-dev
     libpam-wrapper sqlite3 strace xfsprogs btrfs-progs gcc libc6-dev perl libpam-oath oathtool python3 python3-pip
     systemd libseccomp2 sudo"
 if [ "$apt" = no ]; then

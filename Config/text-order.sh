@@ -1,26 +1,27 @@
 #!/bin/sh
-# Regenerates Config/text-order.txt: the functions the Guard runs from start
-# to serving `familyctl status`, and those familyctl runs for status,
-# --version and authenticate, as valgrind's callgrind lists them.
-# Config/build.sh hands the list to the linker, which puts those functions
-# side by side at the front of the program's code.
+# Prints the functions the Guard in BIN_DIR runs from start to serving
+# `familyctl status`, and those its familyctl runs for status, --version and
+# authenticate, in the order valgrind's callgrind first meets them.
+# Config/build.sh runs it on the programs it has just built and links them
+# again with the list, which puts those functions side by side at the front
+# of the program's code; nothing generated is committed.
 #
 # Why: the kernel maps a program's code in blocks around each page it touches
 # (fault-around, 64 KB), so a few hundred kilobytes of code run at start,
 # scattered over five megabytes, kept nearly all of it resident. Packed
-# together, the idle Guard keeps ~1.5 MB less (familycontrols-bench anchors).
+# together, the idle Guard keeps ~2 MB less (familycontrols-bench startup and
+# anchors).
 #
-# Run it as root (it starts a Guard on a private socket and store) after
-# changes to what the Guard or familyctl do at start; a stale list costs only
-# memory, never correctness, and StaticLinkTests says when it has gone stale.
-# Needs valgrind.
+# Needs root (it starts a Guard on a private socket and store, and a PAM
+# service that permits everything, /etc/pam.d/familycontrols-order-PID, for
+# as long as it runs) and valgrind.
 #
-#   Config/text-order.sh
+#   Config/text-order.sh BIN_DIR > LIST
 set -eu
-cd "$(dirname "$0")/.."
+[ $# = 1 ] || { echo "usage: Config/text-order.sh BIN_DIR > LIST" >&2; exit 2; }
+bin=$1
 command -v valgrind >/dev/null || { echo "text-order.sh: needs valgrind (Debian: valgrind)" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "text-order.sh: run as root (it starts a Guard)" >&2; exit 1; }
-bin=$(Config/build.sh)
 work=$(mktemp -d /tmp/familycontrols-text-order.XXXXXX)
 service="familycontrols-order-$$"
 guard_pid=
@@ -45,7 +46,7 @@ record() { # NAME PROGRAM ARGUMENTS...   (exec: run in the background, $! is val
     exec valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/$name.out" "$@"
 }
 record guard "$work/familycontrolsd" --config "$work/guard.conf" --socket "$work/guard.socket" \
-    --state-dir "$work/state" 2>"$work/guard.log" &
+    --state-dir "$work/state" >/dev/null 2>"$work/guard.log" &
 guard_pid=$!
 i=0
 until "$bin/familyctl" status --socket "$work/guard.socket" >/dev/null 2>&1; do
@@ -83,6 +84,5 @@ awk '
     }
 ' "$work/guard.out" "$work/status.out" "$work/version.out" "$work/authenticate.out" > "$work/order.txt"
 count=$(wc -l < "$work/order.txt")
-[ "$count" -gt 500 ] || { echo "text-order.sh: only $count functions recorded; not replacing the list" >&2; exit 1; }
-mv "$work/order.txt" Config/text-order.txt
-echo "text-order.sh: Config/text-order.txt lists $count functions; run Config/build.sh to link with it" >&2
+[ "$count" -gt 500 ] || { echo "text-order.sh: only $count functions recorded" >&2; exit 1; }
+cat "$work/order.txt"

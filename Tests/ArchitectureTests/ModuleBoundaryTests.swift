@@ -116,6 +116,19 @@ import TestSupport
                 "apps link \(app.sorted())")
     }
 
+    /// The request's rules are one module both Guards use: the real one and
+    /// the in-memory one apps test with, and it needs neither's machinery.
+    @Test func theGuardAndTheInMemoryGuardShareOneModuleOfRules() throws {
+        let graph = try graph()
+        for user in ["GuardKit", "FamilyControlsTesting"] {
+            #expect(graph[user]?.contains("AuthorizationRules") == true, "\(user) does not use AuthorizationRules")
+        }
+        let rules = closure(of: "AuthorizationRules", in: graph)
+        #expect(rules.isDisjoint(with: ["GuardKit", "FamilyControls", "VarlinkServerKit", "VarlinkClientKit", "PAM", "SQLite",
+                                        "LockEngine", "FamilyConfiguration"]),
+                "AuthorizationRules reaches \(rules.sorted())")
+    }
+
     /// The epoll server is the Guard's alone: apps and familyctl link the client.
     @Test func onlyTheGuardLinksTheVarlinkServer() throws {
         let graph = try graph()

@@ -5,15 +5,6 @@ import SystemKit
 import Varlink
 import VarlinkServerKit
 
-/// An administrator's call, its parameters checked against the interface.
-enum AdminCall: Sendable {
-    case listAuthorizations(Guard.ListAuthorizations.Parameters)
-    case readAudit(Guard.ReadAudit.Parameters)
-    case listRequests
-    case verifyLocks(Guard.VerifyLocks.Parameters)
-    case change(ProtectionChange)
-}
-
 /// `SetStatus`, `Revoke` or `Graduate`: the verbs that change a child's protection.
 enum ProtectionChange: Sendable {
     case setStatus(Guard.SetStatus.Parameters)
@@ -31,37 +22,106 @@ enum ProtectionChange: Sendable {
 }
 
 extension GuardService {
-    /// The administrators' methods: root for everything, a guardian for their own children.
-    func handleAdmin(_ admin: AdminCall, _ call: VarlinkCall, on connection: VarlinkConnection) {
-        respond(call, on: connection) { () throws(GuardFailure) -> JSONObject in
-            let requester = try self.requester(connection)
-            switch admin {
-            case .listAuthorizations(let parameters):
-                let views = try policy.list(user: parameters.user, requester: requester)
-                let warnings = requester.uid == 0 ? policy.standingWarnings.current : []
-                return Guard.ListAuthorizations.Reply(authorizations: views.map(\.wire),
-                                                      warnings: warnings.isEmpty ? nil : warnings).object
-            case .change(let change):
-                // Called without more: nowhere to ask, so only root or a
-                // guardian whose session authenticated lately gets through.
-                let proof = GuardianProof(session: session(of: connection, for: requester), channel: nil)
-                return try changeProtection(change, requester: requester, proof: proof)
-            case .readAudit(let parameters):
-                let limit = parameters.limit ?? 1000
-                guard (1...GuardService.maximumAuditEvents).contains(limit) else {
-                    throw GuardFailure(.familyControls(.invalidArgument),
-                                       "parameter limit must be a whole number from 1 to \(GuardService.maximumAuditEvents)")
-                }
-                let events = try policy.auditEvents(user: parameters.user, appID: parameters.app, since: parameters.since,
-                                                    limit: Int(limit), requester: requester)
-                return Guard.ReadAudit.Reply(events: events.map(\.wire)).object
-            case .listRequests:
-                return Guard.ListRequests.Reply(requests: policy.pendingRequests(for: requester).map(\.wire)).object
-            case .verifyLocks(let parameters):
-                guard requester.uid == 0 else { throw GuardFailure(.permissionDenied, "only root may verify locks") }
-                let findings = try policy.keeper.verify(repair: parameters.repair, actor: requester.name)
-                return Guard.VerifyLocks.Reply(findings: findings).object
+    // The administrators' methods: root for everything, a guardian for their
+    // own children. Each runs where the method table says and replies itself.
+
+    /// `ListAuthorizations`: root's warnings come with the list.
+    func listAuthorizations(_ parameters: Guard.ListAuthorizations.Parameters, _ served: ServedCall) {
+        respond(served) { requester throws(GuardFailure) in
+            let views = try policy.list(user: parameters.user, requester: requester)
+            let warnings = requester.uid == 0 ? policy.standingWarnings.current : []
+            return Guard.ListAuthorizations.Reply(authorizations: views.map(\.wire),
+                                                  warnings: warnings.isEmpty ? nil : warnings).object
+        }
+    }
+
+    /// `ReadAudit`, within ``maximumAuditEvents``.
+    func readAudit(_ parameters: Guard.ReadAudit.Parameters, _ served: ServedCall) {
+        respond(served) { requester throws(GuardFailure) in
+            let limit = parameters.limit ?? 1000
+            guard (1...GuardService.maximumAuditEvents).contains(limit) else {
+                throw GuardFailure(.familyControls(.invalidArgument),
+                                   "parameter limit must be a whole number from 1 to \(GuardService.maximumAuditEvents)")
             }
+            let events = try policy.auditEvents(user: parameters.user, appID: parameters.app, since: parameters.since,
+                                                limit: Int(limit), requester: requester)
+            return Guard.ReadAudit.Reply(events: events.map(\.wire)).object
+        }
+    }
+
+    /// `ListRequests`: the requests the caller may decide.
+    func listRequests(_ parameters: Guard.ListRequests.Parameters, _ served: ServedCall) {
+        respond(served) { requester throws(GuardFailure) in
+            Guard.ListRequests.Reply(requests: policy.pendingRequests(for: requester).map(\.wire)).object
+        }
+    }
+
+    /// `VerifyLocks`: root only.
+    func verifyLocks(_ parameters: Guard.VerifyLocks.Parameters, _ served: ServedCall) {
+        respond(served) { requester throws(GuardFailure) in
+            guard requester.uid == 0 else { throw GuardFailure(.permissionDenied, "only root may verify locks") }
+            let findings = try policy.keeper.verify(repair: parameters.repair, actor: requester.name)
+            return Guard.VerifyLocks.Reply(findings: findings).object
+        }
+    }
+
+    // `SetStatus`, `Revoke` and `Graduate` called without more: nowhere to
+    // ask, so only root or a guardian whose session authenticated lately
+    // gets through.
+
+    func setStatus(_ parameters: Guard.SetStatus.Parameters, _ served: ServedCall) {
+        changeWithoutAsking(.setStatus(parameters), served)
+    }
+
+    func revoke(_ parameters: Guard.Revoke.Parameters, _ served: ServedCall) {
+        changeWithoutAsking(.revoke(parameters), served)
+    }
+
+    func graduate(_ parameters: Guard.Graduate.Parameters, _ served: ServedCall) {
+        changeWithoutAsking(.graduate(parameters), served)
+    }
+
+    private func changeWithoutAsking(_ change: ProtectionChange, _ served: ServedCall) {
+        respond(served) { requester throws(GuardFailure) in
+            let proof = GuardianProof(session: session(of: served.connection, for: requester), channel: nil)
+            return try changeProtection(change, requester: requester, proof: proof)
+        }
+    }
+
+    // The same called with more, on a decision thread: a guardian may be
+    // asked to authenticate over the connection.
+
+    func administrator(_ parameters: Guard.SetStatus.Parameters, _ served: ServedCall) -> Result<Administrator, GuardFailure> {
+        administrator(of: .setStatus(parameters), served.connection)
+    }
+
+    func administrator(_ parameters: Guard.Revoke.Parameters, _ served: ServedCall) -> Result<Administrator, GuardFailure> {
+        administrator(of: .revoke(parameters), served.connection)
+    }
+
+    func administrator(_ parameters: Guard.Graduate.Parameters, _ served: ServedCall) -> Result<Administrator, GuardFailure> {
+        administrator(of: .graduate(parameters), served.connection)
+    }
+
+    func setStatus(_ parameters: Guard.SetStatus.Parameters, _ requester: Administrator,
+                   _ channel: VarlinkRequestChannel) throws(GuardFailure) -> Guard.SetStatus.Reply {
+        try setStatus(parameters, requester: requester.account, proof: requester.proof(over: channel))
+    }
+
+    func revoke(_ parameters: Guard.Revoke.Parameters, _ requester: Administrator,
+                _ channel: VarlinkRequestChannel) throws(GuardFailure) -> Guard.Revoke.Reply {
+        try revoke(parameters, requester: requester.account, proof: requester.proof(over: channel))
+    }
+
+    func graduate(_ parameters: Guard.Graduate.Parameters, _ requester: Administrator,
+                  _ channel: VarlinkRequestChannel) throws(GuardFailure) -> Guard.Graduate.Reply {
+        try graduate(parameters, requester: requester.account, proof: requester.proof(over: channel))
+    }
+
+    /// Replies with what `body` makes for the person calling, or with the failure.
+    private func respond(_ served: ServedCall, _ body: (UserAccount) throws(GuardFailure) -> JSONObject) {
+        respond(served.call, on: served.connection) { () throws(GuardFailure) -> JSONObject in
+            try body(try requester(served.connection))
         }
     }
 
@@ -145,7 +205,8 @@ extension AuditEvent {
 extension GuardService {
     /// `WatchRequests`: the requests the caller may decide now, then again
     /// after every change, within the connection's bound of streams.
-    func watchRequests(session: ConnectionSession, on connection: VarlinkConnection) {
+    func watchRequests(_ parameters: Guard.WatchRequests.Parameters, _ served: ServedCall) {
+        let (connection, session) = (served.connection, served.session)
         let requester: UserAccount
         do throws(GuardFailure) {
             requester = try self.requester(connection)

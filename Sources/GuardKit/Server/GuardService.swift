@@ -47,101 +47,16 @@ package final class GuardService: VarlinkService {
         interfaces = [try VarlinkInterfaceDescription(GuardInterface.text)]
     }
 
-    /// The method table: each method of the interface, its parameters decoded
-    /// (and `more` checked) on the loop thread before anything runs, and
-    /// where it runs: on the loop (``GetStatus`` once the caller is known,
-    /// ``Answer``), on the connection's lane (``work``), or in a
-    /// conversation pool (``conversations`` for apps, ``decisions`` for
-    /// guardians and root).
+    /// Looks the call's method up in ``methods`` and serves it there: its
+    /// parameters and `more` checked against the interface on the loop
+    /// thread, then its handler run where the table says.
     package func handle(_ call: VarlinkCall, on connection: VarlinkConnection) {
         let session = ConnectionSession.of(connection, on: work)
-        switch call.memberName {
-        case Guard.GetStatus.name:
-            guard accept(Guard.GetStatus.self, call, on: connection) != nil else { return }
-            // The hot path: answered on the loop thread once the caller is known.
-            if session.isIdle, case .success(let caller)? = session.cachedCaller {
-                replyStatus(caller, to: call, on: connection)
-            } else {
-                session.enqueue(on: connection) { [self] in
-                    guard let caller = identify(connection, session) else { return }
-                    replyStatus(caller, to: call, on: connection)
-                }
-            }
-        case Guard.Answer.name:
-            guard let parameters = accept(Guard.Answer.self, call, on: connection) else { return }
-            session.activeChannel?.deliver(id: parameters.id, response: parameters.response)
-            if call.expectsReply { connection.reply(Guard.Answer.Reply().object) }
-        case Guard.Subscribe.name:
-            guard accept(Guard.Subscribe.self, call, on: connection) != nil else { return }
-            session.enqueue(on: connection) { [self] in
-                guard let caller = identify(connection, session) else { return }
-                subscribe(caller, session: session, on: connection)
-            }
-        case Guard.RequestAuthorization.name:
-            guard let parameters = accept(Guard.RequestAuthorization.self, call, on: connection) else { return }
-            let member = FamilyControlsMember(parameters.member)
-            startConversation(Guard.RequestAuthorization.self, call, session: session, on: connection,
-                              who: applicant(member, connection, session),
-                              on: conversations) { [policy] caller, channel throws(GuardFailure) in
-                let status = try policy.request(member, from: caller, over: channel)
-                return Guard.RequestAuthorization.Reply(status: Guard.Status(status))
-            }
-        case Guard.RevokeAuthorization.name:
-            guard accept(Guard.RevokeAuthorization.self, call, on: connection) != nil else { return }
-            startConversation(Guard.RevokeAuthorization.self, call, session: session, on: connection, who: app(connection, session),
-                              on: conversations) { [policy] caller, channel throws(GuardFailure) in
-                try policy.revoke(from: caller, over: channel)
-                return Guard.RevokeAuthorization.Reply()
-            }
-        case Guard.DecideRequest.name:
-            guard let parameters = accept(Guard.DecideRequest.self, call, on: connection) else { return }
-            startConversation(Guard.DecideRequest.self, call, session: session, on: connection,
-                              who: decider(of: parameters.id, connection),
-                              on: decisions) { [policy] requester, channel throws(GuardFailure) in
-                let view = try policy.decide(parameters.id, approve: parameters.approve, requester: requester.account,
-                                             session: requester.session, over: channel)
-                return Guard.DecideRequest.Reply(authorization: view?.wire)
-            }
-        case Guard.SetStatus.name, Guard.Revoke.name, Guard.Graduate.name:
-            guard let change = acceptChange(call, on: connection) else { return }
-            // With more, a guardian may be asked to authenticate over this connection.
-            guard call.more else { return session.enqueue(on: connection) { [self] in handleAdmin(.change(change), call, on: connection) } }
-            let who = administrator(of: change, connection)
-            switch change {
-            case .setStatus(let parameters):
-                startConversation(Guard.SetStatus.self, call, session: session, on: connection, who: who,
-                                  on: decisions) { [self] requester, channel throws(GuardFailure) in
-                    try setStatus(parameters, requester: requester.account, proof: requester.proof(over: channel))
-                }
-            case .revoke(let parameters):
-                startConversation(Guard.Revoke.self, call, session: session, on: connection, who: who,
-                                  on: decisions) { [self] requester, channel throws(GuardFailure) in
-                    try revoke(parameters, requester: requester.account, proof: requester.proof(over: channel))
-                }
-            case .graduate(let parameters):
-                startConversation(Guard.Graduate.self, call, session: session, on: connection, who: who,
-                                  on: decisions) { [self] requester, channel throws(GuardFailure) in
-                    try graduate(parameters, requester: requester.account, proof: requester.proof(over: channel))
-                }
-            }
-        case Guard.WatchRequests.name:
-            guard accept(Guard.WatchRequests.self, call, on: connection) != nil else { return }
-            session.enqueue(on: connection) { [self] in watchRequests(session: session, on: connection) }
-        case Guard.ListAuthorizations.name:
-            guard let parameters = accept(Guard.ListAuthorizations.self, call, on: connection) else { return }
-            session.enqueue(on: connection) { [self] in handleAdmin(.listAuthorizations(parameters), call, on: connection) }
-        case Guard.ReadAudit.name:
-            guard let parameters = accept(Guard.ReadAudit.self, call, on: connection) else { return }
-            session.enqueue(on: connection) { [self] in handleAdmin(.readAudit(parameters), call, on: connection) }
-        case Guard.ListRequests.name:
-            guard accept(Guard.ListRequests.self, call, on: connection) != nil else { return }
-            session.enqueue(on: connection) { [self] in handleAdmin(.listRequests, call, on: connection) }
-        case Guard.VerifyLocks.name:
-            guard let parameters = accept(Guard.VerifyLocks.self, call, on: connection) else { return }
-            session.enqueue(on: connection) { [self] in handleAdmin(.verifyLocks(parameters), call, on: connection) }
-        default:
+        guard let method = Self.methods[call.memberName] else {
             if call.expectsReply { connection.fail(.methodNotFound(call.method)) }
+            return
         }
+        method.serve(self, ServedCall(call: call, connection: connection, session: session))
     }
 
     /// `call`'s parameters checked against the interface, as sd-varlink
@@ -149,8 +64,8 @@ package final class GuardService: VarlinkService {
     /// gives and no other, and `more` set if the method requires it. Nil
     /// once the caller has been told (`InvalidParameter` naming the field,
     /// or `ExpectedMore`).
-    private func accept<Method: GuardMethod>(_ method: Method.Type, _ call: VarlinkCall,
-                                             on connection: VarlinkConnection) -> Method.Parameters? {
+    func accept<Method: GuardMethod>(_ method: Method.Type, _ call: VarlinkCall,
+                                     on connection: VarlinkConnection) -> Method.Parameters? {
         let parameters: Method.Parameters
         do throws(ProtocolDecodingError) {
             parameters = try Method.Parameters(call.parameters, at: "", strict: true)
@@ -165,29 +80,23 @@ package final class GuardService: VarlinkService {
         return parameters
     }
 
-    /// `SetStatus`, `Revoke` or `Graduate`, its parameters checked.
-    private func acceptChange(_ call: VarlinkCall, on connection: VarlinkConnection) -> ProtectionChange? {
-        switch call.memberName {
-        case Guard.SetStatus.name: accept(Guard.SetStatus.self, call, on: connection).map(ProtectionChange.setStatus)
-        case Guard.Revoke.name: accept(Guard.Revoke.self, call, on: connection).map(ProtectionChange.revoke)
-        default: accept(Guard.Graduate.self, call, on: connection).map(ProtectionChange.graduate)
-        }
-    }
-
     // MARK: Apps
 
-    private func replyStatus(_ caller: Caller, to call: VarlinkCall, on connection: VarlinkConnection) {
-        guard call.expectsReply else { return }
+    /// `GetStatus`: the calling app's status.
+    func getStatus(_ parameters: Guard.GetStatus.Parameters, _ served: ServedCall) {
+        guard let caller = identify(served.connection, served.session), served.call.expectsReply else { return }
         let status = policy.ledger.status(user: caller.account.name, appID: caller.app.appID,
                                           directory: caller.app.directoryIdentity)
-        connection.reply(Guard.GetStatus.Reply(app: caller.app.appID, user: caller.account.name,
-                                               status: Guard.Status(status)).object)
+        served.connection.reply(Guard.GetStatus.Reply(app: caller.app.appID, user: caller.account.name,
+                                                      status: Guard.Status(status)).object)
     }
 
-    /// Follows the caller's status on this connection, within its bound of
-    /// subscriptions. Runs on the session's queue, so the count checked is the
-    /// count kept.
-    private func subscribe(_ caller: Caller, session: ConnectionSession, on connection: VarlinkConnection) {
+    /// `Subscribe`: follows the caller's status on this connection, within its
+    /// bound of subscriptions. Runs on the connection's lane, so the count
+    /// checked is the count kept.
+    func subscribe(_ parameters: Guard.Subscribe.Parameters, _ served: ServedCall) {
+        let (connection, session) = (served.connection, served.session)
+        guard let caller = identify(connection, session) else { return }
         let limit = policy.limits.subscriptionsPerConnection
         guard session.subscriptionCount < limit else {
             return fail(connection, GuardFailure(.limitReached,
@@ -208,78 +117,106 @@ package final class GuardService: VarlinkService {
         send()
     }
 
-    /// The app calling on `connection`, worked out afresh.
-    private func app(_ connection: VarlinkConnection, _ session: ConnectionSession) -> @Sendable () -> Result<Caller, GuardFailure> {
-        { [self] in caller(of: connection, session, fresh: true) }
+    /// `Answer`: hands the answer to the prompt of the request in progress on
+    /// this connection, if there is one.
+    func answer(_ parameters: Guard.Answer.Parameters, _ served: ServedCall) {
+        served.session.activeChannel?.deliver(id: parameters.id, response: parameters.response)
+        if served.call.expectsReply { served.connection.reply(Guard.Answer.Reply().object) }
     }
 
-    /// The app calling on `connection`, worked out afresh, if it may ask as
-    /// `member` at all: someone who is no one's child asking as a child is
-    /// refused here, before a conversation starts.
-    private func applicant(_ member: FamilyControlsMember, _ connection: VarlinkConnection,
-                           _ session: ConnectionSession) -> @Sendable () -> Result<Caller, GuardFailure> {
-        { [self] in
-            caller(of: connection, session, fresh: true).flatMap { caller in
-                do throws(GuardFailure) {
-                    try policy.admit(member, from: caller)
-                    return .success(caller)
-                } catch {
-                    return .failure(error)
-                }
-            }
-        }
+    /// `RequestAuthorization`, once ``applicant(_:_:)`` has admitted the caller.
+    func requestAuthorization(_ parameters: Guard.RequestAuthorization.Parameters, _ caller: Caller,
+                              _ channel: VarlinkRequestChannel) throws(GuardFailure) -> Guard.RequestAuthorization.Reply {
+        let status = try policy.request(FamilyControlsMember(parameters.member), from: caller, over: channel)
+        return Guard.RequestAuthorization.Reply(status: Guard.Status(status))
     }
 
-    /// The person calling on `connection` (a guardian's `familyctl`, or
-    /// root), if request `id` waits for them to decide it: anyone else is
-    /// refused here, before a decision takes a thread.
-    private func decider(of id: Int64, _ connection: VarlinkConnection) -> @Sendable () -> Result<Administrator, GuardFailure> {
-        { [self] in
+    /// `RevokeAuthorization`, the caller worked out by ``app(_:_:)``.
+    func revokeAuthorization(_ parameters: Guard.RevokeAuthorization.Parameters, _ caller: Caller,
+                             _ channel: VarlinkRequestChannel) throws(GuardFailure) -> Guard.RevokeAuthorization.Reply {
+        try policy.revoke(from: caller, over: channel)
+        return Guard.RevokeAuthorization.Reply()
+    }
+
+    /// `DecideRequest`, once ``decider(_:_:)`` has found the request theirs to decide.
+    func decideRequest(_ parameters: Guard.DecideRequest.Parameters, _ requester: Administrator,
+                       _ channel: VarlinkRequestChannel) throws(GuardFailure) -> Guard.DecideRequest.Reply {
+        let view = try policy.decide(parameters.id, approve: parameters.approve, requester: requester.account,
+                                     session: requester.session, over: channel)
+        return Guard.DecideRequest.Reply(authorization: view?.wire)
+    }
+
+    // MARK: Who is calling, before a conversation starts
+
+    /// The app calling, worked out afresh.
+    func app(_ parameters: Guard.RevokeAuthorization.Parameters, _ served: ServedCall) -> Result<Caller, GuardFailure> {
+        caller(of: served.connection, served.session, fresh: true)
+    }
+
+    /// The app calling, worked out afresh, if it may ask as `member` at all:
+    /// someone who is no one's child asking as a child is refused here,
+    /// before a conversation starts.
+    func applicant(_ parameters: Guard.RequestAuthorization.Parameters, _ served: ServedCall) -> Result<Caller, GuardFailure> {
+        let member = FamilyControlsMember(parameters.member)
+        return caller(of: served.connection, served.session, fresh: true).flatMap { caller in
             do throws(GuardFailure) {
-                let account = try requester(connection)
-                _ = try policy.decidableRequest(id, for: account)
-                return .success(Administrator(account: account, session: session(of: connection, for: account)))
+                try policy.admit(member, from: caller)
+                return .success(caller)
             } catch {
                 return .failure(error)
             }
         }
     }
 
-    /// The person calling on `connection` with `call` (SetStatus, Revoke,
+    /// The person calling (a guardian's `familyctl`, or root), if request
+    /// `id` waits for them to decide it: anyone else is refused here, before
+    /// a decision takes a thread.
+    func decider(_ parameters: Guard.DecideRequest.Parameters, _ served: ServedCall) -> Result<Administrator, GuardFailure> {
+        let connection = served.connection
+        do throws(GuardFailure) {
+            let account = try requester(connection)
+            _ = try policy.decidableRequest(parameters.id, for: account)
+            return .success(Administrator(account: account, session: session(of: connection, for: account)))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// The person calling on `connection` with `change` (SetStatus, Revoke,
     /// Graduate), if they may change the user it names at all: anyone else
     /// is refused here, before the call takes a decision thread.
-    private func administrator(of change: ProtectionChange, _ connection: VarlinkConnection) -> @Sendable () -> Result<Administrator, GuardFailure> {
+    func administrator(of change: ProtectionChange, _ connection: VarlinkConnection) -> Result<Administrator, GuardFailure> {
         let user = change.user
         let graduating = if case .graduate = change { true } else { false }
-        return { [self] in
-            do throws(GuardFailure) {
-                let account = try requester(connection)
-                if account.uid != 0 {
-                    guard !graduating else { throw GuardFailure(.permissionDenied, "only root may graduate a child") }
-                    guard policy.may(account, administer: user) else {
-                        let name = user.clipped
-                        let verb = if case .revoke = change { "revoke" } else { "change" }
-                        throw GuardFailure(.permissionDenied, "only root or a guardian of \(name) may \(verb) \(name)'s authorizations")
-                    }
+        do throws(GuardFailure) {
+            let account = try requester(connection)
+            if account.uid != 0 {
+                guard !graduating else { throw GuardFailure(.permissionDenied, "only root may graduate a child") }
+                guard policy.may(account, administer: user) else {
+                    let name = user.clipped
+                    let verb = if case .revoke = change { "revoke" } else { "change" }
+                    throw GuardFailure(.permissionDenied, "only root or a guardian of \(name) may \(verb) \(name)'s authorizations")
                 }
-                return .success(Administrator(account: account, session: session(of: connection, for: account)))
-            } catch {
-                return .failure(error)
             }
+            return .success(Administrator(account: account, session: session(of: connection, for: account)))
+        } catch {
+            return .failure(error)
         }
     }
 
     /// Runs a call that may prompt (a request, a revoke that needs a guardian,
-    /// a guardian's decision) on `pool`: PAM waits for people. Prompts go out
+    /// a guardian's decision) in `pool`: PAM waits for people. Prompts go out
     /// as `continues` replies, answered with `Answer` calls; `body`'s
     /// parameters are the last reply. `who` says who is calling; each user
     /// has at most ``GuardLimits/conversationsPerUser`` under way.
-    private func startConversation<Method: GuardMethod, Who: ConversationStarter>(
-        _ method: Method.Type, _ call: VarlinkCall, session: ConnectionSession, on connection: VarlinkConnection,
-        who: @escaping @Sendable () -> Result<Who, GuardFailure>, on pool: BlockingExecutor,
+    /// Only a call made with `more` gets here (the method table sees to it):
+    /// there is somewhere to send the prompts.
+    func startConversation<Method: GuardMethod, Who: ConversationStarter>(
+        _ method: Method.Type, _ served: ServedCall, on pool: BlockingExecutor,
+        who: @escaping @Sendable () -> Result<Who, GuardFailure>,
         _ body: @escaping @Sendable (Who, VarlinkRequestChannel) throws(GuardFailure) -> Method.Reply
     ) where Method.Reply: GuardPromptingReply {
-        guard call.more else { return connection.fail(.expectedMore) }
+        let (connection, session) = (served.connection, served.session)
         let channel = VarlinkRequestChannel(Method.self, connection: connection)
         // The session closes the channel if the connection closes.
         guard session.beginRequest(channel) else {

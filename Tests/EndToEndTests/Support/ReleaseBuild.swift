@@ -12,6 +12,13 @@ enum ReleaseBuild {
         try await offload { try built.get() }
     }
 
+    /// The folder `Config/build.sh` builds in (its `BUILD_DIR`), where it keeps
+    /// the start-up order it recorded: two up from the products' folder
+    /// (`BUILD_DIR/TRIPLE/release`).
+    static func buildFolder(of bin: String) -> String {
+        URL(fileURLWithPath: bin).deletingLastPathComponent().deletingLastPathComponent().path
+    }
+
     /// A `.deb` from `Config/build-deb.sh`, built once per test run; gzip at its
     /// fastest instead of xz, which would take minutes for the same contents.
     static func debianPackage() async throws -> String {

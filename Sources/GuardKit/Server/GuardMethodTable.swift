@@ -1,0 +1,175 @@
+import GuardProtocol
+import Varlink
+import VarlinkServerKit
+
+/// Where a method of the Guard's interface runs (ARCHITECTURE.md, Threads).
+enum MethodPlace: String, Sendable, CaseIterable {
+    /// The event loop thread, at once: only what never blocks.
+    case loop
+    /// The connection's lane on `guard-work`, in order with the connection's
+    /// other slow calls.
+    case lane
+    /// `guard-talk`, the apps' conversation pool, once the lane has worked
+    /// out who is calling.
+    case conversations
+    /// `guard-decide`, the guardians' and root's, once the lane has worked
+    /// out who is calling.
+    case decisions
+}
+
+/// Where one method runs.
+struct MethodPlacement: Equatable, Sendable, CustomStringConvertible {
+    /// Where a call runs.
+    var runs: MethodPlace
+    /// Whether a call is answered on the loop at once when the caller is
+    /// already known and nothing waits on the lane (the hot path of `GetStatus`).
+    var onLoopWhenCallerKnown = false
+    /// Where a call made with `more` runs instead, if elsewhere.
+    var withMore: MethodPlace?
+
+    var description: String {
+        var text = runs.rawValue
+        if onLoopWhenCallerKnown { text = "loop when the caller is known, else " + text }
+        if let withMore { text += ", with more \(withMore)" }
+        return text
+    }
+}
+
+/// A call being served: the call, its connection, and what the Guard keeps
+/// for the connection.
+struct ServedCall: Sendable {
+    let call: VarlinkCall
+    let connection: VarlinkConnection
+    let session: ConnectionSession
+}
+
+/// A method's handler and where it runs. Handlers never choose a thread:
+/// the route runs them where it says. (The method's type travels with the
+/// call to the thread that serves it.)
+struct MethodRoute<Method: GuardMethod & SendableMetatype>: Sendable {
+    /// A handler that replies by itself, on the loop or the lane.
+    typealias Handler = @Sendable (GuardService) -> @Sendable (Method.Parameters, ServedCall) -> Void
+
+    let place: MethodPlace
+    let onLoopWhenCallerKnown: Bool
+    /// Runs the handler for a call whose parameters are checked.
+    let start: @Sendable (GuardService, Method.Parameters, ServedCall) -> Void
+
+    /// On the loop thread, at once.
+    static func loop(_ handler: @escaping Handler) -> Self {
+        Self(place: .loop, onLoopWhenCallerKnown: false) { service, parameters, served in
+            handler(service)(parameters, served)
+        }
+    }
+
+    /// On the connection's lane; with `onLoopWhenCallerKnown`, on the loop at
+    /// once when the caller is already known and the lane is idle (so the
+    /// reply cannot overtake an earlier call's).
+    static func lane(_ handler: @escaping Handler, onLoopWhenCallerKnown: Bool = false) -> Self {
+        Self(place: .lane, onLoopWhenCallerKnown: onLoopWhenCallerKnown) { service, parameters, served in
+            if onLoopWhenCallerKnown, served.session.isIdle, case .success? = served.session.cachedCaller {
+                return handler(service)(parameters, served)
+            }
+            served.session.enqueue(on: served.connection) { handler(service)(parameters, served) }
+        }
+    }
+
+    /// A call that may prompt, on `guard-talk`: `caller` works out who is
+    /// calling (and refuses whoever may not) on the lane, then `body` runs
+    /// in the pool, its prompts and last reply sent over the connection.
+    static func conversations<Who: ConversationStarter>(
+        caller: @escaping @Sendable (GuardService) -> @Sendable (Method.Parameters, ServedCall) -> Result<Who, GuardFailure>,
+        _ body: @escaping @Sendable (GuardService) -> @Sendable (Method.Parameters, Who, VarlinkRequestChannel) throws(GuardFailure) -> Method.Reply
+    ) -> Self where Method.Reply: GuardPromptingReply {
+        conversation(on: .conversations, caller: caller, body)
+    }
+
+    /// A call that may prompt, on `guard-decide`, as ``conversations(caller:_:)``.
+    static func decisions<Who: ConversationStarter>(
+        caller: @escaping @Sendable (GuardService) -> @Sendable (Method.Parameters, ServedCall) -> Result<Who, GuardFailure>,
+        _ body: @escaping @Sendable (GuardService) -> @Sendable (Method.Parameters, Who, VarlinkRequestChannel) throws(GuardFailure) -> Method.Reply
+    ) -> Self where Method.Reply: GuardPromptingReply {
+        conversation(on: .decisions, caller: caller, body)
+    }
+
+    private static func conversation<Who: ConversationStarter>(
+        on place: MethodPlace,
+        caller: @escaping @Sendable (GuardService) -> @Sendable (Method.Parameters, ServedCall) -> Result<Who, GuardFailure>,
+        _ body: @escaping @Sendable (GuardService) -> @Sendable (Method.Parameters, Who, VarlinkRequestChannel) throws(GuardFailure) -> Method.Reply
+    ) -> Self where Method.Reply: GuardPromptingReply {
+        Self(place: place, onLoopWhenCallerKnown: false) { service, parameters, served in
+            let pool = place == .decisions ? service.decisions : service.conversations
+            service.startConversation(Method.self, served, on: pool, who: { caller(service)(parameters, served) }) {
+                who, channel throws(GuardFailure) in try body(service)(parameters, who, channel)
+            }
+        }
+    }
+}
+
+/// One method of the interface bound to its handler.
+struct GuardMethodEntry: Sendable {
+    /// The method's name within the interface.
+    let name: String
+    let placement: MethodPlacement
+    /// Checks the call's parameters and `more` against the interface, then
+    /// runs the handler where the placement says.
+    let serve: @Sendable (GuardService, ServedCall) -> Void
+
+    /// `Method` served by `runs`, or by `withMore` for a call made with `more`.
+    static func bind<Method: GuardMethod & SendableMetatype>(_ method: Method.Type, runs: MethodRoute<Method>,
+                                          withMore: MethodRoute<Method>? = nil) -> Self {
+        let placement = MethodPlacement(runs: runs.place, onLoopWhenCallerKnown: runs.onLoopWhenCallerKnown,
+                                        withMore: withMore?.place)
+        return Self(name: Method.name, placement: placement) { service, served in
+            guard let parameters = service.accept(Method.self, served.call, on: served.connection) else { return }
+            let route = served.call.more ? withMore ?? runs : runs
+            route.start(service, parameters, served)
+        }
+    }
+}
+
+/// The Guard's methods by name.
+struct GuardMethodTable: Sendable {
+    /// In the order they were bound.
+    let entries: [GuardMethodEntry]
+    /// Keyed by substrings, as calls name their method, so a look-up copies nothing.
+    private let byName: [Substring: GuardMethodEntry]
+
+    init(_ entries: [GuardMethodEntry]) {
+        self.entries = entries
+        byName = Dictionary(entries.map { (Substring($0.name), $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    subscript(name: Substring) -> GuardMethodEntry? { byName[name] }
+}
+
+extension GuardService {
+    /// The method table: each method of the interface, where it runs, and its
+    /// handler. `handle` checks a call's parameters and `more` against the
+    /// interface on the loop before anything runs; ARCHITECTURE.md shows the
+    /// table with who may call each method.
+    static let methods = GuardMethodTable([
+        // The apps'.
+        .bind(Guard.GetStatus.self, runs: .lane(GuardService.getStatus, onLoopWhenCallerKnown: true)),
+        .bind(Guard.Subscribe.self, runs: .lane(GuardService.subscribe)),
+        .bind(Guard.RequestAuthorization.self,
+              runs: .conversations(caller: GuardService.applicant, GuardService.requestAuthorization)),
+        .bind(Guard.Answer.self, runs: .loop(GuardService.answer)),
+        .bind(Guard.RevokeAuthorization.self,
+              runs: .conversations(caller: GuardService.app, GuardService.revokeAuthorization)),
+        // The administrators'. SetStatus, Revoke and Graduate called with more
+        // may ask a guardian to authenticate over the connection.
+        .bind(Guard.ListAuthorizations.self, runs: .lane(GuardService.listAuthorizations)),
+        .bind(Guard.SetStatus.self, runs: .lane(GuardService.setStatus),
+              withMore: .decisions(caller: GuardService.administrator, GuardService.setStatus)),
+        .bind(Guard.Revoke.self, runs: .lane(GuardService.revoke),
+              withMore: .decisions(caller: GuardService.administrator, GuardService.revoke)),
+        .bind(Guard.Graduate.self, runs: .lane(GuardService.graduate),
+              withMore: .decisions(caller: GuardService.administrator, GuardService.graduate)),
+        .bind(Guard.ListRequests.self, runs: .lane(GuardService.listRequests)),
+        .bind(Guard.WatchRequests.self, runs: .lane(GuardService.watchRequests)),
+        .bind(Guard.DecideRequest.self, runs: .decisions(caller: GuardService.decider, GuardService.decideRequest)),
+        .bind(Guard.ReadAudit.self, runs: .lane(GuardService.readAudit)),
+        .bind(Guard.VerifyLocks.self, runs: .lane(GuardService.verifyLocks)),
+    ])
+}

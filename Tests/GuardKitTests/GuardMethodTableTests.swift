@@ -1,0 +1,90 @@
+import Foundation
+@testable import GuardKit
+import Testing
+import TestSupport
+import Varlink
+
+/// The Guard's method table binds the interface file's methods, each once,
+/// and runs each where ARCHITECTURE.md's method table says.
+@Suite struct GuardMethodTableTests {
+    /// Where each method runs: the one list the table and ARCHITECTURE.md are held to.
+    static let expected: [(method: String, placement: MethodPlacement)] = [
+        ("GetStatus", MethodPlacement(runs: .lane, onLoopWhenCallerKnown: true)),
+        ("Subscribe", MethodPlacement(runs: .lane)),
+        ("RequestAuthorization", MethodPlacement(runs: .conversations)),
+        ("Answer", MethodPlacement(runs: .loop)),
+        ("RevokeAuthorization", MethodPlacement(runs: .conversations)),
+        ("ListAuthorizations", MethodPlacement(runs: .lane)),
+        ("SetStatus", MethodPlacement(runs: .lane, withMore: .decisions)),
+        ("Revoke", MethodPlacement(runs: .lane, withMore: .decisions)),
+        ("Graduate", MethodPlacement(runs: .lane, withMore: .decisions)),
+        ("ListRequests", MethodPlacement(runs: .lane)),
+        ("WatchRequests", MethodPlacement(runs: .lane)),
+        ("DecideRequest", MethodPlacement(runs: .decisions)),
+        ("ReadAudit", MethodPlacement(runs: .lane)),
+        ("VerifyLocks", MethodPlacement(runs: .lane)),
+    ]
+
+    /// The methods `Config/org.familycontrols.guard.varlink` declares, read by the server's own parser.
+    static func declaredMethods() throws -> [String] {
+        let text = try String(contentsOfFile: "\(packageRoot)/Config/org.familycontrols.guard.varlink", encoding: .utf8)
+        return try VarlinkInterfaceDescription(text).methods.sorted()
+    }
+
+    /// How ARCHITECTURE.md's method table writes a placement in its "Runs" column.
+    static func cell(_ placement: MethodPlacement) -> String {
+        func place(_ place: MethodPlace) -> String {
+            switch place {
+            case .loop: "the loop"
+            case .lane: "the lane"
+            case .conversations: "the lane, then `guard-talk`"
+            case .decisions: "the lane, then `guard-decide`"
+            }
+        }
+        var text = place(placement.runs)
+        if placement.onLoopWhenCallerKnown { text = "the loop if the caller is known, else " + text }
+        if let withMore = placement.withMore { text += "; with `more`, " + place(withMore) }
+        return text
+    }
+
+    /// The rows of ARCHITECTURE.md's method table: method name and "Runs" cell.
+    static func documentedPlacements() throws -> [String: String] {
+        let text = try String(contentsOfFile: "\(packageRoot)/ARCHITECTURE.md", encoding: .utf8)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        guard let header = lines.firstIndex(where: { $0.hasPrefix("| Method | Runs |") }) else { return [:] }
+        var rows: [String: String] = [:]
+        for line in lines[(header + 2)...] {
+            guard line.hasPrefix("|") else { break }
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).dropFirst()
+                .map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count >= 2 else { continue }
+            rows[cells[0].trimmingCharacters(in: CharacterSet(charactersIn: "`"))] = cells[1]
+        }
+        return rows
+    }
+
+    @Test func theTableBindsEachMethodOfTheInterfaceOnceAndNothingElse() throws {
+        let declared = try Self.declaredMethods()
+        #expect(declared.count >= 14, "the interface file was not read: \(declared)")
+        let bound = GuardService.methods.entries.map(\.name)
+        #expect(bound.sorted() == declared.sorted())
+        #expect(Set(bound).count == bound.count, "bound twice: \(bound)")
+        for name in declared {
+            #expect(GuardService.methods[Substring(name)]?.name == name, "\(name) is not found by name")
+        }
+        #expect(GuardService.methods[Substring("Ping")] == nil)
+    }
+
+    @Test func eachMethodRunsWhereTheArchitectureSays() throws {
+        let declared = try Self.declaredMethods()
+        #expect(Self.expected.map(\.method).sorted() == declared.sorted(), "the expected list misses or adds methods")
+        for (method, placement) in Self.expected {
+            #expect(GuardService.methods[Substring(method)]?.placement == placement, "\(method)")
+        }
+        let documented = try Self.documentedPlacements()
+        #expect(documented.keys.sorted() == declared.sorted(), "ARCHITECTURE.md's method table lists \(documented.keys.sorted())")
+        for (method, placement) in Self.expected {
+            #expect(documented[method] == Self.cell(placement), "ARCHITECTURE.md: \(method)")
+        }
+    }
+}
