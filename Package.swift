@@ -27,6 +27,11 @@ let package = Package(
             name: "CSQLite",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // Ed25519 signatures and BLAKE2b hashes of app updates: libsodium, not our own crypto.
+        .systemLibrary(
+            name: "CSodium",
+            providers: [.apt(["libsodium-dev"])]
+        ),
         // The Linux calls the Glibc module leaves out or declares badly.
         .target(name: "CSystem"),
 
@@ -53,9 +58,12 @@ let package = Package(
         .target(name: "PAM", dependencies: ["CPAM", "SystemKit"]),
         .target(name: "LockEngine", dependencies: ["SystemKit"]),
         .target(name: "FamilyConfiguration", dependencies: ["SystemKit"]),
+        // Whether a staged version of an app is signed by the key of the
+        // approved one: its manifest, walked by descriptor, and Ed25519 over it.
+        .target(name: "UpdateSignature", dependencies: ["CSodium", "SystemKit"]),
         .target(
             name: "GuardKit",
-            dependencies: ["SQLite", "PAM", "LockEngine", "FamilyConfiguration", "SystemKit", "Varlink",
+            dependencies: ["SQLite", "PAM", "LockEngine", "FamilyConfiguration", "UpdateSignature", "SystemKit", "Varlink",
                            "VarlinkServerKit", "GuardProtocol", "FamilyControlsModel", "AuthorizationRules"],
             plugins: ["EmbedInterface"]
         ),
@@ -85,6 +93,8 @@ let package = Package(
         .executableTarget(name: "familycontrolsd", dependencies: ["GuardKit"]),
         .executableTarget(name: "familyctl", dependencies: ["FamilyCtl"]),
         .executableTarget(name: "familycontrols-demo", dependencies: ["FamilyControls"]),
+        // For app developers: a key pair, and the signature of a version of their app.
+        .executableTarget(name: "familycontrols-sign", dependencies: ["UpdateSignature", "SystemKit"]),
         .executableTarget(
             name: "familycontrols-bench",
             dependencies: ["GuardKit", "LockEngine", "Varlink", "VarlinkClientKit", "VarlinkServerKit", "SystemKit",
@@ -104,10 +114,11 @@ let package = Package(
         .testTarget(name: "PAMTests", dependencies: ["PAM", "SystemKit", "TestSupport"]),
         .testTarget(name: "LockEngineTests", dependencies: ["LockEngine", "TestSupport"]),
         .testTarget(name: "FamilyConfigurationTests", dependencies: ["FamilyConfiguration", "TestSupport"]),
+        .testTarget(name: "UpdateSignatureTests", dependencies: ["UpdateSignature", "SystemKit", "TestSupport"]),
         .testTarget(
             name: "GuardKitTests",
-            dependencies: ["GuardKit", "SQLite", "LockEngine", "FamilyConfiguration", "Varlink", "VarlinkClientKit",
-                           "VarlinkServerKit", "TestSupport"]
+            dependencies: ["GuardKit", "SQLite", "LockEngine", "FamilyConfiguration", "UpdateSignature", "Varlink",
+                           "VarlinkClientKit", "VarlinkServerKit", "TestSupport"]
         ),
         .testTarget(name: "FamilyCtlTests", dependencies: ["FamilyCtl", "GuardProtocol", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["SystemKit", "Varlink", "VarlinkClientKit", "TestSupport"]),

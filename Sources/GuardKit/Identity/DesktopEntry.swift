@@ -13,6 +13,10 @@ package struct DesktopEntry: Hashable, Sendable {
     /// The program of `Exec=`: its first word, field codes and arguments dropped.
     package var program: String?
     package var declaresFamilyControls: Bool
+    /// Every value of `X-FamilyControls-UpdateKey=` in the main group, in
+    /// order: the key that signs the app's updates. More than one is an error
+    /// its reader reports, not a choice made here.
+    package var updateKeys: [String]
 
     /// Parses the text of a desktop entry. Lines it does not understand are ignored,
     /// as desktop environments do.
@@ -24,6 +28,7 @@ package struct DesktopEntry: Hashable, Sendable {
         name = nil
         program = nil
         declaresFamilyControls = false
+        updateKeys = []
         var inMainGroup = false
         for rawLine in TextLines(text) {
             let line = Self.trimmed(rawLine.utf8)
@@ -41,6 +46,8 @@ package struct DesktopEntry: Hashable, Sendable {
                 program = Self.program(of: value)
             } else if key.elementsEqual("X-FamilyControls".utf8) {
                 declaresFamilyControls = value.elementsEqual("true".utf8)
+            } else if key.elementsEqual("X-FamilyControls-UpdateKey".utf8) {
+                updateKeys.append(String(Substring(value)))
             }
         }
     }

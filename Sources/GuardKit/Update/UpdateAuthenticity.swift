@@ -1,0 +1,95 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import SystemKit
+import UpdateSignature
+
+/// Whether a staged version of an approved app may replace it without a
+/// guardian: it keeps the app ID and the capability, and it is signed by the
+/// key the *approved* version declares (`X-FamilyControls-UpdateKey=`), never
+/// by a key the staged version brings. The staged version may declare a new
+/// key: the approved key's signature covers that line too, so the next update
+/// is verified with it.
+///
+/// Both folders are read by descriptor: open each with `O_NOFOLLOW`, and keep
+/// the staged one out of the child's reach (locked) while this reads it and
+/// until it is swapped in, or what was verified is not what is installed.
+package enum UpdateAuthenticity {
+    /// The desktop entry's largest accepted size, as the Guard reads it at identification.
+    static let desktopEntryLimit = 64 << 10
+
+    /// The staged version's manifest, when the approved version's key signed it.
+    /// - Parameters:
+    ///   - appID: the app's ID, the approved folder's name.
+    ///   - approved: the approved version's folder.
+    ///   - staged: the staged version's folder.
+    /// - Throws: ``UpdateRefusal``, saying why the update needs a guardian.
+    package static func verify(appID: String, approved: FileDescriptor, staged: FileDescriptor)
+        throws(UpdateRefusal) -> UpdateManifest {
+        let entryName = "\(appID).desktop"
+        let approvedEntry = try desktopEntry(entryName, in: approved, which: "approved")
+        guard let approvedEntry else {
+            throw .desktopEntryUnreadable(which: "approved", path: entryName, "it is missing")
+        }
+        guard approvedEntry.updateKeys.count <= 1 else { throw .ambiguousUpdateKey(which: "approved", appID: appID) }
+        guard let declaration = approvedEntry.updateKeys.first else { throw .noUpdateKey(appID: appID) }
+        let key: UpdateKey
+        do { key = try UpdateKey(declaration: declaration) } catch { throw .signature(error) }
+
+        try checkAppID(appID, of: staged)
+        guard let stagedEntry = try desktopEntry(entryName, in: staged, which: "staged") else {
+            throw .appIDMissing(appID: appID)
+        }
+        guard stagedEntry.declaresFamilyControls else { throw .capabilityDropped(appID: appID) }
+        guard stagedEntry.updateKeys.count <= 1 else { throw .ambiguousUpdateKey(which: "staged", appID: appID) }
+
+        do { return try UpdateSignature.verify(staged, with: key) } catch { throw .signature(error) }
+    }
+
+    /// The staged version may bring no desktop entry at its top but the app's own.
+    private static func checkAppID(_ appID: String, of staged: FileDescriptor) throws(UpdateRefusal) {
+        let entries: [DirectoryEntry]
+        do { entries = try staged.readDirectory() } catch {
+            throw .desktopEntryUnreadable(which: "staged", path: "\(appID).desktop", "\(error)")
+        }
+        let own = Array("\(appID).desktop".utf8)
+        for entry in entries {
+            let name = entry.name.bytes
+            if name.count > 8, name.suffix(8).elementsEqual(".desktop".utf8), name != own {
+                throw .appIDChanged(appID: appID, found: entry.name.display)
+            }
+        }
+    }
+
+    /// The desktop entry `name` at the top of `folder`: a regular file, not a
+    /// link, valid UTF-8, at most ``desktopEntryLimit`` bytes; nil when there is none.
+    private static func desktopEntry(_ name: String, in folder: FileDescriptor, which: String)
+        throws(UpdateRefusal) -> DesktopEntry? {
+        let file: FileDescriptor
+        do {
+            file = try folder.openChild(FileName(name), flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
+        } catch {
+            if error.rawValue == ENOENT { return nil }
+            throw .desktopEntryUnreadable(which: which, path: name, "\(error)")
+        }
+        defer { file.close() }
+        let status: FileStatus
+        let bytes: [UInt8]
+        do {
+            status = try file.status()
+            bytes = status.type == .regular ? try file.readAll(limit: desktopEntryLimit + 1) : []
+        } catch {
+            throw .desktopEntryUnreadable(which: which, path: name, "\(error)")
+        }
+        guard status.type == .regular else {
+            throw .desktopEntryUnreadable(which: which, path: name, "it is not a regular file")
+        }
+        guard bytes.count <= desktopEntryLimit else {
+            throw .desktopEntryUnreadable(which: which, path: name, "it is larger than \(desktopEntryLimit) bytes")
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw .desktopEntryUnreadable(which: which, path: name, "it is not UTF-8")
+        }
+        return DesktopEntry(parsing: text)
+    }
+}
