@@ -40,6 +40,7 @@ dest=${DESTDIR:-}
 # What the build, the Guard and the tests need, so that `swift build && swift
 # test` passes next on a fresh machine:
 #   libpam0g-dev, libsqlite3-dev: the C libraries the package links.
+#   libsodium-dev: Ed25519 and BLAKE2b for signed app updates (UpdateSignature).
 #   libpam-modules, libpam-runtime: pam_unix and the common-* stacks the services include.
 #   e2fsprogs: chattr/lsattr; passwd, login: useradd, chpasswd, chage, usermod.
 #   procps: pkill; util-linux: setpriv, runuser, unshare.
@@ -56,7 +57,7 @@ dest=${DESTDIR:-}
 #   (systemd-analyze scores and checks the shipped unit; nothing is started)
 #   and libseccomp2 (the Guard run under the unit's system call filter), sudo
 #   (a child whom sudoers makes root is refused by --check-config).
-packages="libpam0g-dev libsqlite3-dev libpam-modules libpam-runtime e2fsprogs passwd login procps util-linux
+packages="libpam0g-dev libsqlite3-dev libsodium-dev libpam-modules libpam-runtime e2fsprogs passwd login procps util-linux
     binutils g++ valgrind dpkg-dev
     libpam-wrapper sqlite3 strace xfsprogs btrfs-progs gcc libc6-dev perl libpam-oath oathtool python3 python3-pip
     systemd libseccomp2 sudo"

@@ -90,9 +90,9 @@ import TestSupport
         }
         // The layers, bottom up: nothing reaches a layer above its own.
         let layers: [[String]] = [
-            ["CSystem", "CLibPAM", "CSQLite", "FamilyControlsModel", "FamilyControlsCombine"],
+            ["CSystem", "CLibPAM", "CSQLite", "CSodium", "FamilyControlsModel", "FamilyControlsCombine"],
             ["CPAM", "SystemKit"],
-            ["Varlink", "SQLite", "PAM", "LockEngine", "FamilyConfiguration"],
+            ["Varlink", "SQLite", "PAM", "LockEngine", "FamilyConfiguration", "UpdateSignature"],
             ["VarlinkClientKit", "VarlinkServerKit", "GuardProtocol"],
             ["AuthorizationRules"],
             ["GuardKit", "FamilyCtl", "FamilyControls"],
