@@ -38,8 +38,12 @@ public enum UpdateSignature {
     /// Signs the version in `directory` and writes its signature file there
     /// (replacing one already there, by rename).
     public static func signInPlace(_ directory: FileDescriptor, with key: UpdateSigningKey) throws(UpdateSignatureError) {
-        let signature = try sign(directory, with: key)
         let temporary = FileName(UpdateManifest.signatureFileName + ".new")
+        // One left by an interrupted run would be signed, then renamed away.
+        if unlinkat(directory.rawValue, temporary.cString, 0) != 0, errno != ENOENT {
+            throw .unreadable(path: temporary.display, Errno(errno, operation: "unlinkat"))
+        }
+        let signature = try sign(directory, with: key)
         do {
             let file = try directory.openChild(temporary, flags: O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW)
             defer { file.close() }
