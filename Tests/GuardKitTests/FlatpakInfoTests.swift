@@ -59,16 +59,27 @@ let genuineFlatpakInfo = """
 
     @Test func aSecondAppPathIsRefusedNotTakenLastAsGKeyFileWould() {
         let forged = genuineFlatpakInfo + "[Instance]\napp-path=/home/child/fake/files\n"
-        #expect(refusal(forged) == .duplicateGroup("Instance"))
+        #expect(refusal(forged) == .duplicateGroup(line: 25))
         let twice = genuine(replacing: "branch=master", with: "branch=master\napp-path=/home/child/fake/files")
-        #expect(refusal(twice) == .duplicateKey(group: "Instance", key: "app-path"))
+        #expect(refusal(twice) == .duplicateKey(line: 13))
         let spaced = genuine(replacing: "branch=master", with: "branch=master\napp-path =/home/child/fake/files")
-        #expect(refusal(spaced) == .duplicateKey(group: "Instance", key: "app-path"))
+        #expect(refusal(spaced) == .duplicateKey(line: 13))
     }
 
     @Test func aNameGivenTwiceIsRefused() {
         let text = genuine(replacing: "name=org.example.Demo", with: "name=org.example.Demo\nname=org.example.Other")
-        #expect(refusal(text) == .duplicateKey(group: "Application", key: "name"))
+        #expect(refusal(text) == .duplicateKey(line: 3))
+    }
+
+    /// A child can mount a file only root may read at `/.flatpak-info` of
+    /// their own sandbox: what the Guard says of it must not tell its text.
+    @Test func aRefusalNeverQuotesTheFile() {
+        let key = refusal("[Application]\nname=org.example.Demo\n[Instance]\ns3cr3t=1\ns3cr3t=2\n")
+        #expect(key == .duplicateKey(line: 5))
+        #expect(key?.description == ".flatpak-info line 5 sets a key set before in its group")
+        let group = refusal("[Application]\n[s3cr3t]\nk=1\n[s3cr3t]\n")
+        #expect(group == .duplicateGroup(line: 4))
+        #expect(group?.description == ".flatpak-info line 4 starts a group given before")
     }
 
     @Test func aRuntimeSandboxIsNotAnApp() {

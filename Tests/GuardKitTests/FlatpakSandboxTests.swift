@@ -29,14 +29,15 @@ import Testing
     }
 
     /// The sandbox's `.flatpak-info` as `make` leaves it at `PROC/root`.
-    private func readInfo(in base: String, _ make: (String) -> Void) -> Result<FlatpakInfo, FlatpakIdentityError> {
+    private func readInfo(in base: String, owner: UInt32 = getuid(),
+                          _ make: (String) -> Void) -> Result<FlatpakInfo, FlatpakIdentityError> {
         makeDirectories(base + "/proc/root")
         make(base + "/proc/root/.flatpak-info")
         guard let proc = try? FileDescriptor.open(base + "/proc", O_RDONLY | O_DIRECTORY) else {
             Issue.record("cannot open the stand-in for /proc/PID")
             return .failure(.infoUnreadable("test setup"))
         }
-        do { return .success(try FlatpakSandbox(proc: proc).info()) } catch { return .failure(error) }
+        do { return .success(try FlatpakSandbox(proc: proc).info(owner: owner)) } catch { return .failure(error) }
     }
 
     @Test func readsFlatpakInfoThroughTheProcessRoot() throws {
@@ -57,6 +58,16 @@ import Testing
             // Opened for reading, a FIFO with no writer would block the Guard's thread.
             let fifo = readInfo(in: base + "/c") { _ = mkfifo($0, 0o644) }
             #expect(throws: FlatpakIdentityError.infoUnreadable("it is not a regular file")) { try fifo.get() }
+        }
+    }
+
+    @Test func aFlatpakInfoOfAnotherUserIsNotRead() throws {
+        try withTemporaryDirectorySync { base in
+            let other = getuid() &+ 1
+            let result = readInfo(in: base, owner: other) { write($0, genuineFlatpakInfo) }
+            #expect(throws: FlatpakIdentityError.infoUnreadable("it belongs to uid \(getuid()), not to uid \(other)")) {
+                try result.get()
+            }
         }
     }
 

@@ -1,5 +1,3 @@
-import SystemKit
-
 /// What Flatpak says about a sandbox in its `/.flatpak-info`: the app and
 /// the deployment it runs from. Flatpak writes the file when it starts the
 /// sandbox, but anyone who runs bubblewrap can write one of their own, so a
@@ -86,7 +84,7 @@ package struct FlatpakInfo: Hashable, Sendable {
                     throw .malformedLine(line: number)
                 }
                 let name = String(decoding: inside, as: UTF8.self)
-                guard seen.insert(name).inserted else { throw .duplicateGroup(name) }
+                guard seen.insert(name).inserted else { throw .duplicateGroup(line: number) }
                 current = name
                 continue
             }
@@ -98,7 +96,7 @@ package struct FlatpakInfo: Hashable, Sendable {
             guard groups[group] != nil else { continue }
             let key = String(decoding: keyBytes, as: UTF8.self)
             let value = String(decoding: trimmed[(equals + 1)...].drop { $0 == 0x20 || $0 == 0x09 }, as: UTF8.self)
-            guard groups[group]?[key] == nil else { throw .duplicateKey(group: group, key: key) }
+            guard groups[group]?[key] == nil else { throw .duplicateKey(line: number) }
             groups[group]?[key] = value
         }
 
@@ -204,7 +202,9 @@ package struct FlatpakInfo: Hashable, Sendable {
 
 }
 
-/// Why a `.flatpak-info` is refused.
+/// Why a `.flatpak-info` is refused. A refusal names lines and the keys the
+/// Guard reads, never text of the file: a child can mount a file only root
+/// may read where the Guard looks for this one.
 package enum FlatpakInfoError: Error, Hashable, Sendable, CustomStringConvertible {
     case tooLarge(limit: Int)
     case notText
@@ -212,8 +212,8 @@ package enum FlatpakInfoError: Error, Hashable, Sendable, CustomStringConvertibl
     case controlCharacter(line: Int)
     case malformedLine(line: Int)
     case keyOutsideGroup(line: Int)
-    case duplicateGroup(String)
-    case duplicateKey(group: String, key: String)
+    case duplicateGroup(line: Int)
+    case duplicateKey(line: Int)
     /// There is no `[Application]` group: a runtime's sandbox, not an app's.
     case notAnApp
     case missing(group: String, key: String)
@@ -227,9 +227,8 @@ package enum FlatpakInfoError: Error, Hashable, Sendable, CustomStringConvertibl
         case .controlCharacter(let line): ".flatpak-info line \(line) holds a control character"
         case .malformedLine(let line): ".flatpak-info line \(line) is neither a group, a key, a comment nor blank"
         case .keyOutsideGroup(let line): ".flatpak-info line \(line) sets a key outside any group"
-        case .duplicateGroup(let group): ".flatpak-info has [\(DisplayText.sanitized(group, limit: 100))] twice"
-        case .duplicateKey(let group, let key):
-            ".flatpak-info sets \(DisplayText.sanitized(key, limit: 100)) twice in [\(DisplayText.sanitized(group, limit: 100))]"
+        case .duplicateGroup(let line): ".flatpak-info line \(line) starts a group given before"
+        case .duplicateKey(let line): ".flatpak-info line \(line) sets a key set before in its group"
         case .notAnApp: ".flatpak-info has no [Application] group: the sandbox is not an app's"
         case .missing(let group, let key): ".flatpak-info has no \(key) in [\(group)]"
         case .invalidValue(let group, let key): ".flatpak-info's \(key) in [\(group)] is not a valid value"

@@ -20,8 +20,11 @@ struct FlatpakSandbox {
     /// `.flatpak-info` at the root of the process's filesystem: opened
     /// relative to `/proc/PID/root`, without following a link, without
     /// waiting on a FIFO, and only when it is a regular file of at most
-    /// ``FlatpakInfo/sizeLimit`` bytes.
-    func info() throws(FlatpakIdentityError) -> FlatpakInfo {
+    /// ``FlatpakInfo/sizeLimit`` bytes belonging to `owner`, the user the
+    /// process runs as (Flatpak writes it as them): in a sandbox of their
+    /// own a child can mount there a file they may not read, which the Guard
+    /// must not read for them.
+    func info(owner: UInt32) throws(FlatpakIdentityError) -> FlatpakInfo {
         let name = FileName(".flatpak-info")
         let root: FileDescriptor
         let expected: FileStatus
@@ -44,6 +47,7 @@ struct FlatpakSandbox {
         guard opened.type == .regular, opened.isSameFile(as: expected) else {
             throw .infoUnreadable("it was replaced while being opened")
         }
+        guard opened.uid == owner else { throw .infoUnreadable("it belongs to uid \(opened.uid), not to uid \(owner)") }
         let bytes: [UInt8]
         do {
             bytes = try file.readAll(limit: FlatpakInfo.sizeLimit + 1)
