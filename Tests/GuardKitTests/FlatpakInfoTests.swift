@@ -54,6 +54,7 @@ let genuineFlatpakInfo = """
             appPath: "/home/child/.local/share/flatpak/app/org.example.Demo/x86_64/master/\(commit)/files",
             appCommit: commit,
             runtimePath: "/home/child/.local/share/flatpak/runtime/org.example.Platform/x86_64/1/\(String(repeating: "cd", count: 32))/files",
+            runtimeCommit: String(repeating: "cd", count: 32),
             instanceID: "2684113742", branch: "master", arch: "x86_64", flatpakVersion: "1.16.0"))
     }
 
@@ -112,6 +113,7 @@ let genuineFlatpakInfo = """
     @Test(arguments: [
         ("app-commit=\(String(repeating: "ab", count: 32))", "app-commit=\(String(repeating: "AB", count: 32))", "app-commit"),
         ("app-commit=\(String(repeating: "ab", count: 32))", "app-commit=abc", "app-commit"),
+        ("runtime-commit=\(String(repeating: "cd", count: 32))", "runtime-commit=cd", "runtime-commit"),
         ("instance-id=2684113742", "instance-id=12a", "instance-id"),
         ("branch=master", "branch=-master", "branch"),
         ("branch=master", "branch=ma/ster", "branch"),

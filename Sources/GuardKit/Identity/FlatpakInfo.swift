@@ -31,6 +31,8 @@ package struct FlatpakInfo: Hashable, Sendable {
     package var appCommit: String
     /// `[Instance] runtime-path`: the runtime deployment's `files` folder.
     package var runtimePath: String?
+    /// `[Instance] runtime-commit`: the runtime deployment's commit.
+    package var runtimeCommit: String?
     /// `[Instance] instance-id`: the number under `$XDG_RUNTIME_DIR/.flatpak/`.
     package var instanceID: String
     /// `[Instance] branch`, e.g. `stable`.
@@ -41,13 +43,14 @@ package struct FlatpakInfo: Hashable, Sendable {
     package var flatpakVersion: String?
 
     package init(appID: String, runtime: String? = nil, appPath: String, appCommit: String,
-                 runtimePath: String? = nil, instanceID: String, branch: String, arch: String,
-                 flatpakVersion: String? = nil) {
+                 runtimePath: String? = nil, runtimeCommit: String? = nil, instanceID: String, branch: String,
+                 arch: String, flatpakVersion: String? = nil) {
         self.appID = appID
         self.runtime = runtime
         self.appPath = appPath
         self.appCommit = appCommit
         self.runtimePath = runtimePath
+        self.runtimeCommit = runtimeCommit
         self.instanceID = instanceID
         self.branch = branch
         self.arch = arch
@@ -122,6 +125,7 @@ package struct FlatpakInfo: Hashable, Sendable {
         appPath = try required("Instance", "app-path", valid: Self.isNormalizedAbsolutePath)
         appCommit = try required("Instance", "app-commit", valid: Self.isCommit)
         runtimePath = try optional("Instance", "runtime-path", valid: Self.isNormalizedAbsolutePath)
+        runtimeCommit = try optional("Instance", "runtime-commit", valid: Self.isCommit)
         instanceID = try required("Instance", "instance-id", valid: { !$0.isEmpty && $0.utf8.count <= 20 && $0.utf8.allSatisfy(Self.isDigit) })
         branch = try required("Instance", "branch", valid: Self.isValidBranch)
         arch = try required("Instance", "arch", valid: Self.isValidArch)

@@ -48,6 +48,7 @@ private func write(_ info: FlatpakInfo) -> String {
     if let runtime = info.runtime { text += "runtime=\(runtime)\n" }
     text += "\n[Instance]\ninstance-id=\(info.instanceID)\napp-path=\(info.appPath)\napp-commit=\(info.appCommit)\n"
     if let runtimePath = info.runtimePath { text += "runtime-path=\(runtimePath)\n" }
+    if let runtimeCommit = info.runtimeCommit { text += "runtime-commit=\(runtimeCommit)\n" }
     text += "branch=\(info.branch)\narch=\(info.arch)\n"
     if let version = info.flatpakVersion { text += "flatpak-version=\(version)\n" }
     return text
