@@ -12,7 +12,7 @@ import LockEngine
 ///
 /// Everything here is a claim a child can make by running bubblewrap with a
 /// `.flatpak-info` of their own; what makes it an identity is the executable
-/// check (ARCHITECTURE.md, "Flatpak apps").
+/// check (ARCHITECTURE.md, "Identity: Flatpak apps").
 struct FlatpakSandbox {
     /// `/proc/PID` of the pinned process (a folder standing in for it in tests).
     let proc: FileDescriptor
@@ -38,6 +38,7 @@ struct FlatpakSandbox {
             throw .infoUnreadable("\(error)")
         }
         guard expected.type == .regular else { throw .infoUnreadable("it is not a regular file") }
+        guard expected.uid == owner else { throw .infoUnreadable("it belongs to uid \(expected.uid), not to uid \(owner)") }
         do {
             file = try root.openChild(name, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
             opened = try file.status()
@@ -47,7 +48,6 @@ struct FlatpakSandbox {
         guard opened.type == .regular, opened.isSameFile(as: expected) else {
             throw .infoUnreadable("it was replaced while being opened")
         }
-        guard opened.uid == owner else { throw .infoUnreadable("it belongs to uid \(opened.uid), not to uid \(owner)") }
         let bytes: [UInt8]
         do {
             bytes = try file.readAll(limit: FlatpakInfo.sizeLimit + 1)
