@@ -13,11 +13,11 @@ build="${FUZZ_BUILD_DIR:-$root/.build/fuzz}"
 mkdir -p "$build/modules" "$build/obj" "$build/bin" "$build/include/CSystem"
 
 # The targets, and the library modules each links (in dependency order).
-targets=(json varlink-call interface-description desktop-entry config)
+targets=(json varlink-call interface-description desktop-entry flatpak-info config)
 modules_of() {
     case "$1" in
         json | varlink-call | interface-description) echo "SystemKit Varlink" ;;
-        desktop-entry) echo "SystemKit" ;;
+        desktop-entry | flatpak-info) echo "SystemKit" ;;
         config) echo "SystemKit FamilyConfiguration" ;;
         *) echo "unknown fuzz target: $1 (known: ${targets[*]})" >&2; return 1 ;;
     esac
@@ -26,6 +26,7 @@ modules_of() {
 extra_sources_of() {
     case "$1" in
         desktop-entry) echo "$root/Sources/GuardKit/Identity/DesktopEntry.swift" ;;
+        flatpak-info) echo "$root/Sources/GuardKit/Identity/FlatpakInfo.swift" ;;
     esac
 }
 
