@@ -22,6 +22,7 @@ struct FlatpakFixtureTests {
             #expect(info["Application"]?["name"] == appID)
             #expect(info["Instance"]?["app-commit"] == commit)
             #expect(info["Instance"]?["instance-id"] == app.instance)
+            #expect(info["Context"]?["filesystems"]?.contains("/run/familycontrols:ro") == true)
             // app-path names the deployment: the same folder, not merely the same string.
             let appPath = try #require(info["Instance"]?["app-path"])
             #expect(fileIdentity(appPath)! == fileIdentity(files)!)
