@@ -56,11 +56,13 @@ dest=${DESTDIR:-}
 #   codes), python3 and the varlink package (an independent client), systemd
 #   (systemd-analyze scores and checks the shipped unit; nothing is started)
 #   and libseccomp2 (the Guard run under the unit's system call filter), sudo
-#   (a child whom sudoers makes root is refused by --check-config).
+#   (a child whom sudoers makes root is refused by --check-config), flatpak
+#   and dbus (a child installs, runs and updates a real Flatpak app offline,
+#   under dbus-run-session and a private system bus).
 packages="libpam0g-dev libsqlite3-dev libsodium-dev libpam-modules libpam-runtime e2fsprogs passwd login procps util-linux
     binutils g++ valgrind dpkg-dev
     libpam-wrapper sqlite3 strace xfsprogs btrfs-progs gcc libc6-dev perl libpam-oath oathtool python3 python3-pip
-    systemd libseccomp2 sudo"
+    systemd libseccomp2 sudo flatpak dbus"
 if [ "$apt" = no ]; then
     :
 elif command -v apt-get >/dev/null; then

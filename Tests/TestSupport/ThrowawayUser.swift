@@ -24,13 +24,15 @@ public func randomPassword() -> String {
     return String((0..<20).map { _ in alphabet.randomElement() ?? "x" })
 }
 
-/// Creates a user named `fc<prefix><random>` (no home), runs `body`, and removes the user.
+/// Creates a user named `fc<prefix><random>` (no home unless `home` names
+/// one, which the caller makes; `userdel -r` removes it), runs `body`, and
+/// removes the user.
 public func withThrowawayUser<R>(
-    prefix: String = "u", password: Bool = true,
+    prefix: String = "u", password: Bool = true, home: String? = nil,
     _ body: (ThrowawayUser) async throws -> R
 ) async throws -> R {
     // useradd and userdel wait on each other: never on the cooperative pool.
-    let user = try await offload { try makeThrowawayUser(prefix: prefix, password: password) }
+    let user = try await offload { try makeThrowawayUser(prefix: prefix, password: password, home: home) }
     do {
         let result = try await body(user)
         try await offload { removeThrowawayUser(user) }
@@ -41,11 +43,12 @@ public func withThrowawayUser<R>(
     }
 }
 
-/// Creates a throwaway user; pair with ``removeThrowawayUser(_:)``.
-public func makeThrowawayUser(prefix: String = "u", password: Bool = true) throws -> ThrowawayUser {
+/// Creates a throwaway user whose home is `home` (not made here) or none;
+/// pair with ``removeThrowawayUser(_:)``.
+public func makeThrowawayUser(prefix: String = "u", password: Bool = true, home: String? = nil) throws -> ThrowawayUser {
     let suffix = String(UInt32.random(in: 0..<UInt32.max), radix: 36)
     let name = "fc\(prefix)\(suffix)"
-    let arguments = ["-s", "/bin/sh", "-U", "-M", "-d", "/nonexistent"]
+    let arguments = ["-s", "/bin/sh", "-U", "-M", "-d", home ?? "/nonexistent"]
     try changeAccounts("/usr/sbin/useradd", arguments + [name])
     var secret: String?
     if password {
