@@ -66,6 +66,19 @@ struct PAMHelperTests {
         }
     }
 
+    /// Whether a process runs whose program is named `arguments[0]` and
+    /// whose remaining arguments include `arguments[1...]` in order.
+    static func isRunning(_ arguments: [String]) -> Bool {
+        let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return pids.contains { pid in
+            guard pid.allSatisfy(\.isNumber),
+                  let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
+            let words = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            guard let program = words.first, program.hasSuffix("/" + arguments[0]) || program == arguments[0] else { return false }
+            return words.dropFirst().joined(separator: "\u{0}").contains(arguments.dropFirst().joined(separator: "\u{0}"))
+        }
+    }
+
     @Test func theHelperModeRefusesToRunWithoutTheGuardsSocket() async throws {
         try await withThrowawayUser { user in
             // As a user, with no socket on descriptor 3: nothing to authenticate for.
@@ -123,13 +136,18 @@ struct PAMHelperTests {
                                                              input: "\(secondGuardian.password ?? "")\n")
         #expect(approved.status == 0, "\(approved.standardError)")
         if fault == .hang {
-            #expect(Date().timeIntervalSince(started) < Self.promptTimeout, "the second family waited behind the hung module")
+            // The first guardian's `familyctl approve` is still waiting on the
+            // hung module: had the Guard made the second family wait behind
+            // it, the first would have had its "timed out" and ended first.
+            #expect(Self.isRunning(["familyctl", "approve", String(firstID)]), "the second family waited behind the hung module")
         }
         second.endInput()
         #expect(await second.exitStatus() == 0, "\(second.standardError)")
         #expect(try await fixture.storedStatus(user: fixture.adult.name) == "approved")
 
         let failed = try await stuck
+        // And the probe sees it ended, so the check above can fail.
+        #expect(!Self.isRunning(["familyctl", "approve", String(firstID)]))
         let elapsed = Date().timeIntervalSince(started)
         #expect(fixture.process?.isRunning == true, "the Guard died: \(fixture.log)")
         #expect(try await fixture.storedStatus() == "notDetermined")
