@@ -3,6 +3,7 @@ import FamilyControlsModel
 import GuardProtocol
 import LockEngine
 import SystemKit
+import UpdateSignature
 
 extension AuthorizationPolicy {
     /// How an update was let in.
@@ -86,6 +87,15 @@ private struct AppUpdate {
         } catch {
             refuse("\(error)")
             throw GuardFailure(.restricted, "the update of \(appID) is refused: \(error); nothing was swapped")
+        }
+        // A version its manifest cannot describe (too many entries, too deep,
+        // a name or file kind a version may not hold) no one can vouch for.
+        do throws(UpdateSignatureError) {
+            _ = try UpdateManifest.compute(of: stagedFolder)
+        } catch {
+            refuse("the staged version cannot be read as a version: \(error)")
+            throw GuardFailure(.restricted, "the update of \(appID) is refused: the staged version cannot be read as a "
+                + "version: \(error); nothing was swapped")
         }
         let unsigned: UpdateRefusal?
         do throws(UpdateRefusal) {
