@@ -156,6 +156,24 @@ import TestSupport
         }
     }
 
+    /// The rename in the child's app root needs write permission there,
+    /// which root has only through CAP_DAC_OVERRIDE: without it the update
+    /// says so, and the approved version stays, locked.
+    @Test func aGuardWithoutDACOverrideSaysSoAndKeepsTheApprovedVersion() async throws {
+        try await withGuard(sandbox: try .unit(without: "CAP_DAC_OVERRIDE")) { guardd in
+            let key = try await guardd.declareUpdateKey()
+            try await guardd.requestApproved().requireSuccess()
+            let before = try TreeSnapshot.take(guardd.appDirectory)
+            try await guardd.stageUpdate(version: "2", signingKey: key).requireSuccess()
+            let updated = try await guardd.app(["update", "--stdin"])
+            #expect(updated.status == 1)
+            #expect(updated.standardError.contains("needs CAP_DAC_OVERRIDE"), "\(updated.standardError)")
+            #expect(try TreeSnapshot.take(guardd.appDirectory) == before)
+            #expect(try TreeSnapshot.take(guardd.stagingDirectory).items.allSatisfy { !$0.isImmutable })
+            #expect(try await guardd.storedStatus() == "approved")
+        }
+    }
+
     @Test func hostileStagedFoldersAreRefusedWithAClearErrorAndNothingIsLost() async throws {
         try await withGuard { guardd in
             try await guardd.requestApproved().requireSuccess()

@@ -108,7 +108,10 @@ struct StagedUpdate: Sendable {
             }
             try parent.exchange(appID, lockKey)
         } catch {
-            throw GuardFailure(.unavailable, "the new version of \(appID) could not be swapped in: \(error)")
+            let hint = error.rawValue == EACCES
+                ? " (the Guard needs CAP_DAC_OVERRIDE to rename in the child's app root; see familycontrolsd.service)" : ""
+            throw GuardFailure(.unavailable, "the new version of \(appID) could not be swapped in: \(error)\(hint); "
+                + "the approved version stays")
         }
         for folder in cleared {
             do throws(Errno) { try folder.setImmutable(true) } catch {
