@@ -57,6 +57,10 @@ import TestSupport
             #expect((request["to"] as? String)?.hasPrefix("2 (manifest ") == true)
             // Staged and locked while it waits: the child cannot change what the guardian is asked about.
             #expect(try await guardd.shell("echo 3 > '\(guardd.stagingDirectory)/VERSION'").status != 0)
+            // A check of every lock meanwhile leaves the staged version's alone, though no approval covers it.
+            _ = try await guardd.familyctl(["locks", "verify"])
+            #expect(try TreeSnapshot.take(guardd.stagingDirectory).unlockedItems().isEmpty)
+            #expect(try await guardd.shell("echo 3 > '\(guardd.stagingDirectory)/VERSION'").status != 0)
 
             let decided = try await guardd.familyctlAsGuardian(["approve", String(id), "--stdin"],
                                                                input: "\(guardd.guardian.password ?? "")\n")
