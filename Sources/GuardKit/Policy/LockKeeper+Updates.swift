@@ -67,7 +67,8 @@ extension LockKeeper {
         do throws(GuardFailure) {
             try update.checkNames(swapped: true)
         } catch {
-            // The child moved a folder in the moment the top folders could be renamed: undo.
+            // The child put another folder at the app's name in the moment the
+            // top folders could be renamed: swap back, the new version out of place.
             try? update.parent.exchange(update.appID, update.lockKey)
             throw error
         }

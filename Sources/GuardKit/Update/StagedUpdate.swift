@@ -121,17 +121,17 @@ struct StagedUpdate: Sendable {
         cleared = []
     }
 
-    /// Whether `ROOT/APPID` holds the staged version (`swapped`) or the
-    /// approved one, and `ROOT/.APPID.update` the other.
+    /// Before the swap (`swapped` false): whether `ROOT/APPID` holds the
+    /// approved version and `ROOT/.APPID.update` the staged one. After it:
+    /// whether `ROOT/APPID` holds the staged version (the old one may have
+    /// been moved by the child meanwhile; it is released wherever it is).
     /// - Throws: ``GuardFailure`` when they do not.
     func checkNames(swapped: Bool) throws(GuardFailure) {
-        let atApp = swapped ? staged : approved
-        let atStaged = swapped ? approved : staged
         do throws(Errno) {
-            guard FileIdentity(try parent.status(ofChild: appID)) == atApp.identity,
-                  FileIdentity(try parent.status(ofChild: lockKey)) == atStaged.identity else {
-                throw Errno(EBUSY, operation: "compare")
-            }
+            let atApp = FileIdentity(try parent.status(ofChild: appID))
+            var inPlace = atApp == (swapped ? staged.identity : approved.identity)
+            if inPlace, !swapped { inPlace = FileIdentity(try parent.status(ofChild: lockKey)) == staged.identity }
+            guard inPlace else { throw Errno(EBUSY, operation: "compare") }
         } catch {
             throw GuardFailure(.invalidArgument, "the folders \(appID) and \(lockKey) in "
                 + "\(DisplayText.sanitized(parent.path)) were moved while the update was under way; nothing was swapped")
