@@ -42,9 +42,13 @@ public struct UpdateManifest: Hashable, Sendable {
     public struct Limits: Hashable, Sendable {
         public var maximumEntries: Int
         public var maximumDepth: Int
-        public init(maximumEntries: Int = 500_000, maximumDepth: Int = 128) {
+        /// The bytes of every file together: what a walk reads and hashes at
+        /// most, so a huge (or sparse) file costs bounded time.
+        public var maximumBytes: UInt64
+        public init(maximumEntries: Int = 500_000, maximumDepth: Int = 128, maximumBytes: UInt64 = 8 << 30) {
             self.maximumEntries = maximumEntries
             self.maximumDepth = maximumDepth
+            self.maximumBytes = maximumBytes
         }
     }
 

@@ -224,6 +224,14 @@ import TestSupport
             #expect(try TreeSnapshot.take(staged).items.allSatisfy { !$0.isImmutable })
             try await guardd.shell("rm -rf '\(staged)'").requireSuccess()
 
+            // Huge: a sparse file larger than a version may hold, read only up to the bound.
+            let huge = try await attempt("cp -a '\(app)' '\(staged)' && truncate -s 9G '\(staged)/huge'")
+            #expect(huge.status == 1)
+            #expect(huge.standardError.contains("more than 8 GiB together"), "\(huge.standardError)")
+            // Released: the child removes it (a snapshot would read all 9 GiB).
+            #expect(try await guardd.shell("rm '\(staged)/huge'").status == 0)
+            try await guardd.shell("rm -rf '\(staged)'").requireSuccess()
+
             // Still being written by the child: the lock before the check sees the writer.
             try await guardd.stageUpdate(version: "2", signingKey: nil).requireSuccess()
             let writer = try Process.run(URL(fileURLWithPath: "/usr/bin/setpriv"), arguments: [
