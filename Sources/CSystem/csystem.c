@@ -270,6 +270,10 @@ int csystem_set_inode_flags(int fd, const int *flags) {
     return ioctl(fd, FS_IOC_SETFLAGS, flags);
 }
 
+int csystem_rename_exchange(int olddirfd, const char *oldpath, int newdirfd, const char *newpath) {
+    return (int)syscall(SYS_renameat2, olddirfd, oldpath, newdirfd, newpath, (unsigned int)RENAME_EXCHANGE);
+}
+
 /* MARK: Processes and threads */
 
 int csystem_pidfd_open(int pid, unsigned int flags) {

@@ -13,6 +13,10 @@ package protocol AuthorizationBackend: Sendable {
     /// Revokes the app's authorization; a child's approval may need a guardian through `prompter`.
     func revoke(prompter: any Prompter) async -> Result<Void, GuardFailure>
 
+    /// Asks to swap in the version the app staged beside its folder (Linux only);
+    /// an unsigned one may need a guardian through `prompter`.
+    func update(prompter: any Prompter) async -> Result<AppUpdateOutcome, GuardFailure>
+
     /// Follows the app's status: `update` hears every change, on any thread,
     /// until the returned value is stopped.
     func follow(_ update: @escaping @Sendable (AuthorizationStatus) -> Void) -> any StatusFollowing

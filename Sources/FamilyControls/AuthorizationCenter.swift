@@ -164,7 +164,12 @@ public final class AuthorizationCenter: ObservableObject, PublishingObservable, 
         publish(.notDetermined)
     }
 
-    private func record(_ failure: GuardFailure, generation: Int) {
+    /// The backend now and its generation, for the calls of extensions.
+    var currentBackend: (backend: any AuthorizationBackend, generation: Int) {
+        state.withLock { ($0.backend, $0.generation) }
+    }
+
+    func record(_ failure: GuardFailure, generation: Int) {
         state.withLock { state in
             if state.generation == generation { state.lastErrorMessage = failure.message }
         }

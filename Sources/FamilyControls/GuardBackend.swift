@@ -45,6 +45,21 @@ package struct GuardBackend: AuthorizationBackend {
         }
     }
 
+    package func update(prompter: any Prompter) async -> Result<AppUpdateOutcome, GuardFailure> {
+        let cancellation = Cancellation()
+        return await withTaskCancellationHandler {
+            await Self.blocking {
+                do throws(GuardFailure) {
+                    return .success(try GuardClient.update(prompter: prompter, connected: cancellation.attach))
+                } catch {
+                    return .failure(error)
+                }
+            }
+        } onCancel: {
+            cancellation.cancel()
+        }
+    }
+
     package func follow(_ update: @escaping @Sendable (AuthorizationStatus) -> Void) -> any StatusFollowing {
         StatusFollower(update: update)
     }

@@ -68,6 +68,16 @@ enum GuardClient {
         _ = try converse(Guard.RevokeAuthorization.self, .init(), prompter: prompter, connected: connected)
     }
 
+    /// Runs `UpdateApp`; an unsigned update waits for a guardian, said through `prompter`.
+    static func update(prompter: any Prompter, connected: (VarlinkClientInterrupter) -> Void = { _ in }) throws(GuardFailure) -> AppUpdateOutcome {
+        let final = try converse(Guard.UpdateApp.self, .init(), prompter: prompter, connected: connected)
+        switch final.outcome {
+        case .signed?: return .signed
+        case .approved?: return .approvedByGuardian
+        case nil: throw GuardFailure(.networkError, "the Guard's final reply carried no outcome")
+        }
+    }
+
     /// Calls `Method` with `more`, relays every prompt to `prompter`, and
     /// returns the last reply.
     private static func converse<Method: GuardMethod>(

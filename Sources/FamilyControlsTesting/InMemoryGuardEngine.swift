@@ -91,6 +91,13 @@ final class InMemoryGuardEngine: AuthorizationBackend {
         }
     }
 
+    /// The in-memory Guard holds no app folder to swap: an update is
+    /// `.unavailable`, as from a sandbox with no Guard. Test updates against
+    /// the real Guard.
+    func update(prompter: any Prompter) async -> Result<AppUpdateOutcome, GuardFailure> {
+        .failure(GuardFailure(.unavailable, "the in-memory Guard has no app folder to update; updates need the real Guard"))
+    }
+
     func revoke(prompter: any Prompter) async -> Result<Void, GuardFailure> {
         enum Next { case done(Result<Void, GuardFailure>), revokeNow, askGuardian }
         let next: Next = state.withLock { state in

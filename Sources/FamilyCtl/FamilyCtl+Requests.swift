@@ -106,7 +106,7 @@ extension FamilyCtl {
     /// The documented `--json` form: the `ListRequests` reply as the
     /// interface types it, `{"requests": [ … ]}`, one object per request
     /// with `id`, `user`, `app`, `name`, `path`, `purpose`, `created` and
-    /// `expires` (ISO 8601, UTC).
+    /// `expires` (ISO 8601, UTC), and for an `update` request `from` and `to`.
     static func requestsJSON(_ rows: [Guard.Request]) -> String {
         Guard.ListRequests.Reply(requests: rows).json(floats: isoDate)
     }
@@ -115,15 +115,31 @@ extension FamilyCtl {
         guard !rows.isEmpty else { return "No requests are waiting for you." }
         let header = ["ID", "USER", "APP", "NAME", "ASKS TO", "ASKED", "EXPIRES", "PATH"]
         let table: [[String]] = rows.map { row in
-            [String(row.id), row.user, row.app, row.name, row.purpose == .revoke ? "be revoked" : "be approved",
+            [String(row.id), row.user, row.app, row.name, asksTo(row.purpose),
              isoDate(row.created), isoDate(row.expires), row.path]
         }
-        return columns([header] + table)
+        // An update's versions are long: one line each under the table.
+        let versions = rows.filter { $0.purpose == .update }.map { row in
+            "request \(row.id) updates \(row.app) from \(row.from ?? "?") to \(row.to ?? "?")"
+        }
+        return columns([header] + table) + versions.map { "\n" + DisplayText.sanitized($0) }.joined()
+    }
+
+    private static func asksTo(_ purpose: Guard.Purpose) -> String {
+        switch purpose {
+        case .approve: "be approved"
+        case .revoke: "be revoked"
+        case .update: "be updated"
+        }
     }
 
     private static func describe(_ row: Guard.Request) -> String {
         func shown(_ text: String) -> String { DisplayText.sanitized(text) }
-        let purpose = row.purpose == .revoke ? "to stop providing parental controls" : "to provide parental controls"
+        let purpose = switch row.purpose {
+        case .approve: "to provide parental controls"
+        case .revoke: "to stop providing parental controls"
+        case .update: "to be updated from \(shown(row.from ?? "?")) to \(shown(row.to ?? "?"))"
+        }
         return "“\(shown(row.name))” (\(shown(row.app))) asks \(purpose) for \(shown(row.user)), at \(shown(row.path))"
     }
 }

@@ -28,12 +28,14 @@ package enum FamilyCtl {
 
     static let verbs: [Verb] = [
         Verb(name: "requests", synopsis: ["requests [--watch] [--json]"],
-             summary: "The requests of your children waiting for you to decide (all of them for root); "
+             summary: "The requests of your children waiting for you to decide (all of them for root): to approve "
+                + "an app, to revoke it, or to update it (from which version to which); "
                 + "--watch shows new ones as they come.") { tokens, socket throws(CommandFailure) in try requests(tokens, socket: socket) },
         Verb(name: "approve", synopsis: ["approve ID [--stdin]"],
              summary: "Show request ID, then approve it after authenticating as yourself on this terminal (root is "
                 + "not asked; within GuardianTimeout of your last authentication in this terminal session you are not "
-                + "asked again); the app is locked. --stdin reads the password from standard input.") { tokens, socket throws(CommandFailure) in
+                + "asked again); the app is locked (an update: the new version is swapped in, locked). --stdin reads "
+                + "the password from standard input.") { tokens, socket throws(CommandFailure) in
             try decide(tokens, approve: true, socket: socket)
         },
         Verb(name: "deny", synopsis: ["deny ID [--stdin]"],

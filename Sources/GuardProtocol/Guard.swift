@@ -42,6 +42,9 @@ extension Guard.RequestAuthorization.Reply: GuardPromptingReply {
 extension Guard.RevokeAuthorization.Reply: GuardPromptingReply {
     package static func prompting(_ prompt: Guard.Prompt) -> Self { Self(prompt: prompt) }
 }
+extension Guard.UpdateApp.Reply: GuardPromptingReply {
+    package static func prompting(_ prompt: Guard.Prompt) -> Self { Self(prompt: prompt) }
+}
 extension Guard.SetStatus.Reply: GuardPromptingReply {
     package static func prompting(_ prompt: Guard.Prompt) -> Self { Self(prompt: prompt) }
 }

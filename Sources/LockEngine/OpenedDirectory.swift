@@ -25,7 +25,7 @@ package struct FileIdentity: Hashable, Sendable, CustomStringConvertible {
 /// of `openat(2)` calls, which are safe from any thread, and each walk gets
 /// a fresh description of its own (``walkRoot()``).
 package final class OpenedDirectory: @unchecked Sendable {
-    private let descriptor: FileDescriptor
+    let descriptor: FileDescriptor
     /// The directory's status when it was opened.
     package let status: FileStatus
     /// The path it was opened by.

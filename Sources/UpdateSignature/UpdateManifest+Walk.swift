@@ -22,12 +22,13 @@ extension UpdateManifest {
         throws(UpdateSignatureError) -> UpdateManifest {
         try Sodium.ready()
         var entries: [Entry] = []
-        try walk(directory, path: [], depth: 0, limits: limits, into: &entries)
+        var budget = limits.maximumBytes
+        try walk(directory, path: [], depth: 0, limits: limits, budget: &budget, into: &entries)
         return UpdateManifest(entries: entries)
     }
 
     private static func walk(_ directory: FileDescriptor, path: [UInt8], depth: Int, limits: Limits,
-                             into entries: inout [Entry]) throws(UpdateSignatureError) {
+                             budget: inout UInt64, into entries: inout [Entry]) throws(UpdateSignatureError) {
         let listing: [DirectoryEntry]
         do { listing = try directory.readDirectory() } catch { throw .unreadable(path: shown(path), error) }
         for listed in listing {
@@ -45,13 +46,13 @@ extension UpdateManifest {
                 guard depth < limits.maximumDepth else { throw .tooDeep(path: shown(childPath), limit: limits.maximumDepth) }
                 let (child, _) = try open(listed.name, in: directory, flags: directoryFlags, path: childPath, expected: status)
                 entries.append(Entry(path: childPath, permissions: status.permissions, kind: .directory))
-                try walk(child, path: childPath, depth: depth + 1, limits: limits, into: &entries)
+                try walk(child, path: childPath, depth: depth + 1, limits: limits, budget: &budget, into: &entries)
                 child.close()
             case .regular:
                 let (file, opened) = try open(listed.name, in: directory, flags: fileFlags, path: childPath, expected: status)
                 defer { file.close() }
                 guard opened.linkCount == 1 else { throw .hardLink(path: shown(childPath)) }
-                let (size, hash) = try digest(of: file, path: childPath)
+                let (size, hash) = try digest(of: file, path: childPath, budget: &budget, limit: limits.maximumBytes)
                 entries.append(Entry(path: childPath, permissions: status.permissions, kind: .file(size: size, hash: hash)))
             case .symbolicLink:
                 let target: [UInt8]
@@ -91,8 +92,10 @@ extension UpdateManifest {
     }
 
     /// The size and BLAKE2b-256 hash of what the open file holds
-    /// (`crypto_generichash_init`, `_update`, `_final`), read to its end.
-    private static func digest(of file: FileDescriptor, path: [UInt8]) throws(UpdateSignatureError) -> (UInt64, [UInt8]) {
+    /// (`crypto_generichash_init`, `_update`, `_final`), read to its end,
+    /// taken from `budget`: past it the walk stops.
+    private static func digest(of file: FileDescriptor, path: [UInt8], budget: inout UInt64,
+                               limit: UInt64) throws(UpdateSignatureError) -> (UInt64, [UInt8]) {
         // The state is 64-byte aligned, which Swift cannot declare: allocate it.
         let stateMemory = UnsafeMutableRawPointer.allocate(byteCount: crypto_generichash_statebytes(), alignment: 64)
         defer { stateMemory.deallocate() }
@@ -106,6 +109,8 @@ extension UpdateManifest {
             let count: Int
             do { count = try file.read(into: buffer) } catch { throw .unreadable(path: shown(path), error) }
             if count == 0 { break }
+            guard UInt64(count) <= budget else { throw .tooLarge(limit: limit) }
+            budget -= UInt64(count)
             size += UInt64(count)
             _ = crypto_generichash_update(state, buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(count))
         }

@@ -42,9 +42,13 @@ public struct UpdateManifest: Hashable, Sendable {
     public struct Limits: Hashable, Sendable {
         public var maximumEntries: Int
         public var maximumDepth: Int
-        public init(maximumEntries: Int = 500_000, maximumDepth: Int = 128) {
+        /// The bytes of every file together: what a walk reads and hashes at
+        /// most, so a huge (or sparse) file costs bounded time.
+        public var maximumBytes: UInt64
+        public init(maximumEntries: Int = 500_000, maximumDepth: Int = 128, maximumBytes: UInt64 = 8 << 30) {
             self.maximumEntries = maximumEntries
             self.maximumDepth = maximumDepth
+            self.maximumBytes = maximumBytes
         }
     }
 
@@ -62,13 +66,18 @@ public struct UpdateManifest: Hashable, Sendable {
         return text
     }
 
-    /// The message an update's signature covers: ``signingContext`` and the
-    /// BLAKE2b-256 digest of ``text`` (`crypto_generichash`).
-    var signedMessage: [UInt8] {
+    /// The BLAKE2b-256 digest of ``text`` (`crypto_generichash`): which
+    /// version this is, as an update request shows it.
+    public var digest: [UInt8] {
         let text = text
         var digest = [UInt8](repeating: 0, count: 32)
         _ = crypto_generichash(&digest, digest.count, text, UInt64(text.count), nil, 0)
-        return Array(Self.signingContext.utf8) + digest
+        return digest
+    }
+
+    /// The message an update's signature covers: ``signingContext`` and ``digest``.
+    var signedMessage: [UInt8] {
+        Array(Self.signingContext.utf8) + digest
     }
 
     private static func append(_ entry: Entry, to text: inout [UInt8]) {

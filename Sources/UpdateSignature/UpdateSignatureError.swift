@@ -28,6 +28,8 @@ public enum UpdateSignatureError: Error, Hashable, Sendable, CustomStringConvert
     case tooManyEntries(limit: Int)
     /// The version's folders nest deeper than a manifest may go.
     case tooDeep(path: String, limit: Int)
+    /// The version's files hold more bytes together than a manifest may hash.
+    case tooLarge(limit: UInt64)
     /// An entry could not be read.
     case unreadable(path: String, Errno)
 
@@ -57,6 +59,8 @@ public enum UpdateSignatureError: Error, Hashable, Sendable, CustomStringConvert
             "the version holds more than \(limit) entries"
         case .tooDeep(let path, let limit):
             "\(path) is nested more than \(limit) folders deep"
+        case .tooLarge(let limit):
+            "the version's files hold more than \(limit >> 30) GiB together"
         case .unreadable(let path, let error):
             "\(path) cannot be read: \(error)"
         }

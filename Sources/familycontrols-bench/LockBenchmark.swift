@@ -12,7 +12,7 @@ import GuardKit
 import LockEngine
 import SystemKit
 
-/// `familycontrols-bench lock [--files N] [--dirs N] [--rounds N] [--late N] [--journal store|memory]`
+/// `familycontrols-bench lock [--flatpak-sized] [--files N] [--dirs N] [--rounds N] [--late N] [--journal store|memory]`
 func runLockBenchmark(_ arguments: [String]) -> Int32 {
     let options: LockBenchmarkOptions
     do { options = try LockBenchmarkOptions(arguments) } catch {
@@ -24,7 +24,11 @@ func runLockBenchmark(_ arguments: [String]) -> Int32 {
         return 77
     }
     do {
-        try LockBenchmark(options: options).run()
+        if options.appSized {
+            try AppSizedLockBenchmark(options: options).run()
+        } else {
+            try LockBenchmark(options: options).run()
+        }
         return 0
     } catch {
         writeToStandardError("familycontrols-bench lock: \(error)\n")
@@ -33,7 +37,7 @@ func runLockBenchmark(_ arguments: [String]) -> Int32 {
 }
 
 /// The command line, checked.
-private struct LockBenchmarkOptions {
+struct LockBenchmarkOptions {
     var files = 10_000
     var directories = 1_000
     var rounds = 5
@@ -41,6 +45,8 @@ private struct LockBenchmarkOptions {
     var lateFiles = 10_000
     /// The real SQLite store (synchronous commits, as in production), or memory.
     var useStore = true
+    /// The Flatpak-sized case instead: lock and update of a 50,000-file app.
+    var appSized = false
 
     struct UsageError: Error, CustomStringConvertible { let description: String }
 
@@ -58,6 +64,12 @@ private struct LockBenchmarkOptions {
             case "--dirs": directories = try number(flag)
             case "--rounds": rounds = try number(flag)
             case "--late": lateFiles = try number(flag)
+            case "--flatpak-sized":
+                // The size of a Flatpak deployment; later flags may still change it.
+                appSized = true
+                files = 50_000
+                directories = 1_000
+                rounds = 3
             case "--journal":
                 switch rest.popFirst() {
                 case "store": useStore = true
@@ -70,11 +82,11 @@ private struct LockBenchmarkOptions {
     }
 }
 
-private struct LockBenchmarkError: Error, CustomStringConvertible {
+struct LockBenchmarkError: Error, CustomStringConvertible {
     let description: String
 }
 
-private struct LockBenchmark {
+struct LockBenchmark {
     let options: LockBenchmarkOptions
     let appID = "org.example.Bench"
 
@@ -199,7 +211,7 @@ private struct LockBenchmark {
                engineName: "LockEngine.lock, all \(options.files) files open for writing by one process")
     }
 
-    private func report(_ name: String, engine: [Double], baseline: [Double], baselineName: String,
+    func report(_ name: String, engine: [Double], baseline: [Double], baselineName: String,
                         engineName: String? = nil) {
         let engineMedian = median(engine), baselineMedian = median(baseline)
         func milliseconds(_ seconds: Double) -> String { formatted(seconds * 1000, digits: 1) + " ms" }
@@ -210,7 +222,7 @@ private struct LockBenchmark {
     }
 
     /// Directories form a tree with ten children each; files go round-robin.
-    private func buildTree(at root: String, owner: UserAccount) throws {
+    func buildTree(at root: String, owner: UserAccount) throws {
         var directories = [root]
         try makeDirectory(root, owner: owner)
         for index in 1..<max(options.directories, 1) {
@@ -230,13 +242,13 @@ private struct LockBenchmark {
         }
     }
 
-    private func makeDirectory(_ path: String, owner: UserAccount) throws {
+    func makeDirectory(_ path: String, owner: UserAccount) throws {
         guard mkdir(path, 0o755) == 0, chown(path, owner.uid, owner.gid) == 0 else {
             throw Errno.current("mkdir \(path)")
         }
     }
 
-    private func makeTemporaryDirectory() throws -> String {
+    func makeTemporaryDirectory() throws -> String {
         var template = Array("/tmp/fc-lockbench.XXXXXX".utf8CString)
         let made = template.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.flatMap { mkdtemp($0) } }
         guard made != nil else { throw Errno.current("mkdtemp") }
@@ -244,7 +256,7 @@ private struct LockBenchmark {
     }
 
     /// Runs a program to completion (`posix_spawnp`), failing unless it exits 0.
-    private func command(_ arguments: [String]) throws {
+    func command(_ arguments: [String]) throws {
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
@@ -257,7 +269,7 @@ private struct LockBenchmark {
         }
     }
 
-    private func measure(_ body: () throws -> Void) throws -> Double {
+    func measure(_ body: () throws -> Void) throws -> Double {
         let start = monotonicSeconds()
         try body()
         return monotonicSeconds() - start

@@ -10,7 +10,9 @@ let usage = """
     usage: familycontrols-bench socket [options]   Varlink round trip vs a bare Unix-socket round trip
            familycontrols-bench guard [options]    the real Guard's status call vs the same floor, and its memory
            familycontrols-bench lock [options]     lock/unlock vs chown -R + chattr -R, and a lock
-                                                   with every file open for writing vs one with none
+                                                   with every file open for writing vs one with none;
+                                                   with --flatpak-sized, a 50,000-file app's lock vs
+                                                   chattr -R +i and its update vs chattr -R +i NEW + -i OLD
            familycontrols-bench anchors [--runs N] familyctl vs pkcheck and pamtester, the Guard's memory vs polkitd's
            familycontrols-bench startup [--runs N] BASELINE_DIR OTHER_DIR...
                                                    familyctl --help time and the idle Guard's memory,

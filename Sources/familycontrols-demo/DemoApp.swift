@@ -10,12 +10,15 @@ struct DemoApp {
         usage: familycontrols-demo request --member child|individual [--stdin]
                familycontrols-demo watch [--member child|individual] [--stdin]
                familycontrols-demo revoke [--stdin]
+               familycontrols-demo update [--stdin]
                familycontrols-demo status
                familycontrols-demo --help
 
         request  ask for an authorization and print the status it ends in
         watch    request, then print every change of status until interrupted
         revoke   give up this app's authorization
+        update   swap in the new version staged beside this app's folder
+                 (ROOT/.org.familycontrols.Demo.update; Linux only)
         status   print the current status
         --stdin  answer the prompts from standard input instead of a terminal
         """
@@ -51,6 +54,7 @@ struct DemoApp {
         case "request": await request(member)
         case "watch": await watch(member)
         case "revoke": await revoke()
+        case "update": await update()
         case "status": printStatus()
         default: fail("familycontrols-demo: unknown verb \(verb)\n\(usage)", code: 2)
         }
@@ -90,6 +94,19 @@ struct DemoApp {
             print("revoke completed")
             exit(0)
         case .failure(let error):
+            report(error)
+            exit(1)
+        }
+    }
+
+    static func update() async {
+        do {
+            switch try await AuthorizationCenter.shared.requestUpdate() {
+            case .signed: print("update: swapped in, signed")
+            case .approvedByGuardian: print("update: swapped in, approved by a parent or guardian")
+            }
+            exit(0)
+        } catch {
             report(error)
             exit(1)
         }

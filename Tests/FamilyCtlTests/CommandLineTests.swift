@@ -45,6 +45,23 @@ import Foundation
         #expect(json.contains("\"purpose\":\"revoke\""))
     }
 
+    @Test func anUpdateRequestShowsTheOldAndTheNewVersionEscaped() throws {
+        let row = try Guard.Request([
+            "id": .int(9), "user": .string("alice"), "app": .string("org.example.Paint"),
+            "name": .string("Paint"), "path": .string("/apps/alice/org.example.Paint"),
+            "purpose": .string("update"), "created": .double(0), "expires": .double(900),
+            "from": .string("1.0 (manifest 0011223344556677)"), "to": .string("2.0\u{1b}[2J (manifest 8899aabbccddeeff)"),
+        ])
+        let table = FamilyCtl.requestsTable([row])
+        #expect(table.contains("be updated"), "\(table)")
+        #expect(table.hasSuffix("\nrequest 9 updates org.example.Paint from 1.0 (manifest 0011223344556677) "
+            + "to 2.0\\x1B[2J (manifest 8899aabbccddeeff)"), "\(table)")
+        #expect(!table.unicodeScalars.contains { $0.value == 0x1b })
+        let json = FamilyCtl.requestsJSON([row])
+        #expect(json.contains("\"purpose\":\"update\""))
+        #expect(json.contains("\"from\":\"1.0 (manifest 0011223344556677)\""), "\(json)")
+    }
+
     @Test func aVerbThatIsNoneIsAUsageError() {
         #expect(FamilyCtl.main(["frobnicate"]) == ExitCode.usage.rawValue)
         #expect(FamilyCtl.main(["approve"]) == ExitCode.usage.rawValue)

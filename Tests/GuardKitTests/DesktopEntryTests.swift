@@ -23,6 +23,19 @@ import Testing
         #expect(entry == ["FamilyControls Demo", "familycontrols-demo", "capable"])
     }
 
+    @Test func theVersionAnUpdateRequestShowsIsTheFirstOfTheMainGroup() {
+        let entry = DesktopEntry(parsing: """
+            [Desktop Entry]
+            Version=1.5
+            X-FamilyControls-Version=2.1
+            X-FamilyControls-Version=9
+            [Desktop Action other]
+            X-FamilyControls-Version=3
+            """)
+        #expect(entry.version == "2.1")
+        #expect(DesktopEntry(parsing: "[Desktop Entry]\nVersion=1.5\n").version == nil)
+    }
+
     @Test func aQuotedProgramKeepsItsSpaces() {
         #expect(read("[Desktop Entry]\nExec=\"/opt/My App/bin/app\" %U\n") == [nil, "/opt/My App/bin/app", nil])
     }

@@ -13,7 +13,7 @@ import Varlink
         let description = try VarlinkInterfaceDescription(GuardInterface.text)
         #expect(description.name == "org.familycontrols.guard")
         #expect(description.methods == ["GetStatus", "Subscribe", "RequestAuthorization", "Answer", "RevokeAuthorization",
-                                        "ListAuthorizations", "SetStatus", "Revoke", "Graduate", "ListRequests",
+                                        "UpdateApp", "ListAuthorizations", "SetStatus", "Revoke", "Graduate", "ListRequests",
                                         "WatchRequests", "DecideRequest", "VerifyLocks", "ReadAudit"])
     }
 

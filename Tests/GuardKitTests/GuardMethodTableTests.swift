@@ -14,6 +14,7 @@ import Varlink
         ("RequestAuthorization", MethodPlacement(runs: .conversations)),
         ("Answer", MethodPlacement(runs: .loop)),
         ("RevokeAuthorization", MethodPlacement(runs: .conversations)),
+        ("UpdateApp", MethodPlacement(runs: .conversations)),
         ("ListAuthorizations", MethodPlacement(runs: .lane)),
         ("SetStatus", MethodPlacement(runs: .lane, withMore: .decisions)),
         ("Revoke", MethodPlacement(runs: .lane, withMore: .decisions)),

@@ -139,6 +139,20 @@ import UpdateSignature
         }
     }
 
+    /// Files holding more bytes together than the bound: the walk stops
+    /// reading there, so a huge (or sparse) file costs bounded time.
+    @Test func filesTooLargeTogetherAreRefused() throws {
+        try withVersionFolder { version, _ in
+            try Data(repeating: 7, count: 600).write(to: URL(fileURLWithPath: "\(version.path)/big"))
+            #expect(throws: UpdateSignatureError.tooLarge(limit: 512)) {
+                try UpdateManifest.compute(of: try version.open(), limits: .init(maximumBytes: 512))
+            }
+            #expect(throws: Never.self) {
+                try UpdateManifest.compute(of: try version.open(), limits: .init(maximumBytes: 1 << 20))
+            }
+        }
+    }
+
     /// A folder of the signed version replaced by a link to a copy of it
     /// elsewhere: the walk records the link and never follows it, so the
     /// version no longer verifies even though every byte reached through

@@ -177,6 +177,12 @@ extern const int CSYSTEM_FS_IMMUTABLE_FL;
 /// `FS_APPEND_FL`.
 extern const int CSYSTEM_FS_APPEND_FL;
 
+/// `renameat2(olddirfd, oldpath, newdirfd, newpath, RENAME_EXCHANGE)`
+/// (`rename(2)`): the two names swap their files in one step, so each name
+/// always holds one whole file or folder. Through `syscall(2)`: older glibc
+/// headers do not declare it.
+int csystem_rename_exchange(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
+
 /* MARK: Processes and threads */
 
 /// `pidfd_open(2)` for a `pid_t`.

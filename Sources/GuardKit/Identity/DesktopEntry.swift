@@ -17,6 +17,9 @@ package struct DesktopEntry: Hashable, Sendable {
     /// order: the key that signs the app's updates. More than one is an error
     /// its reader reports, not a choice made here.
     package var updateKeys: [String]
+    /// `X-FamilyControls-Version=`, the version an update request shows; the
+    /// first one given.
+    package var version: String?
 
     /// Parses the text of a desktop entry. Lines it does not understand are ignored,
     /// as desktop environments do.
@@ -29,6 +32,7 @@ package struct DesktopEntry: Hashable, Sendable {
         program = nil
         declaresFamilyControls = false
         updateKeys = []
+        version = nil
         var inMainGroup = false
         for rawLine in TextLines(text) {
             let line = Self.trimmed(rawLine.utf8)
@@ -48,6 +52,8 @@ package struct DesktopEntry: Hashable, Sendable {
                 declaresFamilyControls = value.elementsEqual("true".utf8)
             } else if key.elementsEqual("X-FamilyControls-UpdateKey".utf8) {
                 updateKeys.append(String(Substring(value)))
+            } else if key.elementsEqual("X-FamilyControls-Version".utf8) {
+                version = version ?? String(Substring(value))
             }
         }
     }

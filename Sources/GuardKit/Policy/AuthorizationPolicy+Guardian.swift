@@ -59,6 +59,24 @@ extension AuthorizationPolicy {
                 try revoke(user: caller.account.name, appID: caller.app.appID, actor: requester.name)
                 request.end(.approved(by: requester.name))
                 return nil
+            case (.update, true):
+                guard let update = request.update else {
+                    throw .internalError("request \(id) has no staged version to swap in")
+                }
+                do throws(GuardFailure) {
+                    try keeper.swapIn(update.staged, user: caller.account.name, actor: requester.name,
+                                      detail: "\(detail): approved by \(requester.name), from \(update.from) to \(update.to)")
+                } catch {
+                    request.end(.failed(error))
+                    throw error
+                }
+                request.end(.approved(by: requester.name))
+                return try currentView(of: caller)
+            case (.update, false):
+                ledger.audit(.update, actor: requester.name, user: caller.account.name, appID: caller.app.appID,
+                             member: .child, outcome: .refused, detail: "\(detail): the approved version stays")
+                request.end(.denied(by: requester.name))
+                return try currentView(of: caller)
             case (.revoke, false):
                 ledger.audit(.revoke, actor: requester.name, user: caller.account.name, appID: caller.app.appID,
                              member: .child, outcome: .refused, detail: "\(detail): the approval stays")
@@ -80,8 +98,15 @@ extension AuthorizationPolicy {
     /// What the guardian is about to decide, shown before they are asked:
     /// the request's kind, app, child, folder and when it was asked.
     static func summary(of request: PendingRequest, approve: Bool) -> String {
-        let kind = request.purpose == .approve ? "approval" : "revoke"
+        let kind = switch request.purpose {
+        case .approve: "approval"
+        case .revoke: "revoke"
+        case .update: "update"
+        }
         let outcome = switch (request.purpose, approve) {
+        case (.update, true):
+            "let the new version in: from \(request.update?.from ?? "?") to \(request.update?.to ?? "?"), locked in its place"
+        case (.update, false): "keep the approved version"
         case (.approve, true): "approve it: the app's folder will be locked"
         case (.approve, false): "deny it"
         case (.revoke, true): "lift the approval: the app's folder will no longer be protected from deletion"

@@ -25,7 +25,7 @@ final class GuardianDesk: Sendable {
     /// unlock); this only reports how the request ended.
     /// - Returns: how it ended, and how long it could wait.
     /// - Throws: the refusal when it cannot be made pending (too many waiting, no number).
-    func awaitGuardian(_ purpose: PendingRequest.Purpose, caller: Caller,
+    func awaitGuardian(_ purpose: PendingRequest.Purpose, caller: Caller, update: PendingRequest.Update? = nil,
                        channel: any RequestChannel) throws(GuardFailure) -> (outcome: PendingRequest.Outcome, timeout: Duration) {
         let user = caller.account.name
         let appID = caller.app.appID
@@ -41,14 +41,18 @@ final class GuardianDesk: Sendable {
                 throw .internalError("the Guard could not number the request in its store; see its log")
             }
         }
-        guard let number, let request = pending.add(number, purpose, for: caller, timeout: timeout) else {
+        guard let number, let request = pending.add(number, purpose, for: caller, update: update, timeout: timeout) else {
             ledger.audit(.request, actor: user, user: user, appID: appID, member: .child, outcome: .refused,
                          detail: "too many requests waiting for a parent or guardian")
             throw GuardFailure(.authorizationConflict, "\(user) already has \(pending.perUser) requests waiting "
                 + "for a parent or guardian; wait for them to be decided")
         }
         defer { pending.remove(request) }
-        let what = purpose == .approve ? "approve" : "lift the approval of"
+        let what = switch purpose {
+        case .approve: "approve"
+        case .revoke: "lift the approval of"
+        case .update: "let in the new version of"
+        }
         ledger.audit(.request, actor: user, user: user, appID: appID, member: .child, outcome: .pending,
                      detail: "request \(request.id): a parent or guardian is asked to \(what) it")
         logger.notice("request \(request.id): \(appID) for \(user) waits for a parent or guardian "

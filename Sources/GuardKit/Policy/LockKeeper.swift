@@ -1,6 +1,7 @@
 import FamilyControlsModel
 import GuardProtocol
 import LockEngine
+import Synchronization
 import SystemKit
 
 /// Keeps every approved child app locked, and nothing else: locks before an
@@ -13,6 +14,9 @@ package final class LockKeeper: Sendable {
     let logger: Logger
     /// Decisions on one (user, app) are saved (and locked or unlocked) one at a time.
     let turns: AppTurns
+    /// The apps whose staged version is locked for an update under way: a
+    /// check leaves that lock alone, though no approval covers it.
+    let updatesUnderWay = Mutex<Set<StatusHub.Key>>([])
 
     init(locker: any AppLocker, ledger: AuthorizationLedger, families: FamilyState, logger: Logger,
          turns: AppTurns) {
@@ -108,6 +112,7 @@ package final class LockKeeper: Sendable {
                 logger.error("locks: cannot read the lock journal: \(error)")
                 throw .internalError("the Guard could not read its lock journal; see its log")
             }
+            findings += try finishSwappedUpdates()
         }
         let approved = try ledger.authorizations().filter { $0.member == .child && $0.status == .approved }
         for record in approved {
@@ -134,6 +139,7 @@ package final class LockKeeper: Sendable {
         }
         for key in locked where !wanted.contains(key) {
             findings += try turns.save(key) { () throws(GuardFailure) -> [String] in
+                if updatesUnderWay.withLock({ $0.contains(key) }) { return [] }
                 if let now = try ledger.authorization(user: key.user, appID: key.appID), now.member == .child,
                    now.status == .approved { return [] }
                 let label = "\(key.appID) for \(key.user)"

@@ -15,6 +15,16 @@ package final class PendingRequest: Sendable {
         case approve
         /// Lift the child's approval (the app asked to revoke).
         case revoke
+        /// Swap in a new version of the approved app that its key did not sign.
+        case update
+    }
+
+    /// The new version an `update` request would swap in, locked while it waits.
+    struct Update: Sendable {
+        let staged: StagedUpdate
+        /// The approved version and the staged one, as the guardian sees them.
+        let from: String
+        let to: String
     }
 
     /// How a request ended.
@@ -30,16 +40,19 @@ package final class PendingRequest: Sendable {
     package let id: Int64
     package let purpose: Purpose
     let caller: Caller
+    /// What an `update` request would swap in; nil for the other kinds.
+    let update: Update?
     package let created: UnixTime
     package let expires: UnixTime
     let deadline: MonotonicInstant
     private let outcome = Mutex<Outcome?>(nil)
     private let signal = ConditionSignal()
 
-    init(id: Int64, purpose: Purpose, caller: Caller, timeout: Duration) {
+    init(id: Int64, purpose: Purpose, caller: Caller, update: Update? = nil, timeout: Duration) {
         self.id = id
         self.purpose = purpose
         self.caller = caller
+        self.update = update
         created = .now
         expires = created.adding(timeout)
         deadline = .now.advanced(by: timeout)

@@ -157,6 +157,7 @@ extension GuardService {
         .bind(Guard.Answer.self, runs: .loop(GuardService.answer)),
         .bind(Guard.RevokeAuthorization.self,
               runs: .conversations(caller: GuardService.app, GuardService.revokeAuthorization)),
+        .bind(Guard.UpdateApp.self, runs: .conversations(caller: GuardService.updater, GuardService.updateApp)),
         // The administrators'. SetStatus, Revoke and Graduate called with more
         // may ask a guardian to authenticate over the connection.
         .bind(Guard.ListAuthorizations.self, runs: .lane(GuardService.listAuthorizations)),

@@ -238,9 +238,10 @@ extension PendingRequest {
         let purpose: Guard.Purpose = switch self.purpose {
         case .approve: .approve
         case .revoke: .revoke
+        case .update: .update
         }
         return Guard.Request(id: id, user: user, app: appID, name: displayName, path: path, purpose: purpose,
-                             created: created.seconds, expires: expires.seconds)
+                             created: created.seconds, expires: expires.seconds, from: update?.from, to: update?.to)
     }
 }
 

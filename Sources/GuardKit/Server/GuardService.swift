@@ -138,6 +138,16 @@ package final class GuardService: VarlinkService {
         return Guard.RevokeAuthorization.Reply()
     }
 
+    /// `UpdateApp`, the caller worked out by ``updater(_:_:)``.
+    func updateApp(_ parameters: Guard.UpdateApp.Parameters, _ caller: Caller,
+                   _ channel: VarlinkRequestChannel) throws(GuardFailure) -> Guard.UpdateApp.Reply {
+        let outcome: Guard.UpdateOutcome = switch try policy.update(from: caller, over: channel) {
+        case .signed: .signed
+        case .approved: .approved
+        }
+        return Guard.UpdateApp.Reply(outcome: outcome)
+    }
+
     /// `DecideRequest`, once ``decider(_:_:)`` has found the request theirs to decide.
     func decideRequest(_ parameters: Guard.DecideRequest.Parameters, _ requester: Administrator,
                        _ channel: VarlinkRequestChannel) throws(GuardFailure) -> Guard.DecideRequest.Reply {
@@ -150,6 +160,11 @@ package final class GuardService: VarlinkService {
 
     /// The app calling, worked out afresh.
     func app(_ parameters: Guard.RevokeAuthorization.Parameters, _ served: ServedCall) -> Result<Caller, GuardFailure> {
+        caller(of: served.connection, served.session, fresh: true)
+    }
+
+    /// The app asking to be updated, worked out afresh.
+    func updater(_ parameters: Guard.UpdateApp.Parameters, _ served: ServedCall) -> Result<Caller, GuardFailure> {
         caller(of: served.connection, served.session, fresh: true)
     }
 

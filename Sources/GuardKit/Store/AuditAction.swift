@@ -33,6 +33,8 @@ package struct AuditAction: RawRepresentable, Hashable, Sendable, ExpressibleByS
     package static let lock = AuditAction(rawValue: "lock")
     /// The Guard released a lock.
     package static let unlock = AuditAction(rawValue: "unlock")
+    /// An approved app asked to swap in a new version of itself.
+    package static let update = AuditAction(rawValue: "update")
     /// The Guard fixed a lock that disagreed with the store (at start, say).
     package static let repair = AuditAction(rawValue: "repair")
 }

@@ -54,6 +54,8 @@ package struct AuditOutcome: RawRepresentable, Hashable, Sendable, ExpressibleBy
     package static let noAuthenticationMethod = AuditOutcome(rawValue: "no authentication method")
     /// The lock or unlock could not be done.
     package static let failed = AuditOutcome(rawValue: "failed")
+    /// A new version of an approved app replaced the old one, locked.
+    package static let swappedIn = AuditOutcome(rawValue: "swapped in")
     /// A lock was released.
     package static let unlocked = AuditOutcome(rawValue: "unlocked")
     /// `familyctl locks verify` repaired what it found.

@@ -107,7 +107,7 @@ extension Store {
 private let authorizationColumns = "user, uid, app_id, member, status, approved_by, updated_at, app_path, app_device, app_inode"
 
 extension StoreConnection {
-    fileprivate func upsert(_ record: AuthorizationRecord) throws(StoreError) {
+    func upsert(_ record: AuthorizationRecord) throws(StoreError) {
         // ON CONFLICT DO UPDATE rather than INSERT OR REPLACE: REPLACE deletes
         // the old row first, which would fire deletes on anything referencing it.
         try execute(

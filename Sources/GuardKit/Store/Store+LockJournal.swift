@@ -109,7 +109,7 @@ extension Store: LockJournal {
 private let lockColumns = "user, app_id, path, device, inode, state, reason"
 
 extension StoreConnection {
-    fileprivate func upsert(_ record: LockRecord) throws(StoreError) {
+    func upsert(_ record: LockRecord) throws(StoreError) {
         let (state, reason) = record.state.columns
         // ON CONFLICT DO UPDATE, not INSERT OR REPLACE: REPLACE deletes the old
         // row first, and the cascade would take every entry with it.
@@ -130,7 +130,7 @@ extension StoreConnection {
 
     /// Writes `entries` as blobs of up to ``LockEntryCodec/entriesPerChunk``,
     /// numbered from `first`.
-    fileprivate func insertChunks(_ entries: [LockedEntry], user: String, appID: String, from first: Int64) throws(StoreError) {
+    func insertChunks(_ entries: [LockedEntry], user: String, appID: String, from first: Int64) throws(StoreError) {
         var seq = first
         var start = entries.startIndex
         while start < entries.endIndex {

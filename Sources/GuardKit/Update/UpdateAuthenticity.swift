@@ -46,6 +46,38 @@ package enum UpdateAuthenticity {
         do { return try UpdateSignature.verify(staged, with: key) } catch { throw .signature(error) }
     }
 
+    /// Refuses a staged version that no one may let in, a guardian included:
+    /// one that drops the capability or changes the app ID.
+    /// - Returns: the staged version's desktop entry.
+    /// - Throws: ``UpdateRefusal``: ``UpdateRefusal/appIDMissing(appID:)``,
+    ///   ``UpdateRefusal/appIDChanged(appID:found:)``, ``UpdateRefusal/capabilityDropped(appID:)``,
+    ///   ``UpdateRefusal/ambiguousUpdateKey(which:appID:)``, or an unreadable entry.
+    package static func checkKept(appID: String, staged: FileDescriptor) throws(UpdateRefusal) -> DesktopEntry {
+        try checkAppID(appID, of: staged)
+        guard let stagedEntry = try desktopEntry("\(appID).desktop", in: staged, which: "staged") else {
+            throw .appIDMissing(appID: appID)
+        }
+        guard stagedEntry.declaresFamilyControls else { throw .capabilityDropped(appID: appID) }
+        guard stagedEntry.updateKeys.count <= 1 else { throw .ambiguousUpdateKey(which: "staged", appID: appID) }
+        return stagedEntry
+    }
+
+    /// How an update request names a version: its `X-FamilyControls-Version=`
+    /// if its desktop entry gives one, and the first 16 hex digits of its
+    /// manifest's BLAKE2b-256 digest; "unreadable: …" when it cannot be walked.
+    package static func describe(appID: String, version folder: FileDescriptor) -> String {
+        let entry = (try? desktopEntry("\(appID).desktop", in: folder, which: "")) ?? nil
+        let digest: String
+        do throws(UpdateSignatureError) {
+            let bytes = try UpdateManifest.compute(of: folder).digest.prefix(8)
+            digest = "manifest " + bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        } catch {
+            digest = "manifest unreadable: \(error)"
+        }
+        guard let version = entry?.version else { return digest }
+        return "\(DisplayText.sanitized(version, limit: 64)) (\(digest))"
+    }
+
     /// The staged version may bring no desktop entry at its top but the app's own.
     private static func checkAppID(_ appID: String, of staged: FileDescriptor) throws(UpdateRefusal) {
         let entries: [DirectoryEntry]

@@ -89,11 +89,12 @@ final class GuardFixture: @unchecked Sendable {
     }
 
     /// Starts `familycontrolsd` and waits until it answers.
-    func start() async throws {
-        try await offload { try self.startBlocking() }
+    /// `environment` is added to the Guard's own (a test's pause point, say).
+    func start(environment: [String: String] = [:]) async throws {
+        try await offload { try self.startBlocking(environment: environment) }
     }
 
-    private func startBlocking() throws {
+    private func startBlocking(environment: [String: String]) throws {
         // One log across restarts: tests read what every run of the Guard said.
         if !FileManager.default.fileExists(atPath: logPath) {
             _ = FileManager.default.createFile(atPath: logPath, contents: nil)
@@ -108,6 +109,9 @@ final class GuardFixture: @unchecked Sendable {
         process.arguments = Array(command.dropFirst())
         process.standardError = log
         process.standardOutput = log
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         try process.run()
         self.process = process
         logHandle = log

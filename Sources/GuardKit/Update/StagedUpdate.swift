@@ -1,0 +1,149 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import GuardProtocol
+import LockEngine
+import SystemKit
+
+/// A new version of an approved child app, staged by the app (or its
+/// updater, running as the child) beside the approved folder as
+/// `ROOT/.APPID.update`: the Guard takes no path from the call, so a name
+/// the child passes can never point it elsewhere.
+///
+/// Opened by descriptor from the folder holding the approved version, never
+/// through a link, and accepted only when it is the child's, not writable by
+/// everyone, and on the approved folder's filesystem (the swap is one
+/// rename). Its lock is journaled under ``lockKey``, so a Guard killed while
+/// it is locked finds it again on restart, and releases it if the swap never
+/// happened.
+struct StagedUpdate: Sendable {
+    let appID: String
+    /// The folder holding both versions (ROOT).
+    let parent: OpenedDirectory
+    /// The approved version, as identified with the calling process.
+    let approved: OpenedDirectory
+    /// The staged version, `.APPID.update` in ``parent``.
+    let staged: OpenedDirectory
+
+    /// The staged folder's name, and the key its lock is journaled under.
+    static func lockKey(for appID: String) -> String { ".\(appID).update" }
+
+    var lockKey: String { Self.lockKey(for: appID) }
+    /// Where the approved version is, and the new one will be.
+    var appPath: String { Self.join(parent.path, appID) }
+    /// Where the staged version is, and the old one will be.
+    var stagedPath: String { Self.join(parent.path, lockKey) }
+
+    /// The version the app staged beside `directory` (its approved folder
+    /// at `path`), for `user`.
+    /// - Throws: ``GuardFailure`` (`invalidArgument`) saying what is wrong
+    ///   with the staged folder: missing, a link, not a folder, another
+    ///   user's, writable by everyone, on another filesystem; or that the
+    ///   approved folder is no longer where it was identified.
+    static func open(appID: String, approved: OpenedDirectory, path: String, user: UserAccount) throws(GuardFailure) -> StagedUpdate {
+        let name = lockKey(for: appID)
+        let parentPath = parent(of: path)
+        let parent: OpenedDirectory
+        do throws(LockError) {
+            parent = try OpenedDirectory.open(parentPath)
+        } catch {
+            throw GuardFailure(.invalidArgument, "the folder holding \(appID) cannot be opened: \(error)")
+        }
+        let there: FileStatus
+        do throws(Errno) {
+            there = try parent.status(ofChild: appID)
+        } catch {
+            throw GuardFailure(.invalidArgument, "\(DisplayText.sanitized(path)) cannot be read: \(error)")
+        }
+        guard FileIdentity(there) == approved.identity else {
+            throw GuardFailure(.invalidArgument, "the approved folder of \(appID) is no longer at "
+                + "\(DisplayText.sanitized(path)); run the app from its folder and ask again")
+        }
+        let staged: OpenedDirectory
+        do throws(LockError) {
+            staged = try parent.openDirectory(name)
+        } catch {
+            let shown = DisplayText.sanitized(join(parentPath, name))
+            switch error {
+            case .directoryNotFound:
+                throw GuardFailure(.invalidArgument, "no update is staged: put the new version in \(shown)")
+            case .symbolicLinkInPath:
+                throw GuardFailure(.invalidArgument, "\(shown) is a symbolic link; stage the new version in a folder of that name")
+            case .notADirectory:
+                throw GuardFailure(.invalidArgument, "\(shown) is not a folder; stage the new version in a folder of that name")
+            default:
+                throw GuardFailure(.invalidArgument, "\(shown) cannot be opened: \(error)")
+            }
+        }
+        let shown = DisplayText.sanitized(staged.path)
+        if let problem = staged.ownershipProblem(uid: user.uid) {
+            throw GuardFailure(.invalidArgument, "\(shown) cannot be staged as an update of \(appID): \(problem)")
+        }
+        guard staged.status.device == approved.status.device else {
+            throw GuardFailure(.invalidArgument, "\(shown) is on another filesystem than \(DisplayText.sanitized(path)); "
+                + "stage the update beside the app so it can be swapped in by one rename")
+        }
+        return StagedUpdate(appID: appID, parent: parent, approved: approved, staged: staged)
+    }
+
+    /// Swaps the two versions' names in one step (`renameat2` with
+    /// `RENAME_EXCHANGE`): `ROOT/APPID` holds one whole version before and
+    /// after. Both top folders are locked (immutable), which forbids a
+    /// rename, so each loses the attribute for the rename only and gets it
+    /// back by descriptor whatever happens; everything inside them stays
+    /// immutable throughout.
+    /// - Throws: ``GuardFailure`` when the names no longer hold the two
+    ///   versions (nothing is swapped then) or the rename fails.
+    func exchange() throws(GuardFailure) {
+        try checkNames(swapped: false)
+        let folders = [approved, staged]
+        var cleared: [OpenedDirectory] = []
+        defer {
+            for folder in cleared { try? folder.setImmutable(true) }
+        }
+        do throws(Errno) {
+            for folder in folders where try folder.isImmutable() {
+                try folder.setImmutable(false)
+                cleared.append(folder)
+            }
+            try parent.exchange(appID, lockKey)
+        } catch {
+            let hint = error.rawValue == EACCES
+                ? " (the Guard needs CAP_DAC_OVERRIDE to rename in the child's app root; see familycontrolsd.service)" : ""
+            throw GuardFailure(.unavailable, "the new version of \(appID) could not be swapped in: \(error)\(hint); "
+                + "the approved version stays")
+        }
+        for folder in cleared {
+            do throws(Errno) { try folder.setImmutable(true) } catch {
+                throw GuardFailure(.unavailable, "the swapped folder \(DisplayText.sanitized(folder.path)) could not be locked again: \(error)")
+            }
+        }
+        cleared = []
+    }
+
+    /// Before the swap (`swapped` false): whether `ROOT/APPID` holds the
+    /// approved version and `ROOT/.APPID.update` the staged one. After it:
+    /// whether `ROOT/APPID` holds the staged version (the old one may have
+    /// been moved by the child meanwhile; it is released wherever it is).
+    /// - Throws: ``GuardFailure`` when they do not.
+    func checkNames(swapped: Bool) throws(GuardFailure) {
+        do throws(Errno) {
+            let atApp = FileIdentity(try parent.status(ofChild: appID))
+            var inPlace = atApp == (swapped ? staged.identity : approved.identity)
+            if inPlace, !swapped { inPlace = FileIdentity(try parent.status(ofChild: lockKey)) == staged.identity }
+            guard inPlace else { throw Errno(EBUSY, operation: "compare") }
+        } catch {
+            throw GuardFailure(.invalidArgument, "the folders \(appID) and \(lockKey) in "
+                + "\(DisplayText.sanitized(parent.path)) were moved while the update was under way; nothing was swapped")
+        }
+    }
+
+    static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
+        return String(path[..<slash])
+    }
+
+    static func join(_ parent: String, _ name: String) -> String {
+        parent == "/" ? "/" + name : parent + "/" + name
+    }
+}
