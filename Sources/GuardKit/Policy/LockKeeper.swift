@@ -41,7 +41,8 @@ package final class LockKeeper: Sendable {
         }
         let report: LockReport
         do {
-            report = try locker.lock(user: record.user, appID: record.appID, directory: directory)
+            report = try locker.lock(user: record.user, appID: record.appID, directory: directory,
+                                     linksOutsideAllowed: record.flatpak != nil)
         } catch {
             ledger.audit(.lock, actor: AuditEvent.guardActor, user: record.user, appID: record.appID,
                          member: .child, outcome: .failed, detail: "\(error)")
@@ -124,7 +125,8 @@ package final class LockKeeper: Sendable {
                 guard let now = try ledger.authorization(user: record.user, appID: record.appID),
                       now.member == .child, now.status == .approved else { return [] }
                 let app = ApprovedApp(user: now.user, appID: now.appID, directory: now.appPath,
-                                      identity: now.appIdentity, roots: appRoots(of: now.user))
+                                      identity: now.appIdentity, roots: appRoots(of: now.user),
+                                      linksOutsideAllowed: now.flatpak != nil)
                 do {
                     return try locker.check(app, repair: repair)
                 } catch {
