@@ -39,6 +39,10 @@ struct FlatpakAppTests {
             #expect(afterUninstall == locked)
             let running = try await child.start()
             running.stop()
+            // The check of every lock finds this one whole.
+            let verified = try await guardd.familyctl(["locks", "verify", "--no-repair"])
+            #expect(verified.status == 0 && verified.standardOutput.contains("every lock is whole"),
+                    "\(verified.standardOutput)\(verified.standardError)")
             // Asked again, the app is approved at once.
             let again = try await child.runDemo(["request", "--member", "child", "--stdin"], socket: guardd.socket)
             #expect(again.standardOutput == "status: approved\n", "\(again.standardError)")
