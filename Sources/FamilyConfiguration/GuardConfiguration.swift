@@ -48,6 +48,15 @@ package struct GuardConfiguration: Hashable, Sendable {
     /// `[Locks] VerifyInterval=`: how often the Guard checks and repairs every
     /// lock while it runs (besides at start and `familyctl locks verify`); nil: never.
     package var lockVerifyInterval: Duration? = .seconds(3600)
+    /// `[Flatpak] UserInstallations=`: whether apps of a user's own Flatpak
+    /// installation (`~/.local/share/flatpak`) are recognised.
+    package var flatpakUserInstallations = true
+    /// `[Flatpak] SystemInstallation=`: whether apps of the system Flatpak
+    /// installation (`/var/lib/flatpak`) are recognised.
+    package var flatpakSystemInstallation = true
+    /// `[Flatpak] Installations=`: further Flatpak installations whose apps
+    /// are recognised, treated as the system one: each must be root's.
+    package var flatpakInstallations: [String] = []
 
     /// The embedded defaults: no family yet, standard roots and services.
     package init() {}
@@ -153,13 +162,24 @@ package struct GuardConfiguration: Hashable, Sendable {
                 }
                 lockVerifyInterval = try Self.interval(entry, file: file)
             }
+        case ("Flatpak", nil):
+            for entry in section.entries {
+                switch entry.key {
+                case "UserInstallations": flatpakUserInstallations = try Self.boolean(entry, file: file)
+                case "SystemInstallation": flatpakSystemInstallation = try Self.boolean(entry, file: file)
+                case "Installations": flatpakInstallations = try Self.installations(entry, current: flatpakInstallations, file: file)
+                default:
+                    throw fail(entry.line, "unknown key \"\(entry.key.clipped)\" in [Flatpak] (expected UserInstallations, "
+                        + "SystemInstallation or Installations)")
+                }
+            }
         case ("Child", nil):
             throw fail(section.line, "[Child] needs a user name: [Child alice]")
-        case (let name, let argument?) where ["Family", "Apps", "Authentication", "Audit", "Locks"].contains(name):
+        case (let name, let argument?) where ["Family", "Apps", "Authentication", "Audit", "Locks", "Flatpak"].contains(name):
             throw fail(section.line, "[\(name)] takes no argument, found \"\(argument.clipped)\"")
         default:
             throw fail(section.line, "unknown section [\(section.name.clipped)] "
-                + "(expected [Family], [Child NAME], [Apps], [Authentication], [Audit] or [Locks])")
+                + "(expected [Family], [Child NAME], [Apps], [Authentication], [Audit], [Locks] or [Flatpak])")
         }
     }
 
@@ -183,6 +203,23 @@ package struct GuardConfiguration: Hashable, Sendable {
         for token in entry.value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init) {
             if let problem = AppRootTemplate.problem(with: token) {
                 throw ConfigError(file: file, line: entry.line, "Roots= \(problem), found \"\(token.clipped)\"")
+            }
+            if !result.contains(token) { result.append(token) }
+        }
+        return result
+    }
+
+    /// `Installations=`: absolute, normalized folders (no `.`, `..` or empty
+    /// part, no trailing `/`), neither `/` itself.
+    private static func installations(_ entry: INIFile.Entry, current: [String], file: String) throws(ConfigError) -> [String] {
+        if entry.value.isEmpty { return [] }
+        var result = current
+        for token in entry.value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init) {
+            let parts = token.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+            guard token.hasPrefix("/"), token.utf8.count <= 1024, !parts.isEmpty,
+                  !parts.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) else {
+                throw ConfigError(file: file, line: entry.line,
+                                  "Installations= expects absolute folders such as /var/lib/flatpak-extra, found \"\(token.clipped)\"")
             }
             if !result.contains(token) { result.append(token) }
         }

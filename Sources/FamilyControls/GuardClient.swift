@@ -32,22 +32,32 @@ enum GuardClient {
     ///
     /// The Guard runs as root: a service at the socket run by anyone else
     /// (a child's fake behind `FAMILYCONTROLS_SOCKET`, say) is refused before
-    /// a single byte is sent to it or a single prompt relayed from it.
+    /// a single byte is sent to it or a single prompt relayed from it; from
+    /// inside a sandbox, where root shows as the overflow uid, the peer is
+    /// ``GuardPeer/unproven`` and is never sent a secret.
     static func connect() throws(GuardFailure) -> VarlinkClient {
+        try connectToPeer().client
+    }
+
+    private static func connectToPeer() throws(GuardFailure) -> (client: VarlinkClient, peer: GuardPeer) {
         let path = socketPath
         let client: VarlinkClient
         do throws(VarlinkClientError) {
             client = try VarlinkClient(path: path, connectTimeout: .seconds(1))
         } catch {
-            throw GuardFailure(error, connecting: true)
+            var failure = GuardFailure(error, connecting: true)
+            if case .noSuchSocket = error, GuardPeer.inFlatpak {
+                failure.message += " (a Flatpak app reaches the Guard when its manifest's finish-args grant "
+                    + "--filesystem=/run/familycontrols:ro)"
+            }
+            throw failure
         }
-        guard let peer = client.peerCredentials, peer.uid == 0 else {
-            let who = client.peerCredentials.map { "uid \($0.uid)" } ?? "an unknown user"
+        do throws(GuardFailure) {
+            return (client, try GuardPeer.of(client, path: path))
+        } catch {
             client.close()
-            throw GuardFailure(.unavailable, "the service at \(path) runs as \(who), not as root: "
-                + "it is not the Guard, so nothing was sent to it")
+            throw error
         }
-        return client
     }
 
     /// Runs `RequestAuthorization`, relaying each prompt to `prompter`.
@@ -84,7 +94,7 @@ enum GuardClient {
         _ method: Method.Type, _ parameters: Method.Parameters, prompter: any Prompter,
         connected: (VarlinkClientInterrupter) -> Void
     ) throws(GuardFailure) -> Method.Reply where Method.Reply: GuardPromptingReply {
-        let client = try connect()
+        let (client, peer) = try connectToPeer()
         defer { client.close() }
         connected(client.interrupter)
         do throws(VarlinkClientError) {
@@ -99,6 +109,8 @@ enum GuardClient {
                     throw VarlinkClientError.protocolViolation("the reply to \(Method.name) is not what the interface says: \(error)")
                 }
                 if let prompt = reply.prompt {
+                    // Refused before the person is even asked: hanging up cancels it at the Guard.
+                    if peer == .unproven, prompt.kind == .secret { break }
                     try relay(prompt, to: prompter, over: client)
                 }
                 if !received.continues { return reply }
@@ -109,6 +121,8 @@ enum GuardClient {
             }
             throw GuardFailure(error, connecting: false)
         }
+        // Left the loop only for a secret an unproven peer asked for.
+        throw GuardPeer.secretRefused
     }
 
     private static func relay(_ prompt: Guard.Prompt, to prompter: any Prompter, over client: VarlinkClient) throws(VarlinkClientError) {

@@ -37,7 +37,9 @@ extension FamilyCtl {
     /// The documented `--json` form: the `ListAuthorizations` reply as the
     /// interface types it, `{"authorizations": [ … ]}`, one object per
     /// authorization with `user`, `app`, `member`, `status`, `approvedBy`
-    /// (null when none), `updatedAt` (ISO 8601, UTC), `path` and `lock`.
+    /// (null when none), `updatedAt` (ISO 8601, UTC), `path` and `lock`, and
+    /// for a Flatpak app `flatpak` (`id`, `installation`, `arch`, `branch`,
+    /// `commit`, `deployment`).
     static func statusJSON(_ rows: [Guard.Authorization]) -> String {
         Guard.ListAuthorizations.Reply(authorizations: rows).json(floats: isoDate)
     }
@@ -46,8 +48,10 @@ extension FamilyCtl {
         guard !rows.isEmpty else { return "No authorizations." }
         let header = ["USER", "APP", "MEMBER", "STATUS", "APPROVED BY", "UPDATED", "LOCK", "PATH"]
         let table: [[String]] = rows.map { row in
-            [row.user, row.app, row.member.rawValue, row.status.rawValue, row.approvedBy ?? "-",
-             isoDate(row.updatedAt), row.lock, row.path]
+            // A Flatpak app shows its Flatpak ID and the deployment approved, as `flatpak` names them.
+            let path = row.flatpak.map { "flatpak \($0.installation) \($0.id) \($0.commit.prefix(12)): \($0.deployment)" }
+            return [row.user, row.app, row.member.rawValue, row.status.rawValue, row.approvedBy ?? "-",
+                    isoDate(row.updatedAt), row.lock, path ?? row.path]
         }
         return columns([header] + table)
     }

@@ -24,17 +24,18 @@ struct EntryRecorder: TreeVisitor {
     /// Records `directory` itself and every entry below it.
     /// - Throws: ``LockError/tooManyEntries(limit:)`` past `limit` entries;
     ///   ``LockError/linkedOutside(path:links:inside:)`` for a file of the
-    ///   child's with more links than it has names inside the app.
+    ///   child's with more links than it has names inside the app, unless
+    ///   `linksOutsideAllowed`.
     static func record(
         _ directory: WalkDirectory, device: UInt64, policy: LockPolicy, flagsSupported: Bool,
-        limit: Int
+        limit: Int, linksOutsideAllowed: Bool = false
     ) throws -> [LockedEntry] {
         var recorder = EntryRecorder(device: device, policy: policy, flagsSupported: flagsSupported, limit: limit)
         let immutable = flagsSupported ? try isImmutable(directory.descriptor, path: directory.relativePath) : false
         recorder.entries.append(
             LockedEntry(relativePath: directory.relativePath, status: directory.status, wasImmutable: immutable))
         try TreeWalk.walk(from: directory, visitor: &recorder)
-        try recorder.refuseLinksOutside()
+        if !linksOutsideAllowed { try recorder.refuseLinksOutside() }
         return recorder.entries
     }
 

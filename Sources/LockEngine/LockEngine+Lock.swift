@@ -23,16 +23,26 @@ extension LockEngine {
     ///
     /// A failure after anything changed undoes what the lock did before it
     /// throws, so an error never leaves a half-locked app behind.
+    ///
+    /// `linksOutsideAllowed` takes files of the child's whose other names lie
+    /// outside the directory, which are otherwise refused
+    /// (``LockError/linkedOutside(path:links:inside:)``): every file of a
+    /// per-user Flatpak deployment is a hard link of its object in the
+    /// installation's OSTree repository, the child's own, which the lock then
+    /// freezes too. A file another lock covers is still refused.
     /// - Throws: ``LockError/lockedElsewhere(user:appID:path:)`` when the app
     ///   is locked at another directory; ``LockError`` for a tree too deep or
     ///   too big; journal errors.
-    package func lock(user: String, appID: String, directory: OpenedDirectory) throws -> LockReport {
+    package func lock(user: String, appID: String, directory: OpenedDirectory,
+                      linksOutsideAllowed: Bool = false) throws -> LockReport {
         try serialized(user: user, appID: appID) {
-            try lockNow(user: user, appID: appID, root: directory.walkRoot(), path: directory.path)
+            try lockNow(user: user, appID: appID, root: directory.walkRoot(), path: directory.path,
+                        linksOutsideAllowed: linksOutsideAllowed)
         }
     }
 
-    private func lockNow(user: String, appID: String, root: WalkDirectory, path: String) throws -> LockReport {
+    private func lockNow(user: String, appID: String, root: WalkDirectory, path: String,
+                         linksOutsideAllowed: Bool) throws -> LockReport {
         if var record = try journal.lockRecord(user: user, appID: appID) {
             switch record.state {
             case .locked, .locking, .unenforced:
@@ -64,7 +74,8 @@ extension LockEngine {
         let entries = try claiming { () throws -> [LockedEntry] in
             let entries = try EntryRecorder.record(
                 root, device: root.status.device, policy: policy,
-                flagsSupported: try Self.supportsFlags(root), limit: limits.entries)
+                flagsSupported: try Self.supportsFlags(root), limit: limits.entries,
+                linksOutsideAllowed: linksOutsideAllowed)
             try refuseCovered(entries, user: user, appID: appID)
             try journal.saveEntries(entries, record: record)
             return entries

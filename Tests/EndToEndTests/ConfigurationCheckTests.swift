@@ -40,6 +40,29 @@ struct ConfigurationCheckTests {
         }
     }
 
+    @Test func theFlatpakKeysAreKnownAndAnExtraInstallationThatIsNotRootsIsWarnedAbout() async throws {
+        try await withThrowawayUser(prefix: "c") { child in
+            let theirs = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: theirs) }
+            chown(theirs, child.uid, child.gid)
+            let missing = "\(theirs)/none"
+            let text = "[Flatpak]\nUserInstallations=no\nSystemInstallation=yes\nInstallations=\(theirs) \(missing)\n"
+            try await withConfiguration(text) { directory, config in
+                let result = try await check(config, pamDir: "\(directory)/pam.d")
+                #expect(result.status == 0, "\(result.standardError)")
+                #expect(result.standardError.contains("\(config):4: warning: Installations=\(theirs): belongs to uid \(child.uid)"),
+                        "\(result.standardError)")
+                #expect(result.standardError.contains("\(config):4: warning: Installations=\(missing): no such folder"),
+                        "\(result.standardError)")
+            }
+            try await withConfiguration("[Flatpak]\nUserInstallation=no\n") { directory, config in
+                let result = try await check(config, pamDir: "\(directory)/pam.d")
+                #expect(result.status != 0)
+                #expect(result.standardError.contains("unknown key \"UserInstallation\" in [Flatpak]"), "\(result.standardError)")
+            }
+        }
+    }
+
     @Test(arguments: [0o666, 0o664])
     func aConfigurationOthersMayWriteIsRefusedAndTheGuardWillNotStart(mode: Int) async throws {
         try await withConfiguration("[Family]\n") { directory, config in

@@ -155,7 +155,7 @@ import TestSupport
 
     @Test(arguments: [
         ("[Family]\nGuardian=bob\n", 2, "unknown key \"Guardian\" in [Family] (expected Guardians or Children)"),
-        ("[Family]\nChildren=alice\n[Famly]\n", 3, "unknown section [Famly] (expected [Family], [Child NAME], [Apps], [Authentication], [Audit] or [Locks])"),
+        ("[Family]\nChildren=alice\n[Famly]\n", 3, "unknown section [Famly] (expected [Family], [Child NAME], [Apps], [Authentication], [Audit], [Locks] or [Flatpak])"),
         ("Children=alice\n", 1, "Children= appears before any [Section] header"),
         ("[Family]\nChildren alice\n", 2, "expected Key=Value or [Section], found \"Children alice\""),
         ("[Family\n", 1, "expected a section header like [Family], found \"[Family\""),
@@ -292,6 +292,54 @@ struct FamilyMembershipTests {
                     #expect(try !family.isGuardian(other, of: ownGuardian.name))
                 }
             }
+        }
+    }
+}
+
+@Suite struct FlatpakConfigurationTests {
+    private func parse(_ text: String) throws(ConfigError) -> GuardConfiguration {
+        try GuardConfiguration(parsing: text, path: "test.conf")
+    }
+
+    @Test func bothInstallationsAreRecognisedWithNoConfiguration() throws {
+        let configuration = try parse("[Family]\nChildren=alice\n")
+        #expect(configuration.flatpakUserInstallations)
+        #expect(configuration.flatpakSystemInstallation)
+        #expect(configuration.flatpakInstallations.isEmpty)
+    }
+
+    @Test func eachInstallationCanBeTurnedOffAndFurtherOnesListed() throws {
+        let configuration = try parse("""
+            [Flatpak]
+            UserInstallations=no
+            SystemInstallation=off
+            Installations=/var/lib/flatpak-school /srv/flatpak
+            Installations=/srv/flatpak /srv/more
+            """)
+        #expect(!configuration.flatpakUserInstallations)
+        #expect(!configuration.flatpakSystemInstallation)
+        #expect(configuration.flatpakInstallations == ["/var/lib/flatpak-school", "/srv/flatpak", "/srv/more"])
+        #expect(try parse("[Flatpak]\nInstallations=/srv/a\nInstallations=\n").flatpakInstallations.isEmpty)
+    }
+
+    @Test(arguments: ["relative/flatpak", "/", "/srv/../etc", "/srv//flatpak", "/srv/flatpak/", "/srv/./flatpak"])
+    func anInstallationThatIsNotOneNormalizedAbsoluteFolderIsRefused(_ value: String) {
+        #expect(throws: ConfigError(file: "test.conf", line: 2,
+                                    "Installations= expects absolute folders such as /var/lib/flatpak-extra, found \"\(value)\"")) {
+            try parse("[Flatpak]\nInstallations=\(value)\n")
+        }
+    }
+
+    @Test func anUnknownKeyOrAYesNoMistakeNamesTheLine() {
+        #expect(throws: ConfigError(file: "test.conf", line: 2, "unknown key \"User\" in [Flatpak] (expected "
+                                    + "UserInstallations, SystemInstallation or Installations)")) {
+            try parse("[Flatpak]\nUser=no\n")
+        }
+        #expect(throws: ConfigError(file: "test.conf", line: 3, "SystemInstallation= expects yes or no, found \"maybe\"")) {
+            try parse("[Flatpak]\n\nSystemInstallation=maybe\n")
+        }
+        #expect(throws: ConfigError(file: "test.conf", line: 1, "[Flatpak] takes no argument, found \"x\"")) {
+            try parse("[Flatpak x]\n")
         }
     }
 }

@@ -161,3 +161,38 @@ import Testing
         }
     }
 }
+
+/// The runtime's and the app's `files`, opened from the host's side for the
+/// check of every mapping: the installation's owner's, closed to others.
+@Suite struct FlatpakFilesTests {
+    @Test func aDeploymentsFilesAreOpenedOnlyWhenTheInstallationOwnsThemAndOthersCannotWrite() throws {
+        try withTemporaryDirectorySync { base in
+            let installation = FlatpakInstallation(path: base + "/flatpak", kind: .user(uid: getuid()))
+            let deployment = FlatpakDeployment(installation: installation, appID: "org.example.Demo", arch: "x86_64",
+                                               branch: "stable", commit: FlatpakSandboxTests.commit)
+            var built = ""
+            for part in deployment.filesPath.split(separator: "/") {
+                built += "/" + part
+                _ = mkdir(built, 0o755)
+            }
+            let files = try FlatpakSandbox.files(of: deployment)
+            #expect(files.identity == FileIdentity(device: files.status.device, inode: files.status.inode))
+            chmod(deployment.filesPath, 0o777)
+            #expect(throws: FlatpakIdentityError.deploymentUnusable(path: deployment.filesPath,
+                                                                   "others may write to it (mode 777)")) {
+                try FlatpakSandbox.files(of: deployment)
+            }
+            chmod(deployment.filesPath, 0o755)
+            let other = FlatpakInstallation(path: installation.path, kind: .user(uid: getuid() &+ 1))
+            var theirs = deployment
+            theirs.installation = other
+            #expect(throws: FlatpakIdentityError.deploymentUnusable(
+                path: installation.path, "it belongs to uid \(getuid()), not to uid \(getuid() &+ 1)")) {
+                try FlatpakSandbox.files(of: theirs)
+            }
+            _ = rmdir(deployment.filesPath)
+            _ = symlink(base, deployment.filesPath)
+            #expect(throws: FlatpakIdentityError.self) { try FlatpakSandbox.files(of: deployment) }
+        }
+    }
+}

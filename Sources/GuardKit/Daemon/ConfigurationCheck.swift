@@ -42,6 +42,7 @@ package enum ConfigurationCheck {
         var review = Review(path: path, file: file, configuration: configuration)
         review.checkServices(pamDirectory: pamDirectory)
         review.checkPeople()
+        review.checkFlatpakInstallations()
         return findings + review.findings
     }
 
@@ -147,6 +148,28 @@ private struct Review {
             } else {
                 note(.warning, line: 0, "\(key) (default \(service)): \(problem); authentication on it is refused "
                     + "until it is installed (Config/install.sh or the package installs it)")
+            }
+        }
+    }
+
+    /// `[Flatpak] Installations=`: each is trusted as the system one is, so
+    /// it must be a folder of root's that only root may change; otherwise
+    /// its apps are refused, which is worth saying before anyone asks.
+    mutating func checkFlatpakInstallations() {
+        for path in configuration.flatpakInstallations {
+            let at = line(section: "Flatpak", key: "Installations", token: path)
+            var status = stat()
+            guard lstat(path, &status) == 0 else {
+                note(.warning, line: at, "Installations=\(path): no such folder; its apps are refused until it exists")
+                continue
+            }
+            let found = FileStatus(status)
+            if found.type != .directory {
+                note(.warning, line: at, "Installations=\(path): not a folder (a link is not followed); its apps are refused")
+            } else if found.uid != 0 || found.permissions & 0o022 != 0 {
+                note(.warning, line: at, "Installations=\(path): belongs to uid \(found.uid) with mode "
+                    + "\(String(found.permissions, radix: 8)); a Flatpak installation the Guard trusts must be root's "
+                    + "and closed to other writers, so its apps are refused")
             }
         }
     }

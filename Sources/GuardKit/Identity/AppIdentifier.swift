@@ -23,9 +23,11 @@ package struct AppIdentifier: Sendable {
     package init() {}
 
     /// Identifies process `pid` (pinned by `pidfd` when there is one), which
-    /// connected as `uid`, against the app roots in `roots`.
+    /// connected as `uid`, against the app roots in `roots`, or, in a
+    /// sandbox of its own, against the Flatpak installations in `flatpak`.
     /// - Returns: the app, and its directory held open.
-    package func identify(pid: Int32, pidfd: CInt?, uid: UInt32, roots: [String]) throws(IdentityError) -> (AppIdentity, OpenedDirectory) {
+    package func identify(pid: Int32, pidfd: CInt?, uid: UInt32, roots: [String],
+                          flatpak: FlatpakInstallations = .none) throws(IdentityError) -> (AppIdentity, OpenedDirectory) {
         guard let proc = try? FileDescriptor.open("/proc/\(pid)", O_DIRECTORY | O_RDONLY) else {
             throw .processGone(pid: pid)
         }
@@ -58,8 +60,13 @@ package struct AppIdentifier: Sendable {
         }
         // In a user namespace of its own the child may mount anything over
         // anything, so paths it sees say nothing; outside one only root can.
-        guard let namespace, let own = Self.ownUserNamespace, namespace.isSameFile(as: own) else {
-            throw .foreignNamespace(pid: pid)
+        // There only a Flatpak app is identified, from the host's side.
+        guard let namespace, let own = Self.ownUserNamespace else { throw .foreignNamespace(pid: pid) }
+        guard namespace.isSameFile(as: own) else {
+            let found = try identifySandboxed(proc: proc, pid: pid, uid: uid, executable: executable,
+                                              running: FileIdentity(running), flatpak: flatpak)
+            try requireAlive(pid: pid, pidfd: pidfd)
+            return found
         }
         let (identity, directory) = try locate(executable: executable, running: FileIdentity(running), uid: uid, roots: roots)
         if let problem = MappedCode(proc: proc, pid: pid).problem(executable: FileIdentity(running), app: directory) {
@@ -168,7 +175,7 @@ package struct AppIdentifier: Sendable {
 
     /// A desktop entry: a regular file in the app directory itself, not a
     /// link, at most 64 KiB, valid UTF-8.
-    private static func readDesktopEntry(_ directory: OpenedDirectory, _ name: String) -> String? {
+    static func readDesktopEntry(_ directory: OpenedDirectory, _ name: String) -> String? {
         guard let status = directory.status(of: name), status.type == .regular,
               let fd = directory.openFile(name) else { return nil }
         var info = stat()

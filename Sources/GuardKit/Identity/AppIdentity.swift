@@ -19,14 +19,20 @@ package struct AppIdentity: Hashable, Sendable {
     package var executable: String
     /// Which directory object it is: an approval answers this one only.
     package var directoryIdentity: FileIdentity
+    /// What kind of app it is: nil for an app in an app root (`ROOT/APPID`);
+    /// for a Flatpak app, the deployment it runs from (its ID, installation,
+    /// architecture, branch and commit), and then ``directory`` is the
+    /// folder ``FlatpakLockPlacement`` names.
+    package var flatpak: FlatpakDeployment?
 
     package init(appID: String, displayName: String, directory: String, executable: String,
-                 directoryIdentity: FileIdentity) {
+                 directoryIdentity: FileIdentity, flatpak: FlatpakDeployment? = nil) {
         self.appID = appID
         self.displayName = DisplayText.sanitized(displayName, limit: Self.displayNameLimit)
         self.directory = directory
         self.executable = executable
         self.directoryIdentity = directoryIdentity
+        self.flatpak = flatpak
     }
 
     /// Whether `text` is an acceptable app ID: a reverse-domain name made of
@@ -63,6 +69,13 @@ package enum IdentityError: Error, Hashable, Sendable, CustomStringConvertible {
     case foreignNamespace(pid: Int32)
     /// The process runs code that is not the app's nor root's.
     case foreignCode(pid: Int32, String)
+    /// The process runs in a user namespace of its own and is no Flatpak
+    /// app whose `.flatpak-info` the Guard can read.
+    case notFlatpak(pid: Int32, FlatpakIdentityError)
+    /// The process claims to be a Flatpak app, and the files disagree.
+    case flatpak(pid: Int32, FlatpakIdentityError)
+    /// The app is deployed in a Flatpak installation `familycontrols.conf` turned off.
+    case flatpakInstallationOff(path: String, key: String)
     /// The app directory cannot be used as one.
     case directoryUnusable(path: String, String)
     /// What the Guard decides from could not be read of a live process (a
@@ -92,6 +105,14 @@ package enum IdentityError: Error, Hashable, Sendable, CustomStringConvertible {
             "process \(pid) runs in a user namespace of its own, where its files may be mounts it made; it is not trusted as the app"
         case .foreignCode(let pid, let problem):
             "process \(pid) is not trusted as the app: \(problem)"
+        case .notFlatpak(let pid, let problem):
+            "process \(pid) runs in a user namespace of its own, where its files may be mounts it made, "
+                + "and is not a Flatpak app (\(problem)); it is not trusted as the app"
+        case .flatpak(let pid, let problem):
+            "process \(pid) is not trusted as the Flatpak app it claims to be: \(problem)"
+        case .flatpakInstallationOff(let path, let key):
+            "the app is installed in the Flatpak installation \(DisplayText.sanitized(path)), which familycontrols.conf "
+                + "turns off ([Flatpak] \(key)=no)"
         case .directoryUnusable(let path, let problem):
             "\(DisplayText.sanitized(path)) cannot be an app directory: \(problem)"
         case .notExaminable(let pid, let problem):

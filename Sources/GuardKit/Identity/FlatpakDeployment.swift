@@ -131,6 +131,21 @@ package struct FlatpakDeployment: Hashable, Sendable {
     }
 }
 
+extension FlatpakDeployment {
+    /// The app deployment whose folder is `path`, as the store records it:
+    /// `INSTALLATION/app/ID/ARCH/BRANCH/COMMIT`, in the system installation
+    /// (or another of root's) when `system`, else in user `uid`'s.
+    package init?(recordedAt path: String, system: Bool, uid: UInt32) {
+        guard FlatpakInfo.isNormalizedAbsolutePath(path) else { return nil }
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count >= 7, parts[parts.count - 5] == Kind.app.rawValue else { return nil }
+        let installation = parts.dropLast(5).joined(separator: "/")
+        self.init(installation: FlatpakInstallation(path: installation, kind: system ? .system : .user(uid: uid)),
+                  kind: .app, appID: parts[parts.count - 4], arch: parts[parts.count - 3],
+                  branch: parts[parts.count - 2], commit: parts[parts.count - 1])
+    }
+}
+
 /// Why a sandboxed process is not accepted as the Flatpak app its
 /// `.flatpak-info` names.
 package enum FlatpakIdentityError: Error, Hashable, Sendable, CustomStringConvertible {

@@ -6,7 +6,9 @@ import LockEngine
 
 /// Checks the code a process actually runs: every executable mapping in
 /// `/proc/PID/maps` must be the app's own executable, a file inside the app
-/// directory, or a file only root can change.
+/// directory (for a Flatpak app: the file at its path in the deployment's
+/// `files`, under `/app`, or in the runtime's, under `/usr`), or a file only
+/// root can change.
 ///
 /// This is what `LD_PRELOAD`, `LD_LIBRARY_PATH`, `LD_AUDIT` and a library
 /// loaded by other means leave behind, whatever the process's environment
@@ -20,8 +22,25 @@ struct MappedCode {
     let proc: FileDescriptor
     let pid: Int32
 
+    /// A folder whose files are the app's code, and the prefix its files
+    /// have in the process's memory map (`ROOT/APPID/`, or `/app/` in a sandbox).
+    struct Place {
+        var prefix: String
+        var directory: OpenedDirectory
+    }
+
     /// Why the process runs code that is not the app's, or nil when it does not.
     func problem(executable: FileIdentity, app: OpenedDirectory) -> String? {
+        problem(executable: executable, places: [Place(prefix: app.path + "/", directory: app)], sandboxed: false)
+    }
+
+    /// Why the process runs code that is not the app's, or nil when it does
+    /// not: each mapping must be `executable`, a file in one of `places`, or
+    /// root's. In a sandbox (`sandboxed`) the paths are the sandbox's, so a
+    /// mapped file is never looked up at its path on the host: what
+    /// `map_files` cannot open is taken as the device and inode the kernel
+    /// lists in the map.
+    func problem(executable: FileIdentity, places: [Place], sandboxed: Bool) -> String? {
         guard let maps = AppIdentifier.readFile(at: proc, "maps", limit: Self.mapsLimit + 1) else {
             return "its memory map could not be read"
         }
@@ -38,12 +57,17 @@ struct MappedCode {
                 if path == "[vdso]" || path == "[vsyscall]" { continue }
                 return "it runs code that does not come from a file"
             }
-            guard let mapped = mappedStatus(range: range, path: path, inode: inode, in: mapFiles) else {
+            let found = mappedStatus(range: range, path: sandboxed ? "" : path, inode: inode, in: mapFiles)
+            if found == nil, sandboxed, let listed = Self.listedIdentity(device: fields[3], inode: inode) {
+                if listed == executable || places.contains(where: { isInside($0, path: path, listed) }) { continue }
+                return "it runs code from \(FileName(path).display), which is not the app's"
+            }
+            guard let mapped = found else {
                 return "the file it maps at \(range) could not be examined"
             }
             if FileIdentity(mapped) == executable { continue }
             if mapped.uid == 0, mapped.permissions & 0o022 == 0 { continue }
-            if isInside(app, path: path, mapped) { continue }
+            if places.contains(where: { isInside($0, path: path, FileIdentity(mapped)) }) { continue }
             return "it runs code from \(FileName(path).display), which is neither the app's nor only root's to change"
         }
         return nil
@@ -61,10 +85,21 @@ struct MappedCode {
         return FileStatus(raw)
     }
 
-    /// Whether the mapped file is the file at its path inside the app directory.
-    private func isInside(_ app: OpenedDirectory, path: String, _ mapped: FileStatus) -> Bool {
-        let prefix = app.path + "/"
-        guard path.hasPrefix(prefix), let found = app.status(of: String(path.dropFirst(prefix.count))) else { return false }
-        return found.isSameFile(as: mapped)
+    /// Whether the mapped file is the file at its path inside `place`.
+    private func isInside(_ place: Place, path: String, _ mapped: FileIdentity) -> Bool {
+        guard path.hasPrefix(place.prefix), !path.hasSuffix(" (deleted)"),
+              let found = place.directory.status(of: String(path.dropFirst(place.prefix.count))) else { return false }
+        return FileIdentity(found) == mapped
+    }
+
+    /// The device (`MAJOR:MINOR` in hexadecimal, as the map lists it) and
+    /// inode of a mapping, as `stat(2)` would give them.
+    static func listedIdentity(device: ArraySlice<UInt8>, inode: UInt64) -> FileIdentity? {
+        let parts = device.split(separator: UInt8(ascii: ":"))
+        guard parts.count == 2, let major = UInt64(String(decoding: parts[0], as: UTF8.self), radix: 16),
+              let minor = UInt64(String(decoding: parts[1], as: UTF8.self), radix: 16) else { return nil }
+        // glibc's makedev(3).
+        let device = ((major & 0xffff_f000) << 32) | ((major & 0xfff) << 8) | ((minor & 0xffff_ff00) << 12) | (minor & 0xff)
+        return FileIdentity(device: device, inode: inode)
     }
 }

@@ -10,13 +10,18 @@ package struct ApprovedApp: Hashable, Sendable {
     /// recorded before they were kept.
     package var identity: FileIdentity?
     package var roots: [String]
+    /// Whether the lock may take files linked outside the directory (a
+    /// per-user Flatpak deployment, whose files are links of its repository's objects).
+    package var linksOutsideAllowed: Bool
 
-    package init(user: String, appID: String, directory: String, identity: FileIdentity?, roots: [String]) {
+    package init(user: String, appID: String, directory: String, identity: FileIdentity?, roots: [String],
+                 linksOutsideAllowed: Bool = false) {
         self.user = user
         self.appID = appID
         self.directory = directory
         self.identity = identity
         self.roots = roots
+        self.linksOutsideAllowed = linksOutsideAllowed
     }
 }
 
@@ -24,11 +29,13 @@ package struct ApprovedApp: Hashable, Sendable {
 /// Guard locks before it records an approval, releases after a revoke, and
 /// asks it to check and repair at start and on `familyctl locks verify`.
 package protocol AppLocker: Sendable {
-    /// Locks `directory`, the app directory as identified, for (user, app).
+    /// Locks `directory`, the app directory as identified, for (user, app);
+    /// with `linksOutsideAllowed`, files linked outside it too (see
+    /// ``ApprovedApp/linksOutsideAllowed``).
     /// - Returns: the report: `locked`, or `unenforced` with the reason the
     ///   app can still change, and what was left alone.
     /// - Throws: when nothing could be locked (the app is left as it was).
-    func lock(user: String, appID: String, directory: OpenedDirectory) throws -> LockReport
+    func lock(user: String, appID: String, directory: OpenedDirectory, linksOutsideAllowed: Bool) throws -> LockReport
     /// Releases the lock and restores what was recorded; returns findings
     /// worth logging. Throws when flags are left behind (the record then
     /// stays `unlocking` for ``resume()`` or ``check(_:repair:)`` to finish).

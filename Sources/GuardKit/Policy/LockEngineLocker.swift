@@ -11,8 +11,8 @@ package struct LockEngineLocker: AppLocker {
         engine = LockEngine(journal: journal, logger: Logger(label: "lock", minimumLevel: logger.minimumLevel))
     }
 
-    package func lock(user: String, appID: String, directory: OpenedDirectory) throws -> LockReport {
-        let report = try engine.lock(user: user, appID: appID, directory: directory)
+    package func lock(user: String, appID: String, directory: OpenedDirectory, linksOutsideAllowed: Bool) throws -> LockReport {
+        let report = try engine.lock(user: user, appID: appID, directory: directory, linksOutsideAllowed: linksOutsideAllowed)
         for finding in report.findings { engine.logger.notice("\(appID) for \(user): \(finding)") }
         return report
     }
@@ -51,7 +51,8 @@ package struct LockEngineLocker: AppLocker {
         guard let record = try journal.lockRecord(user: app.user, appID: app.appID), record.state != .unlocked else {
             guard repair else { return ["\(label) is approved but not locked"] }
             let directory = try approvedDirectory(app)
-            let report = try lock(user: app.user, appID: app.appID, directory: directory)
+            let report = try lock(user: app.user, appID: app.appID, directory: directory,
+                                  linksOutsideAllowed: app.linksOutsideAllowed)
             return ["\(label) was approved but not locked; now \(report.state)"]
         }
         let report = try engine.verify(user: app.user, appID: app.appID, repair: repair, candidates: app.roots)

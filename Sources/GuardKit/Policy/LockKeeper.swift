@@ -36,7 +36,7 @@ package final class LockKeeper: Sendable {
     /// approval is shown. An approval that cannot be recorded is unlocked again.
     /// Call in the (user, app) save turn (``AppTurns/save(_:_:)``).
     func approve(_ record: AuthorizationRecord, directory: OpenedDirectory?, audit approval: AuditEvent) throws(GuardFailure) {
-        guard record.member == .child else {
+        guard record.member == .child, Self.needsLock(record) else {
             try ledger.commit(record, audit: approval)
             return
         }
@@ -45,7 +45,8 @@ package final class LockKeeper: Sendable {
         }
         let report: LockReport
         do {
-            report = try locker.lock(user: record.user, appID: record.appID, directory: directory)
+            report = try locker.lock(user: record.user, appID: record.appID, directory: directory,
+                                     linksOutsideAllowed: record.flatpak != nil)
         } catch {
             ledger.audit(.lock, actor: AuditEvent.guardActor, user: record.user, appID: record.appID,
                          member: .child, outcome: .failed, detail: "\(error)")
@@ -65,6 +66,12 @@ package final class LockKeeper: Sendable {
         } else {
             logger.info("lock: \(DisplayText.sanitized(report.record.path)) is \(report.state)")
         }
+    }
+
+    /// Whether an approval of `record`'s app is locked at all: not one in a
+    /// root-owned Flatpak installation, which the child cannot change.
+    static func needsLock(_ record: AuthorizationRecord) -> Bool {
+        record.flatpak.map(FlatpakLockPlacement.needsLock) ?? true
     }
 
     /// Releases a lock after a revoke; the revoke stands whatever the unlock's fate.
@@ -94,7 +101,9 @@ package final class LockKeeper: Sendable {
             throw .internalError("the Guard could not read its lock journal; see its log")
         }
         var shown = lock?.state.description ?? LockState.unlocked.description
-        if record.member == .child, record.status == .approved, lock == nil { shown = "missing: approved but not locked" }
+        if record.member == .child, record.status == .approved, lock == nil {
+            shown = Self.needsLock(record) ? "missing: approved but not locked" : FlatpakLockPlacement.notNeeded
+        }
         return (shown, lock?.path ?? record.appPath)
     }
 
@@ -114,14 +123,15 @@ package final class LockKeeper: Sendable {
             }
             findings += try finishSwappedUpdates()
         }
-        let approved = try ledger.authorizations().filter { $0.member == .child && $0.status == .approved }
+        let approved = try ledger.authorizations().filter { $0.member == .child && $0.status == .approved && Self.needsLock($0) }
         for record in approved {
             let key = StatusHub.Key(user: record.user, appID: record.appID)
             findings += try turns.save(key) { () throws(GuardFailure) -> [String] in
                 guard let now = try ledger.authorization(user: record.user, appID: record.appID),
                       now.member == .child, now.status == .approved else { return [] }
                 let app = ApprovedApp(user: now.user, appID: now.appID, directory: now.appPath,
-                                      identity: now.appIdentity, roots: appRoots(of: now.user))
+                                      identity: now.appIdentity, roots: appRoots(of: now.user),
+                                      linksOutsideAllowed: now.flatpak != nil)
                 do {
                     return try locker.check(app, repair: repair)
                 } catch {
@@ -160,9 +170,12 @@ package final class LockKeeper: Sendable {
         return findings
     }
 
-    /// `user`'s app roots, expanded; none when NSS no longer knows the user.
+    /// `user`'s app roots, expanded, and the `app` folder of their own
+    /// Flatpak installation: where a lock's folder may be found again if it
+    /// moved. None when NSS no longer knows the user.
     func appRoots(of user: String) -> [String] {
         guard let account = try? UserDatabase.user(named: user) else { return [] }
         return families.current.appRoots(for: account)
+            + [FlatpakInstallation.user(home: account.home, uid: account.uid).path + "/app"]
     }
 }

@@ -250,6 +250,12 @@ extension AuthorizationView {
     var wire: Guard.Authorization {
         Guard.Authorization(user: record.user, app: record.appID, member: Guard.Member(record.member),
                             status: Guard.Status(record.status), approvedBy: record.approvedBy,
-                            updatedAt: record.updatedAt.seconds, path: path, lock: lock)
+                            updatedAt: record.updatedAt.seconds, path: path, lock: lock,
+                            flatpak: record.flatpak.map { deployment in
+                                Guard.FlatpakApp(id: deployment.appID,
+                                                 installation: deployment.installation.kind == .system ? "system" : "user",
+                                                 arch: deployment.arch, branch: deployment.branch,
+                                                 commit: deployment.commit, deployment: deployment.path)
+                            })
     }
 }

@@ -328,7 +328,8 @@ package final class GuardService: VarlinkService {
             // uid check inside catches a pid recycled in between.
             let opened = peer.pidfd == nil ? ProcessHandle.open(pid: peer.pid) : nil
             let (app, directory) = try identifier.identify(pid: peer.pid, pidfd: peer.pidfd?.rawValue ?? opened?.rawValue,
-                                                           uid: peer.uid, roots: policy.family.appRoots(for: account))
+                                                           uid: peer.uid, roots: policy.family.appRoots(for: account),
+                                                           flatpak: .of(policy.family.configuration, for: account))
             return .success(Caller(account: account, app: app, directory: directory))
         } catch {
             if case .processGone = error { return .failure(GuardFailure(.unavailable, error.description)) }

@@ -26,6 +26,9 @@ package struct AuthorizationRecord: Hashable, Sendable {
     /// approval answers that directory's program only. Nil in records made
     /// before the Guard kept it.
     package var appIdentity: FileIdentity?
+    /// For a Flatpak app, the deployment approved (``appPath`` is then the
+    /// folder ``FlatpakLockPlacement`` names); nil for an app in an app root.
+    package var flatpak: FlatpakDeployment?
     /// When the record last changed: the exact value stored, so a record
     /// read back equals the one saved.
     package var updatedAt: UnixTime
@@ -39,8 +42,9 @@ package struct AuthorizationRecord: Hashable, Sendable {
     package init(
         user: String, uid: UInt32, appID: String, member: FamilyControlsMember,
         status: AuthorizationStatus, approvedBy: String? = nil, updatedAt: UnixTime, appPath: String,
-        appIdentity: FileIdentity? = nil
+        appIdentity: FileIdentity? = nil, flatpak: FlatpakDeployment? = nil
     ) {
+        self.flatpak = flatpak
         self.user = user
         self.uid = uid
         self.appID = appID

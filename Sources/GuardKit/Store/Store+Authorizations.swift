@@ -104,7 +104,7 @@ extension Store {
     }
 }
 
-private let authorizationColumns = "user, uid, app_id, member, status, approved_by, updated_at, app_path, app_device, app_inode"
+private let authorizationColumns = "user, uid, app_id, member, status, approved_by, updated_at, app_path, app_device, app_inode, flatpak_installation, flatpak_deployment"
 
 extension StoreConnection {
     func upsert(_ record: AuthorizationRecord) throws(StoreError) {
@@ -113,11 +113,12 @@ extension StoreConnection {
         try execute(
             """
             INSERT INTO authorizations (\(authorizationColumns))
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
             ON CONFLICT (user, app_id) DO UPDATE SET
                 uid = excluded.uid, member = excluded.member, status = excluded.status,
                 approved_by = excluded.approved_by, updated_at = excluded.updated_at,
-                app_path = excluded.app_path, app_device = excluded.app_device, app_inode = excluded.app_inode
+                app_path = excluded.app_path, app_device = excluded.app_device, app_inode = excluded.app_inode,
+                flatpak_installation = excluded.flatpak_installation, flatpak_deployment = excluded.flatpak_deployment
             """,
             [
                 .text(record.user), .integer(Int64(record.uid)), .text(record.appID),
@@ -125,6 +126,8 @@ extension StoreConnection {
                 .text(orNull: record.approvedBy), .real(record.updatedAtSeconds), .text(record.appPath),
                 record.appIdentity.map { .integer(Int64(bitPattern: $0.device)) } ?? .null,
                 record.appIdentity.map { .integer(Int64(bitPattern: $0.inode)) } ?? .null,
+                .text(orNull: record.flatpak.map { $0.installation.kind == .system ? "system" : "user" }),
+                .text(orNull: record.flatpak?.path),
             ]
         )
     }
@@ -146,6 +149,13 @@ extension StoreConnection {
         if !row.isNull(at: 8), !row.isNull(at: 9) {
             record.appIdentity = FileIdentity(device: UInt64(bitPattern: row.int64(at: 8)),
                                               inode: UInt64(bitPattern: row.int64(at: 9)))
+        }
+        if let kind = row.string(at: 10) {
+            guard let path = row.string(at: 11),
+                  let deployment = FlatpakDeployment(recordedAt: path, system: kind == "system", uid: record.uid) else {
+                throw .invalidValue(path: path, table: table, column: "flatpak_deployment", value: row.string(at: 11) ?? "NULL")
+            }
+            record.flatpak = deployment
         }
         return record
     }

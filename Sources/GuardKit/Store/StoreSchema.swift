@@ -11,7 +11,7 @@ package enum StoreSchema {
     package static let applicationID: Int32 = 0x4661_6D43
 
     /// Every migration, oldest first; the last one's version is the current schema.
-    package static let migrations: [StoreMigration] = [version1, version2, version3, version4, version5]
+    package static let migrations: [StoreMigration] = [version1, version2, version3, version4, version5, version6]
 
     /// The schema version this code writes and reads.
     package static var currentVersion: Int { migrations.last?.version ?? 0 }
@@ -136,6 +136,20 @@ package enum StoreSchema {
                 name TEXT PRIMARY KEY CHECK (name <> ''),
                 value INTEGER NOT NULL CHECK (value >= 0)
             ) STRICT;
+            """
+    )
+
+    // A Flatpak app's approval names the deployment it was given for: the
+    // installation's kind and the deployment's folder, whose last five parts
+    // are app/ID/ARCH/BRANCH/COMMIT. Null for an app in an app root.
+    private static let version6 = StoreMigration(
+        version: 6,
+        summary: "approvals of Flatpak apps record the deployment",
+        sql: """
+            ALTER TABLE authorizations ADD COLUMN flatpak_installation TEXT
+                CHECK (flatpak_installation IN ('user', 'system'));
+            ALTER TABLE authorizations ADD COLUMN flatpak_deployment TEXT
+                CHECK ((flatpak_deployment IS NULL) = (flatpak_installation IS NULL));
             """
     )
 

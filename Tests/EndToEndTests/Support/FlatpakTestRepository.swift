@@ -12,6 +12,10 @@ final class FlatpakTestRepository: Sendable {
     static let branch = "master"
     /// The app's command, a shell script run by the runtime's `/bin/sh`.
     static let command = "fc-test-app"
+    /// The demo app, the real app library inside (`/app/bin/familycontrols-demo`),
+    /// run with `flatpak run --command=familycontrols-demo`: the runtime holds the
+    /// libraries it links, the Swift runtime's among them.
+    static let demo = "familycontrols-demo"
 
     /// The folder holding `repo/` and the app's build folder; readable by every user.
     let directory: String
@@ -57,6 +61,7 @@ final class FlatpakTestRepository: Sendable {
         try "#!/bin/sh\necho \"\(Self.appID) version \(version)\"\nexec sleep 3600\n"
             .write(toFile: program, atomically: true, encoding: .utf8)
         chmod(program, 0o755)
+        try fm.copyItem(atPath: productPath(Self.demo), toPath: "\(build)/files/bin/\(Self.demo)")
         try """
             [Desktop Entry]
             Type=Application
@@ -126,6 +131,7 @@ final class FlatpakTestRepository: Sendable {
             try run("/bin/cp", ["-L", path, "\(runtime)/usr/bin/\(name)"]).requireSuccess()
             libraries.formUnion(try linkedLibraries(of: path))
         }
+        libraries.formUnion(try linkedLibraries(of: productPath(demo)))
         libraries.insert(try libgcc())
         for library in libraries {
             let name = URL(fileURLWithPath: library).lastPathComponent

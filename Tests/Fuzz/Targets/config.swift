@@ -99,6 +99,10 @@ private func write(_ configuration: GuardConfiguration) -> String {
         FailureDelay=\(milliseconds(configuration.failureDelay))
         PendingTimeout=\(milliseconds(configuration.pendingTimeout))
         InSessionApproval=\(configuration.inSessionApproval ? "yes" : "no")
+        [Flatpak]
+        UserInstallations=\(configuration.flatpakUserInstallations ? "yes" : "no")
+        SystemInstallation=\(configuration.flatpakSystemInstallation ? "yes" : "no")
+        Installations=\(list(configuration.flatpakInstallations))
 
         """
     return text

@@ -99,7 +99,7 @@ final class RecordingLocker: AppLocker {
 
     private static func key(_ user: String, _ appID: String) -> String { user + "/" + appID }
 
-    func lock(user: String, appID: String, directory: OpenedDirectory) throws -> LockReport {
+    func lock(user: String, appID: String, directory: OpenedDirectory, linksOutsideAllowed: Bool) throws -> LockReport {
         locks.withLock { $0[Self.key(user, appID)] = (directory.path, directory.identity) }
         counts.withLock { $0.locked += 1 }
         return LockReport(record: LockRecord(user: user, appID: appID, path: directory.path,

@@ -1,0 +1,80 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FamilyConfiguration
+import Foundation
+@testable import GuardKit
+import LockEngine
+import SystemKit
+import Testing
+
+/// What a Flatpak identity turns into once identified: the installations
+/// recognised from the configuration, the deployment recorded in the store,
+/// and the device and inode a memory map lists.
+@Suite struct FlatpakIdentityRecordTests {
+    let alice = UserAccount(name: "alice", uid: 1001, gid: 1001, home: "/home/alice", shell: "/bin/sh")
+
+    @Test func theUsersOwnAndTheSystemInstallationAreRecognisedByDefault() {
+        let found = FlatpakInstallations.of(GuardConfiguration(), for: alice)
+        #expect(found.recognised == [FlatpakInstallation(path: "/home/alice/.local/share/flatpak", kind: .user(uid: 1001)),
+                                     .system])
+        #expect(found.turnedOff.isEmpty)
+    }
+
+    @Test func anInstallationTurnedOffIsNamedWithItsKeyAndListedOnesAreRoots() {
+        var configuration = GuardConfiguration()
+        configuration.flatpakUserInstallations = false
+        configuration.flatpakInstallations = ["/srv/flatpak", "/var/lib/flatpak"]
+        let found = FlatpakInstallations.of(configuration, for: alice)
+        #expect(found.recognised == [.system, FlatpakInstallation(path: "/srv/flatpak", kind: .system)])
+        #expect(found.turnedOff(holding: "/home/alice/.local/share/flatpak/app/org.example.App/x86_64/stable/c/files")?.key
+                == "UserInstallations")
+        #expect(found.turnedOff(holding: "/home/alice/.local/share/flatpak-other/app") == nil)
+        configuration.flatpakSystemInstallation = false
+        #expect(FlatpakInstallations.of(configuration, for: alice).turnedOff(holding: "/var/lib/flatpak/app/x")?.key
+                == "SystemInstallation")
+    }
+
+    @Test func aRecordedDeploymentReadsBackAsTheSameDeployment() throws {
+        let commit = String(repeating: "ab", count: 32)
+        let user = FlatpakDeployment(installation: .user(home: "/home/alice", uid: 1001), appID: "org.example.App",
+                                     arch: "x86_64", branch: "stable", commit: commit)
+        #expect(FlatpakDeployment(recordedAt: user.path, system: false, uid: 1001) == user)
+        let system = FlatpakDeployment(installation: .system, appID: "org.example.App", arch: "aarch64",
+                                       branch: "master", commit: commit)
+        #expect(FlatpakDeployment(recordedAt: system.path, system: true, uid: 1001) == system)
+        for bad in ["relative/app/a/b/c/d", "/var/lib/flatpak/runtime/a/b/c/d", "/app/a/b/c", "/x/app/a/b/c/d/", "/x/app/a/../c/d"] {
+            #expect(FlatpakDeployment(recordedAt: bad, system: true, uid: 0) == nil, "\(bad)")
+        }
+    }
+
+    @Test func anApprovalOfAFlatpakAppRecordsItsDeployment() throws {
+        try withStore { store, _ throws in
+        let deployment = FlatpakDeployment(installation: .user(home: "/home/alice", uid: 1001), appID: "org.example.Paint",
+                                           arch: "x86_64", branch: "stable", commit: String(repeating: "0f", count: 32))
+        var record = AuthorizationRecord(user: "alice", uid: 1001, appID: "org.example.Paint", member: .child,
+                                         status: .approved, approvedBy: "bob", updatedAt: UnixTime(seconds: 1_700_000_000),
+                                         appPath: FlatpakLockPlacement.folder(of: deployment),
+                                         appIdentity: FileIdentity(device: 1, inode: 2), flatpak: deployment)
+        try store.save(record)
+        #expect(try store.authorization(user: "alice", appID: "org.example.Paint") == record)
+        record.flatpak = FlatpakDeployment(installation: .system, appID: "org.example.Paint", arch: "x86_64",
+                                           branch: "stable", commit: deployment.commit)
+        try store.save(record)
+        #expect(try store.authorization(user: "alice", appID: "org.example.Paint")?.flatpak?.installation == .system)
+        #expect(!LockKeeper.needsLock(record))
+        }
+    }
+
+    @Test func theDeviceAndInodeAMapListsAreWhatStatSays() throws {
+        let maps = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
+        let line = try #require(maps.split(separator: "\n").first { $0.hasSuffix("/libc.so.6") || $0.contains("libc.so.6") })
+        let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+        let path = String(try #require(fields.last))
+        var status = stat()
+        try #require(stat(path, &status) == 0)
+        let listed = MappedCode.listedIdentity(device: Array(fields[3].utf8)[...], inode: UInt64(fields[4]) ?? 0)
+        #expect(listed == FileIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino)))
+        #expect(MappedCode.listedIdentity(device: Array("fd".utf8)[...], inode: 1) == nil)
+    }
+}
