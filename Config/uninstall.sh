@@ -132,6 +132,8 @@ remove_config pam.d/familycontrols-guardian "$dest/etc/pam.d/familycontrols-guar
 remove_config pam.d/familycontrols-individual "$dest/etc/pam.d/familycontrols-individual"
 remove_config Config/familycontrols.conf "$dest/etc/familycontrols/familycontrols.conf"
 rmdir "$dest/etc/familycontrols" 2>/dev/null || true
+remove_config Config/flatpak/familycontrols.conf "$dest/etc/flatpak/installations.d/familycontrols.conf"
+rmdir "$dest/etc/flatpak/installations.d" "$dest/etc/flatpak" 2>/dev/null || true
 
 if [ ! -e "$state" ]; then
     :

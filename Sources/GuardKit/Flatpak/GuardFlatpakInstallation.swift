@@ -4,8 +4,10 @@ import Glibc
 import SystemKit
 
 /// The Guard's own Flatpak installation: a root-owned extra installation
-/// (`/etc/flatpak/installations.d/familycontrols.conf`, `Path=` under
-/// `/var/lib/familycontrols`) into which an approved per-user app is moved.
+/// (`/etc/flatpak/installations.d/familycontrols.conf`, shipped as
+/// `Config/flatpak/familycontrols.conf`; `Path=/var/lib/familycontrols-flatpak`,
+/// beside the Guard's state folder, which is 0700 while every user's Flatpak
+/// must read this one) into which an approved per-user app is moved.
 /// Only root changes it directly; a child reaches it only through
 /// `flatpak-system-helper`, whose polkit actions let an active user update
 /// an app (`app-update`) but not remove it (`app-uninstall`) or change its
@@ -15,7 +17,7 @@ package struct GuardFlatpakInstallation: Hashable, Sendable {
     /// The `[Installation "NAME"]` the shipped configuration declares.
     package static let name = "familycontrols"
     /// Its `Path=` in the shipped configuration.
-    package static let defaultPath = "/var/lib/familycontrols/flatpak"
+    package static let defaultPath = "/var/lib/familycontrols-flatpak"
 
     /// The installation's folder.
     package var path: String
