@@ -248,6 +248,7 @@ struct FlatpakMoveTests {
                     .requireSuccess()
                 #expect((child.activeCommit() == commit) != (try guardActiveCommit(child) == commit),
                         "after recovery from a kill at \(delay) s, exactly one copy: \(recovered.standardOutput)")
+                print("killed after \(delay) s: the child's copy \(childCopy), the Guard's \(guardCopy); recovery: \(recovered.standardOutput)")
                 let app = try await child.start()
                 app.stop()
 
