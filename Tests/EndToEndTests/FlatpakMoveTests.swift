@@ -223,6 +223,51 @@ struct FlatpakMoveTests {
         }
     }
 
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/gpg"), "needs gpg (Debian's gnupg)"))
+    func aRemoteThatVerifiesSignaturesIsMovedWithItsKeys() async throws {
+        try await withFlatpakChild(installed: false, systemHelper: true) { child in
+            let key = try await offload { try FlatpakSigningKey(in: "\(child.directory)/signing") }
+            defer { key.stop() }
+            try await offload { try child.repository.sign(with: key) }
+            try await child.flatpak(["remote-add", "--user", "--gpg-import=\(key.publicKey)", FlatpakChild.remote,
+                                     child.repository.repository]).requireSuccess()
+            try await child.flatpak(["install", "--user", "-y", "--noninteractive", FlatpakChild.remote, appID]).requireSuccess()
+            let first = try child.repository.commit()
+            let approved = approval(try await move(child, first).requireSuccess())
+            #expect(try guardActiveCommit(child) == first)
+            let remotes = try await run("/usr/bin/flatpak", ["remotes", "--installation=familycontrols", "--columns=name,options"],
+                                        environment: ["FLATPAK_CONFIG_DIR": try services(child).configurationDirectory])
+            #expect(!remotes.standardOutput.contains("no-gpg-verify"), "\(remotes.standardOutput)")
+
+            try await Task.sleep(for: .seconds(1.1))
+            let second = try await offload { try child.repository.publish(version: 2, signedWith: key) }
+            // From a remote that verifies signatures the helper has the child
+            // pull into a revokefs-fuse mount: that needs /dev/fuse, 0666 on a
+            // desktop, 0600 in many containers.
+            let fuse = try FileManager.default.attributesOfItem(atPath: "/dev/fuse")[.posixPermissions] as? Int ?? 0
+            let update = try await child.flatpak(["update", "-y", "--noninteractive", appID])
+            guard fuse & 0o006 == 0o006 else {
+                #expect(update.status != 0)
+                #expect(update.standardError.contains("/dev/fuse"), "\(update.standardError)")
+                #expect(try guardActiveCommit(child) == first)
+                let app = try await child.start()
+                app.stop()
+                return
+            }
+            #expect(update.status == 0, "\(update.standardError)")
+            #expect(try guardActiveCommit(child) == second)
+            #expect(try await judge(child, approved).hasPrefix("approved \(second) "))
+
+            // A commit the key did not sign is not taken, by Flatpak's own check.
+            try await Task.sleep(for: .seconds(1.1))
+            let unsigned = try await offload { try child.repository.publish(version: 3) }
+            let refused = try await child.flatpak(["update", "-y", "--noninteractive", appID])
+            #expect(refused.status != 0)
+            #expect(try guardActiveCommit(child) == second)
+            #expect(try guardActiveCommit(child) != unsigned)
+        }
+    }
+
     @Test func aMoverKilledAtAnyPointLeavesOneRunnableCopy() async throws {
         try await withFlatpakChild(systemHelper: true) { child in
             let commit = try child.repository.commit()
