@@ -121,6 +121,11 @@ if [ -d /run/systemd/system ] || [ -n "$dest" ]; then
     sed "s|/usr/local/sbin/familycontrolsd|$prefix/sbin/familycontrolsd|g" Config/systemd/familycontrolsd.service \
         > "$dest/etc/systemd/system/familycontrolsd.service"
     install -m 0644 Config/systemd/familycontrolsd.socket "$dest/etc/systemd/system/familycontrolsd.socket"
+    # The Flatpak move service, which the Guard asks through its socket.
+    rm -f "$dest/etc/systemd/system/familycontrols-flatpak@.service" "$dest/etc/systemd/system/familycontrols-flatpak.socket"
+    sed "s|/usr/local/sbin/familycontrolsd|$prefix/sbin/familycontrolsd|g" "Config/systemd/familycontrols-flatpak@.service" \
+        > "$dest/etc/systemd/system/familycontrols-flatpak@.service"
+    install -m 0644 Config/systemd/familycontrols-flatpak.socket "$dest/etc/systemd/system/familycontrols-flatpak.socket"
     if [ -z "$dest" ]; then systemctl daemon-reload; fi
 fi
 
@@ -128,7 +133,7 @@ echo "==> installed: $dest$prefix/sbin/familycontrolsd, $dest$prefix/bin/familyc
 [ "$start" = yes ] || exit 0
 
 if [ -d /run/systemd/system ]; then
-    systemctl enable --now familycontrolsd.socket familycontrolsd.service
+    systemctl enable --now familycontrolsd.socket familycontrolsd.service familycontrols-flatpak.socket
     echo "==> the Guard runs under systemd: systemctl status familycontrolsd"
 else
     echo "==> no systemd here: running the Guard in the foreground (Ctrl-C stops it)"

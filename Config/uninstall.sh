@@ -85,11 +85,15 @@ units=$dest/etc/systemd/system
 ours() { [ -f "$units/$1" ] && [ ! -L "$units/$1" ] && grep -q "$2" "$units/$1"; }
 if [ "$systemd" = yes ] && ours familycontrolsd.service "ExecStart=$prefix/sbin/familycontrolsd"; then
     echo "==> stopping the Guard"
-    systemctl disable --now familycontrolsd.socket familycontrolsd.service || true
+    systemctl disable --now familycontrolsd.socket familycontrolsd.service familycontrols-flatpak.socket || true
 fi
 if ours familycontrolsd.service "ExecStart=$prefix/sbin/familycontrolsd"; then
     rm -f "$units/familycontrolsd.service"
     if ours familycontrolsd.socket "ListenStream="; then rm -f "$units/familycontrolsd.socket"; fi
+fi
+if ours familycontrols-flatpak@.service "ExecStart=$prefix/sbin/familycontrolsd"; then
+    rm -f "$units/familycontrols-flatpak@.service"
+    if ours familycontrols-flatpak.socket "ListenStream="; then rm -f "$units/familycontrols-flatpak.socket"; fi
 fi
 if [ "$systemd" = yes ]; then systemctl daemon-reload; fi
 if [ -z "$dest" ] && pid=$(pidof "$guard"); then

@@ -36,9 +36,9 @@ struct FlatpakMoveTests {
 
     /// `familycontrolsd --flatpak-move` as root, with the child's deployment
     /// of `commit` opened as descriptor 3, as the Guard hands it over.
-    private func moveCommand(_ child: FlatpakChild, _ commit: String) throws -> [String] {
+    private func moveCommand(_ child: FlatpakChild, _ commit: String, opening folder: String? = nil) throws -> [String] {
         try FileManager.default.createDirectory(atPath: "\(child.directory)/state", withIntermediateDirectories: true)
-        return ["/bin/sh", "-c", "exec 3<\"$1\"; shift; exec \"$@\"", "mover", child.deployment(commit),
+        return ["/bin/sh", "-c", "exec 3<\"$1\"; shift; exec \"$@\"", "mover", folder ?? child.deployment(commit),
                 productPath("familycontrolsd"), "--flatpak-move", "--uid", "\(child.user.uid)", "--home", child.home,
                 "--app", appID, "--arch", arch, "--branch", branch, "--commit", commit] + (try options(child))
     }
@@ -137,6 +137,48 @@ struct FlatpakMoveTests {
             #expect(child.activeCommit() == nil)
             let app = try await child.start()
             app.stop()
+        }
+    }
+
+    /// The Guard's way: `familycontrols-flatpak.socket` (`Accept=yes`), here
+    /// `systemd-socket-activate --accept --inetd`, starts
+    /// `familycontrolsd --flatpak-move-connection` for each connection, and
+    /// the Guard's client (`--flatpak-move --service`) sends the request.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-socket-activate"),
+                   "needs systemd-socket-activate (Debian's systemd)"))
+    func theGuardAsksTheMoveServiceThroughItsSocket() async throws {
+        try await withFlatpakChild(systemHelper: true) { child in
+            let commit = try child.repository.commit()
+            let socket = "\(child.directory)/move.socket"
+            // Detached (setsid), its pid in a file, ended by that pid: a long-lived child of the test
+            // process would share its pipes and its reaping with every command the test runs.
+            let pidFile = "\(child.directory)/move-service.pid"
+            let service = ["/usr/bin/systemd-socket-activate", "--listen=\(socket)", "--accept", "--inetd",
+                           productPath("familycontrolsd"), "--flatpak-move-connection"] + (try options(child))
+            try await run("/bin/sh", ["-c", "setsid \"$@\" </dev/null >/dev/null 2>&1 & echo $! > '\(pidFile)'", "service"] + service)
+                .requireSuccess()
+            defer {
+                if let pid = (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap({ Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) {
+                    kill(pid, SIGKILL)
+                }
+            }
+            for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { try await Task.sleep(for: .milliseconds(25)) }
+
+            // A folder that is not the deployment the Guard identified: the service refuses, nothing moves.
+            let wrong = try moveCommand(child, commit, opening: child.home) + ["--service", socket]
+            let refused = try await run(wrong[0], Array(wrong.dropFirst()))
+            #expect(refused.status != 0)
+            #expect(refused.standardError.contains("the Flatpak move service: the per-user deployment: the deployment of \(commit) is not the folder the Guard identified"),
+                    "\(refused.standardError)")
+            #expect(child.activeCommit() == commit)
+            #expect(try guardActiveCommit(child) == nil)
+
+            let command = try moveCommand(child, commit) + ["--service", socket]
+            let moved = try await run(command[0], Array(command.dropFirst()))
+            #expect(moved.status == 0, "\(moved.standardError)")
+            #expect(approval(moved)["commit"] == commit)
+            #expect(try guardActiveCommit(child) == commit)
+            #expect(child.activeCommit() == nil)
         }
     }
 

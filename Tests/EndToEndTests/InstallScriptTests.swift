@@ -20,6 +20,7 @@ struct InstallScriptTests {
         "etc/pam.d/familycontrols-guardian", "etc/pam.d/familycontrols-individual",
         "etc/familycontrols/familycontrols.conf", "etc/flatpak/installations.d/familycontrols.conf",
         "etc/systemd/system/familycontrolsd.service", "etc/systemd/system/familycontrolsd.socket",
+        "etc/systemd/system/familycontrols-flatpak@.service", "etc/systemd/system/familycontrols-flatpak.socket",
     ]
 
     /// install.sh (or --uninstall with `options`) with DESTDIR=`root`, PREFIX=/usr/local.

@@ -17,6 +17,10 @@ import SystemKit
 package enum FlatpakMoveCommand {
     package static let recoverArgument = "--flatpak-recover"
     package static let judgeArgument = "--flatpak-judge"
+    /// The service's side of one connection (`familycontrols-flatpak@.service`,
+    /// the connection as standard input and output).
+    package static let connectionArgument = "--flatpak-move-connection"
+    package static let modes = [FlatpakMover.modeArgument, recoverArgument, judgeArgument, connectionArgument]
 
     package static func main(mode: String, _ tokens: [String]) -> Int32 {
         func fail(_ message: String) -> Int32 {
@@ -27,7 +31,7 @@ package enum FlatpakMoveCommand {
         do throws(UsageError) {
             arguments = try Arguments(tokens, .init(valued: ["--uid", "--home", "--app", "--arch", "--branch", "--commit",
                                                              "--remote", "--url", "--timestamp", "--state-dir",
-                                                             "--installation-path", "--flatpak-config-dir"]))
+                                                             "--installation-path", "--flatpak-config-dir", "--service"]))
         } catch {
             return fail("\(error)")
         }
@@ -39,6 +43,8 @@ package enum FlatpakMoveCommand {
         case recoverArgument:
             for line in mover.recover() { print(line) }
             return 0
+        case connectionArgument:
+            return serveConnection(mover)
         case judgeArgument:
             guard let app = arguments["--app"], let arch = arguments["--arch"], let branch = arguments["--branch"],
                   let remote = arguments["--remote"], let url = arguments["--url"], let commit = arguments["--commit"],
@@ -61,15 +67,52 @@ package enum FlatpakMoveCommand {
                 return fail("--uid, --home, --app, --arch, --branch and --commit are needed, and the deployment as descriptor 3")
             }
             let deployment = FileDescriptor(taking: 3)
-            guard (try? deployment.status())?.type == .directory else { return fail("descriptor 3 is not the deployment's folder") }
+            guard let status = try? deployment.status(), status.type == .directory else {
+                return fail("descriptor 3 is not the deployment's folder")
+            }
+            let request = FlatpakMoveRequest(uid: uid, home: home, appID: app, arch: arch, branch: branch, commit: commit,
+                                             deployment: status)
             do throws(FlatpakMoveError) {
-                let approval = try mover.move(FlatpakMoveRequest(uid: uid, home: home, appID: app, arch: arch, branch: branch,
-                                                                 commit: commit, deployment: deployment))
+                // With --service, through the move service, as the Guard asks it; else here.
+                let approval: FlatpakApproval
+                if let service = arguments["--service"] {
+                    approval = try FlatpakMoveClient(socketPath: service).move(request)
+                } else {
+                    approval = try mover.move(request)
+                }
                 print("remote=\(approval.remote)\nurl=\(approval.url)\ncommit=\(approval.commit)\ntimestamp=\(approval.timestamp)")
                 return 0
             } catch {
                 return fail("\(error)")
             }
         }
+    }
+
+    /// Reads one request line from standard input, moves, answers on standard output.
+    private static func serveConnection(_ mover: FlatpakMover) -> Int32 {
+        let input = FileDescriptor(taking: 0)
+        let output = FileDescriptor(taking: 1)
+        var line: [UInt8] = []
+        var byte: [UInt8] = [0]
+        // Byte by byte: nothing past the line is consumed, and the line is short.
+        while line.last != 10, line.count <= FlatpakMoveWire.lineLimit {
+            guard let count = try? byte.withUnsafeMutableBytes({ bytes throws(Errno) in try input.read(into: bytes) }),
+                  count == 1 else { break }
+            line.append(byte[0])
+        }
+        let result: Result<FlatpakApproval, FlatpakMoveError>
+        do throws(FlatpakMoveError) {
+            result = .success(try mover.move(try FlatpakMoveWire.parseRequest(line)))
+        } catch {
+            writeToStandardError("familycontrolsd \(connectionArgument): \(error)\n")
+            result = .failure(error)
+        }
+        do {
+            try output.writeAll(FlatpakMoveWire.reply(result))
+        } catch {
+            return 1
+        }
+        if case .failure = result { return 1 }
+        return 0
     }
 }

@@ -15,6 +15,8 @@ package enum FlatpakMoveError: Error, Hashable, Sendable, CustomStringConvertibl
     case installation(String)
     /// The move's journal cannot be written or read.
     case journal(String)
+    /// The move service could not be reached, or refused the move.
+    case service(String)
 
     package var description: String {
         switch self {
@@ -24,6 +26,7 @@ package enum FlatpakMoveError: Error, Hashable, Sendable, CustomStringConvertibl
         case .command(let command, let how): "\(command): \(how)"
         case .installation(let why): "the Guard's Flatpak installation: \(why)"
         case .journal(let why): "the move's journal: \(why)"
+        case .service(let why): "the Flatpak move service: \(why)"
         }
     }
 }

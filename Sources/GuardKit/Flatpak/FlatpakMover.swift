@@ -12,12 +12,12 @@ package struct FlatpakMoveRequest {
     package var arch: String
     package var branch: String
     package var commit: String
-    /// `~/.local/share/flatpak/app/ID/ARCH/BRANCH/COMMIT`, as the Guard opened it:
-    /// the move goes ahead only when the folder it reaches is this very one.
-    package var deployment: FileDescriptor
+    /// The status (device and inode) of `~/.local/share/flatpak/app/ID/ARCH/BRANCH/COMMIT`
+    /// as the Guard opened it: the move goes ahead only when the folder it reaches is this very one.
+    package var deployment: FileStatus
 
     package init(uid: UInt32, home: String, appID: String, arch: String, branch: String, commit: String,
-                 deployment: FileDescriptor) {
+                 deployment: FileStatus) {
         self.uid = uid
         self.home = home
         self.appID = appID

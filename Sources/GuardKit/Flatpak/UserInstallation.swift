@@ -43,7 +43,7 @@ struct UserInstallation {
         do {
             let branch = try open(["app", request.appID, request.arch, request.branch])
             let deployment = try branch.status(of: FileName(request.commit))
-            guard deployment.isSameFile(as: try request.deployment.status()) else {
+            guard deployment.isSameFile(as: request.deployment) else {
                 throw FlatpakMoveError.deployment("the deployment of \(request.commit) is not the folder the Guard identified")
             }
             return branch
@@ -71,7 +71,7 @@ struct UserInstallation {
         let bytes: [UInt8]
         do {
             let deployment = try branch.openChild(FileName(request.commit), flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
-            guard try deployment.status().isSameFile(as: try request.deployment.status()) else {
+            guard try deployment.status().isSameFile(as: request.deployment) else {
                 throw FlatpakMoveError.deployment("the deployment changed while it was read")
             }
             bytes = try deployment.openChild(FileName("deploy"), flags: O_RDONLY | O_NOFOLLOW).readAll(limit: 1 << 20)
