@@ -114,22 +114,23 @@ struct FlatpakMoveTests {
         }
     }
 
-    /// The mover's sandbox: the Guard's unit with `/proc` whole
-    /// (`ProcSubset=all`), the network (a remote over https) and
-    /// `CAP_DAC_OVERRIDE` (setting the child's copy aside is a rename
-    /// between folders of the child's, 0755: without it, `mkdirat: Permission
-    /// denied`); the rest of the unit's capabilities, `NoNewPrivileges=`, the
-    /// system call filter and the read-only `/usr` and `/etc` all hold.
+    /// The move service's own sandbox, read from the shipped
+    /// `familycontrols-flatpak@.service`: the Guard's unit with `/proc` whole
+    /// (no `ProcSubset=pid`), the network (a remote over https) and
+    /// `CAP_DAC_OVERRIDE` (setting the child's copy aside is a rename between
+    /// folders of the child's, 0755: without it, `mkdirat: Permission
+    /// denied`); the rest of the Guard's capabilities, `NoNewPrivileges=`,
+    /// the system call filter and the read-only `/usr` and `/etc` hold.
     /// (Flatpak's export triggers, which run in bubblewrap, fail there with
     /// a warning and nothing else.)
     @Test(.enabled(if: canAnalyzeUnits, "needs systemd-analyze to read the unit's system call filter"))
-    func theMoveRunsInTheGuardsSandboxWithProcWholeTheNetworkAndDACOverride() async throws {
+    func theMoveRunsInTheMoveServicesUnitSandbox() async throws {
         try await withFlatpakChild(systemHelper: true) { child in
             let commit = try child.repository.commit()
-            var sandbox = try GuardSandbox.unit()
-            sandbox.procOptions = "hidepid=invisible"
-            sandbox.privateNetwork = false
-            sandbox.capabilities.append("CAP_DAC_OVERRIDE")
+            let unit = try ShippedUnit(parsing: String(contentsOfFile: "\(packageRoot)/Config/systemd/familycontrols-flatpak@.service",
+                                                       encoding: .utf8))
+            let sandbox = try GuardSandbox.unit(unit)
+            #expect(sandbox.capabilities.contains("CAP_DAC_OVERRIDE"))
             let command = sandbox.wrap(try moveCommand(child, commit))
             let moved = try await run(command[0], Array(command.dropFirst()))
             #expect(moved.status == 0, "\(moved.standardError.split(separator: "\n").joined(separator: " | "))")
