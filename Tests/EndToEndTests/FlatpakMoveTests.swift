@@ -250,6 +250,27 @@ struct FlatpakMoveTests {
         }
     }
 
+    @Test func anAppTheGuardsInstallationHoldsAtAnotherCommitIsLeftAloneAndTheChildsCopyStays() async throws {
+        try await withFlatpakChild(systemHelper: true) { child in
+            let first = try child.repository.commit()
+            try await Task.sleep(for: .seconds(1.1))
+            let second = try await offload { try child.repository.publish(version: 2) }
+            // Another approval brought the newer commit here already.
+            let environment: [String: String?] = ["FLATPAK_CONFIG_DIR": try services(child).configurationDirectory]
+            try await run("/usr/bin/flatpak", ["remote-add", "--installation=familycontrols", "--no-gpg-verify",
+                                               FlatpakChild.remote, child.repository.repository], environment: environment).requireSuccess()
+            try await run("/usr/bin/flatpak", ["install", "--installation=familycontrols", "-y", "--noninteractive",
+                                               FlatpakChild.remote, appID], environment: environment).requireSuccess()
+
+            let moved = try await move(child, first)
+            #expect(moved.status != 0)
+            #expect(moved.standardError.contains("it holds \(second) of this app for another approval, not the approved \(first)"),
+                    "\(moved.standardError)")
+            #expect(try guardActiveCommit(child) == second)
+            #expect(child.activeCommit() == first)
+        }
+    }
+
     @Test func aRemoteTheChildCanWriteIsRefusedAndTheChildsCopyStays() async throws {
         try await withFlatpakChild(installed: false, systemHelper: true) { child in
             // The child's own copy of the repository, as their remote: they could publish "updates" there.

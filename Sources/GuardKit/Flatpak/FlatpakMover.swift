@@ -66,15 +66,23 @@ package struct FlatpakMover {
         let remote = try FlatpakRemoteConfiguration.remote(origin, in: try user.repositoryConfiguration())
         try Self.checkFileURL(remote.url)
 
+        // One installation holds one commit of a ref: an app another approval
+        // already brought here is used as it is, never moved to another commit under it.
+        let present = try installation.activeCommit(appID: request.appID, arch: request.arch, branch: request.branch)
+        if let present, present != request.commit {
+            throw .installation("it holds \(present) of this app for another approval, not the approved \(request.commit)")
+        }
+        let existed = present != nil
         let journal = try MoveJournal.create(in: journalDirectory, request: request)
-        let existed = try installation.activeCommit(appID: request.appID, arch: request.arch, branch: request.branch) != nil
         try journal.record(existed ? "begin existing" : "begin")
         do throws(FlatpakMoveError) {
             try addRemote(remote, keyring: remote.gpgVerify ? try user.keyring(of: remote.name) : nil)
             let ref = "app/\(request.appID)/\(request.arch)/\(request.branch)"
-            try installation.run(["install", "-y", "--noninteractive", "--or-update", "--no-related", remote.name, ref])
-            if try installation.activeCommit(appID: request.appID, arch: request.arch, branch: request.branch) != request.commit {
-                try installation.run(["update", "-y", "--noninteractive", "--no-related", "--commit=\(request.commit)", ref])
+            if !existed {
+                try installation.run(["install", "-y", "--noninteractive", "--no-related", remote.name, ref])
+                if try installation.activeCommit(appID: request.appID, arch: request.arch, branch: request.branch) != request.commit {
+                    try installation.run(["update", "-y", "--noninteractive", "--no-related", "--commit=\(request.commit)", ref])
+                }
             }
             guard try installation.activeCommit(appID: request.appID, arch: request.arch, branch: request.branch) == request.commit else {
                 throw FlatpakMoveError.installation("the approved commit is not what got deployed")
@@ -106,6 +114,11 @@ package struct FlatpakMover {
         var done: [String] = []
         for journal in MoveJournal.all(in: journalDirectory) {
             let ref = "app/\(journal.appID)/\(journal.arch)/\(journal.branch)"
+            // Killed before its first step was recorded: no flatpak command had run.
+            guard !journal.steps.isEmpty else {
+                journal.remove()
+                continue
+            }
             let childCopy = (try? UserInstallation(home: journal.home, uid: journal.uid))
                 .flatMap { try? $0.hasDeployment(journal) } ?? false
             if childCopy, !journal.steps.contains("begin existing") {
@@ -149,6 +162,10 @@ package struct FlatpakMover {
         }
         defer { if let keyFile { unlink(keyFile) } }
         try installation.run(arguments + [remote.name, remote.url])
+        let added = try installation.remote(remote.name)
+        guard added.url.utf8.elementsEqual(remote.url.utf8), added.gpgVerify == remote.gpgVerify else {
+            throw .remoteRefused("the Guard's installation names remote \(remote.name) otherwise than the child's configuration")
+        }
     }
 
     /// A `file://` remote must be a folder only root can change: one the
