@@ -13,7 +13,9 @@ import TestSupport
 /// session (no logind here) goes to `/etc/polkit-1/rules.d`, named for the
 /// throwaway child and matching only that user name; ``stop()`` removes it,
 /// and every test reaches ``stop()`` through the child's teardown, failing or
-/// not.
+/// not. A test process killed outright (SIGKILL, a timeout) leaves the rule
+/// behind, matching only a user who no longer exists:
+/// `/etc/polkit-1/rules.d/00-familycontrols-test-*.rules`.
 final class FlatpakSystemServices: @unchecked Sendable {
     static let polkitd = "/usr/lib/polkit-1/polkitd"
     static let systemHelper = "/usr/libexec/flatpak-system-helper"
