@@ -58,11 +58,13 @@ dest=${DESTDIR:-}
 #   and libseccomp2 (the Guard run under the unit's system call filter), sudo
 #   (a child whom sudoers makes root is refused by --check-config), flatpak
 #   and dbus (a child installs, runs and updates a real Flatpak app offline,
-#   under dbus-run-session and a private system bus).
+#   under dbus-run-session and a private system bus), polkitd (the same
+#   child updates, and cannot remove, an app in the Guard's root-owned
+#   Flatpak installation, through flatpak-system-helper and polkit).
 packages="libpam0g-dev libsqlite3-dev libsodium-dev libpam-modules libpam-runtime e2fsprogs passwd login procps util-linux
     binutils g++ valgrind dpkg-dev
     libpam-wrapper sqlite3 strace xfsprogs btrfs-progs gcc libc6-dev perl libpam-oath oathtool python3 python3-pip
-    systemd libseccomp2 sudo flatpak dbus"
+    systemd libseccomp2 sudo flatpak dbus polkitd"
 if [ "$apt" = no ]; then
     :
 elif command -v apt-get >/dev/null; then
@@ -108,6 +110,9 @@ install -d -m 0755 "$dest/etc/familycontrols" "$dest/etc/pam.d"
 install_config pam.d/familycontrols-guardian "$dest/etc/pam.d/familycontrols-guardian" 0644
 install_config pam.d/familycontrols-individual "$dest/etc/pam.d/familycontrols-individual" 0644
 install_config Config/familycontrols.conf "$dest/etc/familycontrols/familycontrols.conf" 0644
+# The Guard's Flatpak installation, where approved per-user apps are moved.
+install -d -m 0755 "$dest/etc/flatpak/installations.d"
+install_config Config/flatpak/familycontrols.conf "$dest/etc/flatpak/installations.d/familycontrols.conf" 0644
 
 if [ -d /run/systemd/system ] || [ -n "$dest" ]; then
     install -d -m 0755 "$dest/etc/systemd/system"
@@ -116,6 +121,11 @@ if [ -d /run/systemd/system ] || [ -n "$dest" ]; then
     sed "s|/usr/local/sbin/familycontrolsd|$prefix/sbin/familycontrolsd|g" Config/systemd/familycontrolsd.service \
         > "$dest/etc/systemd/system/familycontrolsd.service"
     install -m 0644 Config/systemd/familycontrolsd.socket "$dest/etc/systemd/system/familycontrolsd.socket"
+    # The Flatpak move service, which the Guard asks through its socket.
+    rm -f "$dest/etc/systemd/system/familycontrols-flatpak@.service" "$dest/etc/systemd/system/familycontrols-flatpak.socket"
+    sed "s|/usr/local/sbin/familycontrolsd|$prefix/sbin/familycontrolsd|g" "Config/systemd/familycontrols-flatpak@.service" \
+        > "$dest/etc/systemd/system/familycontrols-flatpak@.service"
+    install -m 0644 Config/systemd/familycontrols-flatpak.socket "$dest/etc/systemd/system/familycontrols-flatpak.socket"
     if [ -z "$dest" ]; then systemctl daemon-reload; fi
 fi
 
@@ -123,7 +133,7 @@ echo "==> installed: $dest$prefix/sbin/familycontrolsd, $dest$prefix/bin/familyc
 [ "$start" = yes ] || exit 0
 
 if [ -d /run/systemd/system ]; then
-    systemctl enable --now familycontrolsd.socket familycontrolsd.service
+    systemctl enable --now familycontrolsd.socket familycontrolsd.service familycontrols-flatpak.socket
     echo "==> the Guard runs under systemd: systemctl status familycontrolsd"
 else
     echo "==> no systemd here: running the Guard in the foreground (Ctrl-C stops it)"

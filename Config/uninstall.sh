@@ -85,11 +85,15 @@ units=$dest/etc/systemd/system
 ours() { [ -f "$units/$1" ] && [ ! -L "$units/$1" ] && grep -q "$2" "$units/$1"; }
 if [ "$systemd" = yes ] && ours familycontrolsd.service "ExecStart=$prefix/sbin/familycontrolsd"; then
     echo "==> stopping the Guard"
-    systemctl disable --now familycontrolsd.socket familycontrolsd.service || true
+    systemctl disable --now familycontrolsd.socket familycontrolsd.service familycontrols-flatpak.socket || true
 fi
 if ours familycontrolsd.service "ExecStart=$prefix/sbin/familycontrolsd"; then
     rm -f "$units/familycontrolsd.service"
     if ours familycontrolsd.socket "ListenStream="; then rm -f "$units/familycontrolsd.socket"; fi
+fi
+if ours familycontrols-flatpak@.service "ExecStart=$prefix/sbin/familycontrolsd"; then
+    rm -f "$units/familycontrols-flatpak@.service"
+    if ours familycontrols-flatpak.socket "ListenStream="; then rm -f "$units/familycontrols-flatpak.socket"; fi
 fi
 if [ "$systemd" = yes ]; then systemctl daemon-reload; fi
 if [ -z "$dest" ] && pid=$(pidof "$guard"); then
@@ -132,6 +136,8 @@ remove_config pam.d/familycontrols-guardian "$dest/etc/pam.d/familycontrols-guar
 remove_config pam.d/familycontrols-individual "$dest/etc/pam.d/familycontrols-individual"
 remove_config Config/familycontrols.conf "$dest/etc/familycontrols/familycontrols.conf"
 rmdir "$dest/etc/familycontrols" 2>/dev/null || true
+remove_config Config/flatpak/familycontrols.conf "$dest/etc/flatpak/installations.d/familycontrols.conf"
+rmdir "$dest/etc/flatpak/installations.d" "$dest/etc/flatpak" 2>/dev/null || true
 
 if [ ! -e "$state" ]; then
     :

@@ -18,8 +18,9 @@ struct InstallScriptTests {
         "usr/local/share/man/man5/familycontrols.conf.5",
         "usr/local/share/bash-completion/completions/familyctl",
         "etc/pam.d/familycontrols-guardian", "etc/pam.d/familycontrols-individual",
-        "etc/familycontrols/familycontrols.conf",
+        "etc/familycontrols/familycontrols.conf", "etc/flatpak/installations.d/familycontrols.conf",
         "etc/systemd/system/familycontrolsd.service", "etc/systemd/system/familycontrolsd.socket",
+        "etc/systemd/system/familycontrols-flatpak@.service", "etc/systemd/system/familycontrols-flatpak.socket",
     ]
 
     /// install.sh (or --uninstall with `options`) with DESTDIR=`root`, PREFIX=/usr/local.

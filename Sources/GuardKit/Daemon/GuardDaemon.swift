@@ -43,6 +43,10 @@ package enum GuardDaemon {
     package static func main(_ tokens: [String]) -> Int32 {
         // The Guard started again as its own PAM helper, one transaction long.
         if tokens.first == PAMHelper.modeArgument { return PAMHelper.main(Array(tokens.dropFirst())) }
+        // Or as a helper for one step of a Flatpak app's move into the Guard's installation.
+        if let mode = tokens.first, FlatpakMoveCommand.modes.contains(mode) {
+            return FlatpakMoveCommand.main(mode: mode, Array(tokens.dropFirst()))
+        }
         // Before any thread starts, so every thread inherits the mask and only
         // the main thread's sigwait sees these signals.
         var signals = sigset_t()

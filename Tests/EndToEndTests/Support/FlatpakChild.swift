@@ -13,7 +13,9 @@ final class FlatpakChild: @unchecked Sendable {
     let repository: FlatpakTestRepository
     /// Holds the home, the runtime folder and the bus; removed after.
     let directory: String
-    private let bus: PrivateSystemBus
+    private let bus: PrivateSystemBus?
+    /// With `systemHelper: true`: polkitd, the system helper and the Guard's installation on the bus.
+    let services: FlatpakSystemServices?
     private let runtimeDirectory: String
     private var running: [RunningFlatpakApp] = []
 
@@ -33,7 +35,7 @@ final class FlatpakChild: @unchecked Sendable {
         try? FileManager.default.destinationOfSymbolicLink(atPath: "\(branchFolder)/active")
     }
 
-    fileprivate init(repository: FlatpakTestRepository) throws {
+    fileprivate init(repository: FlatpakTestRepository, systemHelper: Bool = false) throws {
         self.repository = repository
         directory = try makeTemporaryDirectory()
         chmod(directory, 0o755)
@@ -46,7 +48,13 @@ final class FlatpakChild: @unchecked Sendable {
                 chown(folder, user.uid, user.gid)
             }
             chmod(runtimeDirectory, 0o700)
-            bus = try PrivateSystemBus(in: directory)
+            if systemHelper {
+                services = try FlatpakSystemServices(in: directory, child: user.name)
+                bus = nil
+            } else {
+                services = nil
+                bus = try PrivateSystemBus(in: directory)
+            }
         } catch {
             removeThrowawayUser(user)
             try? FileManager.default.removeItem(atPath: directory)
@@ -57,7 +65,8 @@ final class FlatpakChild: @unchecked Sendable {
     /// The child's environment, and nothing of the test process's.
     var environment: [String] {
         ["HOME=\(home)", "USER=\(user.name)", "LOGNAME=\(user.name)", "PATH=/usr/bin:/bin",
-         "XDG_RUNTIME_DIR=\(runtimeDirectory)", "DBUS_SYSTEM_BUS_ADDRESS=\(bus.address)", "LANG=C.UTF-8"]
+         "XDG_RUNTIME_DIR=\(runtimeDirectory)", "DBUS_SYSTEM_BUS_ADDRESS=\(services?.address ?? bus?.address ?? "")",
+         "LANG=C.UTF-8"] + (services.map { ["FLATPAK_CONFIG_DIR=\($0.configurationDirectory)"] } ?? [])
     }
 
     /// The command line that runs `command` as the child.
@@ -116,7 +125,8 @@ final class FlatpakChild: @unchecked Sendable {
         // Tests lock the installation with the immutable attribute; clear it so userdel -r can remove it.
         _ = try? run("/usr/bin/chattr", ["-R", "-ia", directory])
         removeThrowawayUser(user)
-        bus.stop()
+        bus?.stop()
+        services?.stop()
         try? FileManager.default.removeItem(atPath: directory)
         repository.remove()
     }
@@ -125,11 +135,14 @@ final class FlatpakChild: @unchecked Sendable {
 /// Runs `body` with a child who has the test app installed for their own
 /// account (`installed: false`: only the remote's repository ready), then
 /// removes the child, their home, the bus and the repository.
-func withFlatpakChild<R>(installed: Bool = true, _ body: (FlatpakChild) async throws -> R) async throws -> R {
+/// With `systemHelper: true` the child's system bus has polkitd and
+/// `flatpak-system-helper` on it, and the Guard's installation is declared.
+func withFlatpakChild<R>(installed: Bool = true, systemHelper: Bool = false,
+                         _ body: (FlatpakChild) async throws -> R) async throws -> R {
     // Building the repository and making the user block: never on the cooperative pool.
     let child = try await offload { () -> FlatpakChild in
         let repository = try FlatpakTestRepository()
-        do { return try FlatpakChild(repository: repository) } catch {
+        do { return try FlatpakChild(repository: repository, systemHelper: systemHelper) } catch {
             repository.remove()
             throw error
         }

@@ -40,7 +40,7 @@ final class FlatpakTestRepository: Sendable {
     /// commit (an update for whoever installed an earlier one).
     /// - Returns: the new commit.
     @discardableResult
-    func publish(version: Int) throws -> String {
+    func publish(version: Int, signedWith key: FlatpakSigningKey? = nil) throws -> String {
         let fm = FileManager.default
         try? fm.removeItem(atPath: build)
         try fm.createDirectory(atPath: "\(build)/files/bin", withIntermediateDirectories: true)
@@ -72,9 +72,19 @@ final class FlatpakTestRepository: Sendable {
             """.write(toFile: "\(build)/files/share/applications/\(Self.appID).desktop", atomically: true, encoding: .utf8)
         try run("/usr/bin/flatpak", ["build-finish", build, "--command=\(Self.command)",
                                      "--filesystem=/run/familycontrols:ro"]).requireSuccess()
-        try run("/usr/bin/flatpak", ["build-export", repository, build, Self.branch]).requireSuccess()
-        try run("/usr/bin/flatpak", ["build-update-repo", repository]).requireSuccess()
+        let signing = key?.arguments ?? []
+        try run("/usr/bin/flatpak", ["build-export"] + signing + [repository, build, Self.branch]).requireSuccess()
+        try run("/usr/bin/flatpak", ["build-update-repo"] + signing + [repository]).requireSuccess()
         return try commit()
+    }
+
+    /// Signs what the repository holds (the app's and the runtime's
+    /// commits, and the summary) with `key`, as a remote that verifies GPG wants.
+    func sign(with key: FlatpakSigningKey) throws {
+        try run("/usr/bin/flatpak", ["build-sign"] + key.arguments + [repository, Self.appID, Self.branch]).requireSuccess()
+        try run("/usr/bin/flatpak", ["build-sign", "--runtime"] + key.arguments + [repository, Self.runtimeID, Self.branch])
+            .requireSuccess()
+        try run("/usr/bin/flatpak", ["build-update-repo"] + key.arguments + [repository]).requireSuccess()
     }
 
     /// The commit the repository's branch of the app points at now.
@@ -162,6 +172,38 @@ final class FlatpakTestRepository: Sendable {
 }
 
 private let runtimeFolderToRemove = LockedBox<String?>(nil)
+
+/// A GPG key made for one test (no passphrase), in a home of its own.
+struct FlatpakSigningKey: Sendable {
+    let home: String
+    let keyID: String
+    /// The public key, for `flatpak remote-add --gpg-import=`; readable by every user.
+    let publicKey: String
+
+    var arguments: [String] { ["--gpg-sign=\(keyID)", "--gpg-homedir=\(home)"] }
+
+    init(in directory: String) throws {
+        home = "\(directory)/gnupg"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        chmod(home, 0o700)
+        try run("/usr/bin/gpg", ["--homedir", home, "--batch", "--passphrase", "", "--quick-gen-key",
+                                 "FamilyControls test <test@example.invalid>", "rsa2048", "sign", "never"]).requireSuccess()
+        let listed = try run("/usr/bin/gpg", ["--homedir", home, "--batch", "--with-colons", "--list-keys"]).requireSuccess()
+        guard let fingerprint = listed.standardOutput.split(separator: "\n").first(where: { $0.hasPrefix("fpr:") })?
+            .split(separator: ":", omittingEmptySubsequences: false).dropFirst(9).first else {
+            throw FixtureError("gpg listed no fingerprint for the new key")
+        }
+        keyID = String(fingerprint)
+        publicKey = "\(directory)/public.gpg"
+        try run("/usr/bin/gpg", ["--homedir", home, "--batch", "--yes", "--output", publicKey, "--export", keyID]).requireSuccess()
+        chmod(publicKey, 0o644)
+    }
+
+    /// Ends the gpg-agent the key's home started.
+    func stop() {
+        _ = try? run("/usr/bin/gpgconf", ["--homedir", home, "--kill", "gpg-agent"])
+    }
+}
 
 /// Whether the Flatpak tests can run: root, useradd, and Debian's flatpak
 /// and dbus-daemon.

@@ -32,7 +32,11 @@ struct GuardSandbox: Sendable {
 
     /// The sandbox the shipped unit asks for.
     static func unit() throws -> GuardSandbox {
-        let unit = try ShippedUnit.load()
+        try unit(ShippedUnit.load())
+    }
+
+    /// The sandbox `unit` asks for (another shipped unit than the Guard's).
+    static func unit(_ unit: ShippedUnit) throws -> GuardSandbox {
         var options: [String] = []
         if let protect = unit.value("ProtectProc"), protect != "default" { options.append("hidepid=\(protect)") }
         if let subset = unit.value("ProcSubset"), subset != "all" { options.append("subset=\(subset)") }

@@ -1,0 +1,85 @@
+/// Decides whether the commit now deployed in the Guard's installation for
+/// an approved app keeps the approval: an update the child (or a software
+/// centre) made through `flatpak-system-helper` from the app's own remote,
+/// to a newer commit, does; a downgrade, a commit of another ref, or a
+/// remote whose URL changed waits for a guardian.
+///
+/// "Newer": the new commit descends from the approved one (its parent
+/// chain, walked through the commit objects the repository still holds, at
+/// most ``ancestryLimit`` steps, reaches it), or, where the chain breaks
+/// off because Flatpak pulled only the newest commit (its default depth),
+/// the new commit's time is later than the approved one's. A chain that
+/// ends at a root commit without meeting the approved one is another
+/// history: it waits for a guardian whatever its time.
+package struct FlatpakUpdateJudge: Sendable {
+    package var installation: GuardFlatpakInstallation
+    package static let ancestryLimit = 256
+
+    package init(installation: GuardFlatpakInstallation) {
+        self.installation = installation
+    }
+
+    package func judge(_ approval: FlatpakApproval) -> FlatpakUpdateVerdict {
+        let active: String?
+        do {
+            active = try installation.activeCommit(appID: approval.appID, arch: approval.arch, branch: approval.branch)
+        } catch {
+            return .needsGuardian(from: approval.commit, to: "", reason: "\(error)")
+        }
+        guard let active else { return .notInstalled }
+        guard active != approval.commit else { return .unchanged }
+        func guardian(_ reason: String) -> FlatpakUpdateVerdict { .needsGuardian(from: approval.commit, to: active, reason: reason) }
+
+        // The remote: still the approved URL, and its ref is what is deployed.
+        do {
+            let remote = try installation.remote(approval.remote)
+            guard remote.url.utf8.elementsEqual(approval.url.utf8) else { return guardian("the remote \(approval.remote) now names another URL") }
+            guard try installation.remoteRef(approval.remote, appID: approval.appID, arch: approval.arch,
+                                             branch: approval.branch) == active else {
+                return guardian("the deployed commit is not the one remote \(approval.remote) gave")
+            }
+        } catch {
+            return guardian("\(error)")
+        }
+        let commit: OstreeCommit
+        do {
+            commit = try installation.commit(active)
+        } catch {
+            return guardian("\(error)")
+        }
+        guard commit.refBindings.isEmpty || commit.refBindings.contains(approval.ref) else {
+            return guardian("the commit is bound to another ref")
+        }
+        switch lineage(from: commit, to: approval.commit) {
+        case .descendant:
+            break
+        case .unrelated:
+            return guardian("the commit does not descend from the approved one")
+        case .unknown:
+            guard commit.timestamp > approval.timestamp else { return guardian("the commit is not newer than the approved one (a downgrade)") }
+        }
+        var moved = approval
+        moved.commit = active
+        moved.timestamp = commit.timestamp
+        return .approved(moved)
+    }
+
+    private enum Lineage { case descendant, unrelated, unknown }
+
+    private func lineage(from start: OstreeCommit, to ancestor: String) -> Lineage {
+        var current = start
+        for _ in 0..<Self.ancestryLimit {
+            guard let parent = current.parent else { return .unrelated }
+            if parent == ancestor { return .descendant }
+            do {
+                current = try installation.commit(parent)
+            } catch {
+                // Flatpak pulls only the newest commit: a missing parent breaks the chain off;
+                // a parent that is there but malformed is no history to trust.
+                if case .unreadable = error { return .unknown }
+                return .unrelated
+            }
+        }
+        return .unknown
+    }
+}

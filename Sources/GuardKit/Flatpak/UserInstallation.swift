@@ -1,0 +1,147 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import SystemKit
+
+/// A child's per-user Flatpak installation, `~/.local/share/flatpak`,
+/// reached as root without following a link below the home, every folder
+/// checked to be the child's: the child owns all of it and may race the
+/// Guard, so everything read here is hostile input, and the one change
+/// made (setting the app aside) is a `renameat(2)` between folders opened
+/// by descriptor.
+struct UserInstallation {
+    let uid: UInt32
+    let root: FileDescriptor
+
+    init(home: String, uid: UInt32) throws(FlatpakMoveError) {
+        self.uid = uid
+        do {
+            var folder = try FileDescriptor.open(home, O_RDONLY | O_DIRECTORY)
+            guard try folder.status().uid == uid else { throw FlatpakMoveError.deployment("the home is not the child's") }
+            for component in [".local", "share", "flatpak"] {
+                folder = try folder.openChild(FileName(component), flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+                guard try folder.status().uid == uid else { throw FlatpakMoveError.deployment("~/.local/share/flatpak is not the child's") }
+            }
+            root = folder
+        } catch let error as FlatpakMoveError {
+            throw error
+        } catch {
+            throw .deployment("~/.local/share/flatpak: \(error)")
+        }
+    }
+
+    private func open(_ components: [String]) throws(Errno) -> FileDescriptor {
+        var folder = root
+        for component in components {
+            folder = try folder.openChild(FileName(component), flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+        }
+        return folder
+    }
+
+    /// `app/ID/ARCH/BRANCH`, whose `COMMIT` must be the very folder the Guard opened.
+    func branchFolder(_ request: FlatpakMoveRequest) throws(FlatpakMoveError) -> FileDescriptor {
+        do {
+            let branch = try open(["app", request.appID, request.arch, request.branch])
+            let deployment = try branch.status(of: FileName(request.commit))
+            guard deployment.isSameFile(as: request.deployment) else {
+                throw FlatpakMoveError.deployment("the deployment of \(request.commit) is not the folder the Guard identified")
+            }
+            return branch
+        } catch let error as FlatpakMoveError {
+            throw error
+        } catch {
+            throw .deployment("app/\(request.appID)/\(request.arch)/\(request.branch)/\(request.commit): \(error)")
+        }
+    }
+
+    /// Whether the app's branch is still deployed here (its `active` link there).
+    func hasDeployment(_ journal: MoveJournal) throws(Errno) -> Bool {
+        do {
+            _ = try open(["app", journal.appID, journal.arch, journal.branch]).status(of: FileName("active"))
+            return true
+        } catch {
+            if error.rawValue == ENOENT { return false }
+            throw error
+        }
+    }
+
+    /// The remote the deployment came from: `origin`, the first member of
+    /// its `deploy` file (a GVariant `(ssasta{sv})`).
+    func origin(of request: FlatpakMoveRequest, in branch: FileDescriptor) throws(FlatpakMoveError) -> String {
+        let bytes: [UInt8]
+        do {
+            let deployment = try branch.openChild(FileName(request.commit), flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+            guard try deployment.status().isSameFile(as: request.deployment) else {
+                throw FlatpakMoveError.deployment("the deployment changed while it was read")
+            }
+            bytes = try deployment.openChild(FileName("deploy"), flags: O_RDONLY | O_NOFOLLOW).readAll(limit: 1 << 20)
+        } catch let error as FlatpakMoveError {
+            throw error
+        } catch {
+            throw .deployment("its deploy file: \(error)")
+        }
+        let members: [Range<Int>]
+        do {
+            members = try OstreeCommit.tupleMembers(bytes, count: 5, fixed: [3: 8], alignments: [3: 8, 4: 8])
+        } catch {
+            throw .deployment("its deploy file: \(error)")
+        }
+        let origin = members[0]
+        guard !origin.isEmpty, bytes[origin.upperBound - 1] == 0 else { throw .deployment("its deploy file names no origin") }
+        let name = String(decoding: bytes[origin.lowerBound..<(origin.upperBound - 1)], as: UTF8.self)
+        guard FlatpakRemoteConfiguration.isRemoteName(name) else { throw .remoteRefused("the deployment's origin is not a plain remote name") }
+        return name
+    }
+
+    /// `repo/config`, at most ``FlatpakRemoteConfiguration/sizeLimit`` bytes.
+    func repositoryConfiguration() throws(FlatpakMoveError) -> [UInt8] {
+        do {
+            let file = try open(["repo"]).openChild(FileName("config"), flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+            guard try file.status().type == .regular else { throw FlatpakMoveError.remoteRefused("repo/config is not a regular file") }
+            return try file.readAll(limit: FlatpakRemoteConfiguration.sizeLimit + 1)
+        } catch let error as FlatpakMoveError {
+            throw error
+        } catch {
+            throw .remoteRefused("repo/config: \(error)")
+        }
+    }
+
+    /// `repo/REMOTE.trustedkeys.gpg`: the keys the child's remote checks
+    /// signatures with, which the Guard's copy of the remote then checks with.
+    func keyring(of remote: String) throws(FlatpakMoveError) -> [UInt8] {
+        do {
+            let file = try open(["repo"]).openChild(FileName("\(remote).trustedkeys.gpg"), flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+            guard try file.status().type == .regular else { throw FlatpakMoveError.remoteRefused("the remote's keyring is not a regular file") }
+            return try file.readAll(limit: 1 << 20)
+        } catch let error as FlatpakMoveError {
+            throw error
+        } catch {
+            throw .remoteRefused("the remote verifies GPG signatures, and its keyring: \(error)")
+        }
+    }
+
+    /// Moves `app/ID/ARCH/BRANCH` into `.removed/`, Flatpak's own folder
+    /// for what it deletes later: from then on the child's Flatpak finds
+    /// the app in the Guard's installation only. One `renameat(2)`.
+    func setAside(_ request: FlatpakMoveRequest, branchFolder: FileDescriptor) throws(FlatpakMoveError) {
+        do {
+            let arch = try open(["app", request.appID, request.arch])
+            if (try? root.status(of: FileName(".removed"))) == nil {
+                _ = try retryingOnInterrupt("mkdirat") { mkdirat(root.rawValue, ".removed", 0o755) }
+                try root.changeOwner(of: FileName(".removed"), uid: uid, gid: nil)
+            }
+            let removed = try root.openChild(FileName(".removed"), flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+            guard try removed.status().uid == uid else { throw FlatpakMoveError.deployment(".removed is not the child's") }
+            // The branch folder must still be the one checked: renamed by name, compared after by inode.
+            let name = "\(request.appID)-\(request.branch)-\(request.commit)-familycontrols-\(getpid())"
+            _ = try retryingOnInterrupt("renameat") { renameat(arch.rawValue, request.branch, removed.rawValue, name) }
+            guard try removed.status(of: FileName(name)).isSameFile(as: try branchFolder.status()) else {
+                throw FlatpakMoveError.deployment("the branch folder was replaced during the move")
+            }
+        } catch let error as FlatpakMoveError {
+            throw error
+        } catch {
+            throw .deployment("setting the per-user copy aside: \(error)")
+        }
+    }
+}
