@@ -24,7 +24,7 @@ extension LockKeeper {
         updatesUnderWay.withLock { _ = $0.insert(key) }
         let report: LockReport
         do {
-            report = try locker.lock(user: user, appID: update.lockKey, directory: update.staged)
+            report = try locker.lock(user: user, appID: update.lockKey, directory: update.staged, linksOutsideAllowed: false)
         } catch {
             updatesUnderWay.withLock { _ = $0.remove(key) }
             ledger.audit(.update, actor: user, user: user, appID: update.appID, member: .child, outcome: .refused,
