@@ -37,7 +37,9 @@ struct SettingsTests {
             #expect(row["approvedBy"] as? String == guardd.guardian.name)
             #expect(row["lock"] as? String == "locked")
             #expect((row["updatedAt"] as? String)?.hasSuffix("Z") == true)
-            #expect(Set(row.keys) == ["user", "app", "member", "status", "approvedBy", "updatedAt", "lock", "path"])
+            #expect(Set(row.keys) == ["user", "app", "member", "status", "approvedBy", "updatedAt", "lock", "path", "flatpak"])
+            // An app root's app is no Flatpak app: null, as approvedBy is when no one approved.
+            #expect(row["flatpak"] is NSNull)
 
             let revoked = try await guardd.familyctl(["revoke", "--user", guardd.child.name, "--app", GuardFixture.appID])
             #expect(revoked.status == 0, "\(revoked.standardError)")
