@@ -23,7 +23,7 @@ doc=$root/usr/share/doc/familycontrols
 install -d "$root/DEBIAN" "$root/usr/sbin" "$root/usr/bin" "$root/usr/lib/familycontrols/demo" \
     "$root/usr/share/familycontrols" "$root/usr/share/man/man5" "$root/usr/share/man/man8" \
     "$root/usr/share/bash-completion/completions" "$root/lib/systemd/system" \
-    "$root/etc/familycontrols" "$root/etc/pam.d" "$doc"
+    "$root/etc/familycontrols" "$root/etc/pam.d" "$root/etc/flatpak/installations.d" "$doc"
 # Stripped as dh_strip strips: the Swift metadata lives in allocated sections and stays.
 install -m 0755 "$bin/familycontrolsd" "$root/usr/sbin/familycontrolsd"
 install -m 0755 "$bin/familyctl" "$root/usr/bin/familyctl"
@@ -44,12 +44,18 @@ done
 sed 's|/usr/local/sbin/familycontrolsd|/usr/sbin/familycontrolsd|g' Config/systemd/familycontrolsd.service \
     > "$root/lib/systemd/system/familycontrolsd.service"
 install -m 0644 Config/systemd/familycontrolsd.socket "$root/lib/systemd/system/"
-if grep -q /usr/local "$root/lib/systemd/system/familycontrolsd.service"; then
-    echo "build-deb.sh: the unit still names /usr/local" >&2
+# The Flatpak move service, which the Guard asks through its socket.
+sed 's|/usr/local/sbin/familycontrolsd|/usr/sbin/familycontrolsd|g' "Config/systemd/familycontrols-flatpak@.service" \
+    > "$root/lib/systemd/system/familycontrols-flatpak@.service"
+install -m 0644 Config/systemd/familycontrols-flatpak.socket "$root/lib/systemd/system/"
+if grep -q /usr/local "$root/lib/systemd/system/familycontrolsd.service" "$root/lib/systemd/system/familycontrols-flatpak@.service"; then
+    echo "build-deb.sh: a unit still names /usr/local" >&2
     exit 1
 fi
 install -m 0644 Config/familycontrols.conf "$root/etc/familycontrols/familycontrols.conf"
 install -m 0644 pam.d/familycontrols-guardian pam.d/familycontrols-individual "$root/etc/pam.d/"
+# The Guard's Flatpak installation, where approved per-user apps are moved.
+install -m 0644 Config/flatpak/familycontrols.conf "$root/etc/flatpak/installations.d/familycontrols.conf"
 install -m 0644 Config/debian/copyright "$doc/copyright"
 install -d "$root/usr/share/lintian/overrides"
 install -m 0644 Config/debian/lintian-overrides "$root/usr/share/lintian/overrides/familycontrols"

@@ -56,7 +56,8 @@ struct DebianPackageTests {
             let listed = try await run("/usr/bin/dpkg", ["-L", "familycontrols"]).requireSuccess().standardOutput
             let paths = listed.split(separator: "\n").map(String.init).filter { $0 != "/." }
             for path in ["/usr/sbin/familycontrolsd", "/usr/bin/familyctl", "/lib/systemd/system/familycontrolsd.service",
-                         "/lib/systemd/system/familycontrolsd.socket", "/usr/share/man/man8/familycontrolsd.8.gz",
+                         "/lib/systemd/system/familycontrolsd.socket", "/lib/systemd/system/familycontrols-flatpak.socket",
+                         "/lib/systemd/system/familycontrols-flatpak@.service", "/usr/share/man/man8/familycontrolsd.8.gz",
                          "/usr/share/man/man8/familyctl.8.gz", "/usr/share/man/man5/familycontrols.conf.5.gz",
                          "/usr/share/bash-completion/completions/familyctl", "/usr/share/doc/familycontrols/copyright",
                          "/usr/share/doc/familycontrols/changelog.Debian.gz",
@@ -66,6 +67,8 @@ struct DebianPackageTests {
             }
             let unit = try String(contentsOfFile: "/lib/systemd/system/familycontrolsd.service", encoding: .utf8)
             #expect(unit.contains("\nExecStart=/usr/sbin/familycontrolsd\n"))
+            let mover = try String(contentsOfFile: "/lib/systemd/system/familycontrols-flatpak@.service", encoding: .utf8)
+            #expect(mover.contains("/usr/sbin/familycontrolsd ") && !mover.contains("/usr/local"), "\(mover)")
             let conffiles = try await run("/usr/bin/dpkg-query", ["-W", "-f=${Conffiles}", "familycontrols"]).standardOutput
             #expect(Self.conffiles.allSatisfy { conffiles.contains(" \($0) ") }, "\(conffiles)")
             // libstdc++ and libgcc are linked in: the package names the source they came from.
@@ -115,7 +118,7 @@ struct DebianPackageTests {
             }
             #expect(!FileManager.default.fileExists(atPath: Self.state), "the purge removes the store")
             let units = try await sh("find /etc/systemd/system /var/lib/systemd/deb-systemd-helper-enabled "
-                + "/var/lib/systemd/deb-systemd-helper-masked -name 'familycontrolsd*' 2>/dev/null")
+                + "/var/lib/systemd/deb-systemd-helper-masked -name 'familycontrols*' 2>/dev/null")
             #expect(units.standardOutput.isEmpty, "unit links left: \(units.standardOutput)")
         }
     }
@@ -150,7 +153,7 @@ enum DebianMachine {
     static let state = "/var/lib/familycontrols"
     /// The machine's own files at the package's conffile paths (install.sh puts them there too).
     static let conffiles = ["/etc/familycontrols/familycontrols.conf", "/etc/pam.d/familycontrols-guardian",
-                            "/etc/pam.d/familycontrols-individual"]
+                            "/etc/pam.d/familycontrols-individual", "/etc/flatpak/installations.d/familycontrols.conf"]
 
     static var hasDebianTools: Bool {
         ["dpkg", "dpkg-deb", "dpkg-shlibdeps", "dpkg-gencontrol", "dpkg-parsechangelog"]
