@@ -80,16 +80,9 @@ extension FlatpakSandbox {
     /// component at a time without a link, and its installation's owner's,
     /// closed to other writers, as the installation itself.
     static func files(of deployment: FlatpakDeployment) throws(FlatpakIdentityError) -> OpenedDirectory {
-        let installation: OpenedDirectory
+        // The installation is checked as the deployment's files are.
+        _ = try open(deployment.installation)
         let files: OpenedDirectory
-        do {
-            installation = try OpenedDirectory.open(deployment.installation.path)
-        } catch {
-            throw .deploymentUnusable(path: deployment.installation.path, "\(error)")
-        }
-        if let problem = ownershipProblem(installation.status, of: deployment.installation) {
-            throw .deploymentUnusable(path: deployment.installation.path, problem)
-        }
         do {
             files = try OpenedDirectory.open(deployment.filesPath)
         } catch {

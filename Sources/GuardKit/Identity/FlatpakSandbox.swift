@@ -72,15 +72,7 @@ struct FlatpakSandbox {
         guard !executable.hasSuffix(" (deleted)"), let inside = FlatpakDeployment.pathInsideApp(executable) else {
             throw .executableNotInDeployment(executable: executable, deployment: deployment.path)
         }
-        let installation: OpenedDirectory
-        do {
-            installation = try OpenedDirectory.open(deployment.installation.path)
-        } catch {
-            throw .deploymentUnusable(path: deployment.installation.path, "\(error)")
-        }
-        if let problem = ownershipProblem(installation.status, of: deployment.installation) {
-            throw .deploymentUnusable(path: deployment.installation.path, problem)
-        }
+        let installation = try Self.open(deployment.installation)
         let files = deployment.relativePath + "/files"
         guard let filesStatus = installation.status(of: files), filesStatus.type == .directory else {
             throw .deploymentUnusable(path: deployment.filesPath, "it is not a folder reached without a link")
@@ -98,6 +90,20 @@ struct FlatpakSandbox {
     /// Why a folder of `installation` is not to be trusted, or nil: it is
     /// not its owner's, or others may write to it (for the system one, its
     /// group too).
+    /// The installation's folder, opened, when its owner is the installation's.
+    static func open(_ installation: FlatpakInstallation) throws(FlatpakIdentityError) -> OpenedDirectory {
+        let folder: OpenedDirectory
+        do {
+            folder = try OpenedDirectory.open(installation.path)
+        } catch {
+            throw .deploymentUnusable(path: installation.path, "\(error)")
+        }
+        if let problem = ownershipProblem(folder.status, of: installation) {
+            throw .deploymentUnusable(path: installation.path, problem)
+        }
+        return folder
+    }
+
     static func ownershipProblem(_ status: FileStatus, of installation: FlatpakInstallation) -> String? {
         let owner = installation.owner
         if status.uid != owner { return "it belongs to uid \(status.uid), not to uid \(owner)" }
