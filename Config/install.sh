@@ -113,6 +113,12 @@ install_config Config/familycontrols.conf "$dest/etc/familycontrols/familycontro
 # The Guard's Flatpak installation, where approved per-user apps are moved.
 install -d -m 0755 "$dest/etc/flatpak/installations.d"
 install_config Config/flatpak/familycontrols.conf "$dest/etc/flatpak/installations.d/familycontrols.conf" 0644
+# Flatpak opens every installation it is told of: without the installation's
+# repository every user's `flatpak run` fails ("While opening repository
+# /var/lib/familycontrols-flatpak/repo"). Root's first use of it makes it.
+if [ -z "$dest" ] && command -v flatpak >/dev/null; then
+    flatpak --installation=familycontrols remote-list >/dev/null
+fi
 
 if [ -d /run/systemd/system ] || [ -n "$dest" ]; then
     install -d -m 0755 "$dest/etc/systemd/system"

@@ -146,6 +146,15 @@ elif [ "$package" = installed ]; then
 elif [ "$purge" = yes ]; then
     echo "==> removing the Guard's store, $state"
     rm -rf "$state"
+    # The Guard's Flatpak installation goes too when it holds no app; apps
+    # moved there stay (they were the children's), with their repository.
+    flatpak_dir=$dest/var/lib/familycontrols-flatpak
+    if [ -d "$flatpak_dir" ] && [ -z "$(ls -A "$flatpak_dir/app" 2>/dev/null)" ]; then
+        echo "==> removing the Guard's Flatpak installation, $flatpak_dir (it holds no app)"
+        rm -rf "$flatpak_dir"
+    elif [ -d "$flatpak_dir" ]; then
+        echo "    kept the Guard's Flatpak installation, $flatpak_dir: it holds apps moved there"
+    fi
 else
     echo "    kept the Guard's store, $state (approvals, audit trail, lock journal; --purge removes it)"
 fi

@@ -79,6 +79,19 @@ struct DebianPackageTests {
             #expect(try String(contentsOfFile: Self.conffiles[0], encoding: .utf8).hasPrefix("# the administrator's own"))
             #expect(FileManager.default.fileExists(atPath: Self.conffiles[0] + ".dpkg-dist"))
             #expect(try FileManager.default.attributesOfItem(atPath: Self.state)[.posixPermissions] as? Int == 0o700)
+            // The Guard's Flatpak installation is named in /etc/flatpak: its
+            // repository must exist, or every user's Flatpak fails to open it.
+            if FileManager.default.isExecutableFile(atPath: "/usr/bin/flatpak") {
+                #expect(FileManager.default.fileExists(atPath: "/var/lib/familycontrols-flatpak/repo/config"))
+                try await withTemporaryDirectory { home in
+                    try await withThrowawayUser(home: home) { user in
+                        chown(home, user.uid, user.gid)
+                        let listed = try await run("/usr/sbin/runuser", ["-u", user.name, "--", "/usr/bin/flatpak", "list"],
+                                                   environment: ["HOME": home])
+                        #expect(listed.status == 0, "\(listed.standardError)")
+                    }
+                }
+            }
 
             // The installed Guard, on a socket and store of its own, from its
             // installed configuration and PAM services; no toolchain in reach.
@@ -117,6 +130,8 @@ struct DebianPackageTests {
                 }
             }
             #expect(!FileManager.default.fileExists(atPath: Self.state), "the purge removes the store")
+            #expect(!FileManager.default.fileExists(atPath: "/var/lib/familycontrols-flatpak"),
+                    "the purge removes the Guard's Flatpak installation when it holds no app")
             let units = try await sh("find /etc/systemd/system /var/lib/systemd/deb-systemd-helper-enabled "
                 + "/var/lib/systemd/deb-systemd-helper-masked -name 'familycontrols*' 2>/dev/null")
             #expect(units.standardOutput.isEmpty, "unit links left: \(units.standardOutput)")
