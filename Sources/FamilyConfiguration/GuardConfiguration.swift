@@ -57,6 +57,15 @@ package struct GuardConfiguration: Hashable, Sendable {
     /// `[Flatpak] Installations=`: further Flatpak installations whose apps
     /// are recognised, treated as the system one: each must be root's.
     package var flatpakInstallations: [String] = []
+    /// `[Flatpak] MoveService=`: the socket of the Flatpak move service
+    /// (`familycontrols-flatpak.socket`), through which an approved per-user
+    /// app is moved into the Guard's installation; used where the socket
+    /// exists, else the app is locked in place. Nil (`no`): always in place.
+    package var flatpakMoveService: String? = "/run/familycontrols-flatpak/move.socket"
+    /// `[Flatpak] GuardInstallation=`: the Guard's own root-owned installation
+    /// (its `Path=` in `/etc/flatpak/installations.d/familycontrols.conf`),
+    /// whose apps are recognised as a system installation's.
+    package var flatpakGuardInstallation = "/var/lib/familycontrols-flatpak"
 
     /// The embedded defaults: no family yet, standard roots and services.
     package init() {}
@@ -168,9 +177,14 @@ package struct GuardConfiguration: Hashable, Sendable {
                 case "UserInstallations": flatpakUserInstallations = try Self.boolean(entry, file: file)
                 case "SystemInstallation": flatpakSystemInstallation = try Self.boolean(entry, file: file)
                 case "Installations": flatpakInstallations = try Self.installations(entry, current: flatpakInstallations, file: file)
+                case "MoveService":
+                    flatpakMoveService = ["no", "off", "false", "0"].contains(entry.value.lowercased())
+                        ? nil : try Self.absolutePath(entry, example: "/run/familycontrols-flatpak/move.socket", file: file)
+                case "GuardInstallation":
+                    flatpakGuardInstallation = try Self.absolutePath(entry, example: "/var/lib/familycontrols-flatpak", file: file)
                 default:
                     throw fail(entry.line, "unknown key \"\(entry.key.clipped)\" in [Flatpak] (expected UserInstallations, "
-                        + "SystemInstallation or Installations)")
+                        + "SystemInstallation, Installations, MoveService or GuardInstallation)")
                 }
             }
         case ("Child", nil):
@@ -256,6 +270,17 @@ package struct GuardConfiguration: Hashable, Sendable {
     }
 
     /// `yes`/`no`, as systemd spells booleans (`true`/`false`, `on`/`off`, `1`/`0` too).
+    /// One absolute, normalized path (no empty, `.` or `..` part), at most 1024 bytes.
+    private static func absolutePath(_ entry: INIFile.Entry, example: String, file: String) throws(ConfigError) -> String {
+        let parts = entry.value.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        guard entry.value.hasPrefix("/"), entry.value.utf8.count <= 1024, !parts.isEmpty,
+              !parts.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." || $0.contains(where: \.isWhitespace) }) else {
+            throw ConfigError(file: file, line: entry.line,
+                              "\(entry.key)= expects an absolute path such as \(example), found \"\(entry.value.clipped)\"")
+        }
+        return entry.value
+    }
+
     private static func boolean(_ entry: INIFile.Entry, file: String) throws(ConfigError) -> Bool {
         switch entry.value.lowercased() {
         case "yes", "true", "on", "1": return true

@@ -330,9 +330,27 @@ struct FamilyMembershipTests {
         }
     }
 
+    @Test func theMoveServiceIsOnByDefaultAndCanBeMovedOrTurnedOff() throws {
+        let defaults = try parse("[Family]\nChildren=alice\n")
+        #expect(defaults.flatpakMoveService == "/run/familycontrols-flatpak/move.socket")
+        #expect(defaults.flatpakGuardInstallation == "/var/lib/familycontrols-flatpak")
+        let moved = try parse("[Flatpak]\nMoveService=/run/other/move.socket\nGuardInstallation=/srv/guard-flatpak\n")
+        #expect(moved.flatpakMoveService == "/run/other/move.socket")
+        #expect(moved.flatpakGuardInstallation == "/srv/guard-flatpak")
+        #expect(try parse("[Flatpak]\nMoveService=no\n").flatpakMoveService == nil)
+    }
+
+    @Test(arguments: ["relative.socket", "/", "/run/../etc/x", "/run//x", "/run/x/", "/run/a b", "yes"])
+    func aMoveServiceThatIsNotOneNormalizedAbsolutePathIsRefused(_ value: String) {
+        #expect(throws: ConfigError(file: "test.conf", line: 2, "MoveService= expects an absolute path such as "
+                                    + "/run/familycontrols-flatpak/move.socket, found \"\(value)\"")) {
+            try parse("[Flatpak]\nMoveService=\(value)\n")
+        }
+    }
+
     @Test func anUnknownKeyOrAYesNoMistakeNamesTheLine() {
         #expect(throws: ConfigError(file: "test.conf", line: 2, "unknown key \"User\" in [Flatpak] (expected "
-                                    + "UserInstallations, SystemInstallation or Installations)")) {
+                                    + "UserInstallations, SystemInstallation, Installations, MoveService or GuardInstallation)")) {
             try parse("[Flatpak]\nUser=no\n")
         }
         #expect(throws: ConfigError(file: "test.conf", line: 3, "SystemInstallation= expects yes or no, found \"maybe\"")) {

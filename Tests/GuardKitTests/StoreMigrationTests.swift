@@ -120,7 +120,7 @@ struct StoreMigrationTests {
         try withPreparedFile(version3) { directory, path throws in
             #expect(try integer("PRAGMA user_version", in: path) == 3)
             let store = try Store.open(directory: directory, logger: .quiet)
-            #expect(try store.settings().schemaVersion == 6)
+            #expect(try store.settings().schemaVersion == StoreSchema.currentVersion)
             let before = try store.auditEvents()
             #expect(before.map(\.count) == [1])
             #expect(before.first?.lastAt == nil)

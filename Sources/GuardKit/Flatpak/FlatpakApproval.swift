@@ -14,6 +14,24 @@ package struct FlatpakApproval: Hashable, Sendable {
 
     /// `app/ID/ARCH/BRANCH`.
     package var ref: String { "app/\(appID)/\(arch)/\(branch)" }
+
+    /// What the store keeps of it beside the deployment.
+    package var origin: FlatpakOrigin { FlatpakOrigin(remote: remote, url: url, commitTime: timestamp) }
+}
+
+/// Where an app in the Guard's installation updates from, and the approved
+/// commit's time (seconds since 1970): what ``FlatpakApproval`` adds to the
+/// recorded deployment.
+package struct FlatpakOrigin: Hashable, Sendable {
+    package var remote: String
+    package var url: String
+    package var commitTime: UInt64
+
+    package init(remote: String, url: String, commitTime: UInt64) {
+        self.remote = remote
+        self.url = url
+        self.commitTime = commitTime
+    }
 }
 
 /// What the Guard's installation holds now for an approved app, judged

@@ -37,6 +37,11 @@ package struct FlatpakInstallations: Sendable {
         for path in configuration.flatpakInstallations where path != FlatpakInstallation.system.path {
             result.recognised.append(FlatpakInstallation(path: path, kind: .system))
         }
+        // Where an approved per-user app is moved (``FlatpakMoveClient``): root's, as the system one.
+        let guardInstallation = configuration.flatpakGuardInstallation
+        if !result.recognised.contains(where: { $0.path == guardInstallation }) {
+            result.recognised.append(FlatpakInstallation(path: guardInstallation, kind: .system))
+        }
         return result
     }
 

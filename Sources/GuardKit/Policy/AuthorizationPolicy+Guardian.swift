@@ -35,12 +35,12 @@ extension AuthorizationPolicy {
             let detail = "request \(id)"
             switch (request.purpose, approve) {
             case (.approve, true):
-                let record = AuthorizationRecord(
+                var record = AuthorizationRecord(
                     user: caller.account.name, uid: caller.account.uid, appID: caller.app.appID, member: .child,
                     status: .approved, approvedBy: requester.name, updatedAt: .now, appPath: caller.app.directory,
                     appIdentity: caller.app.directoryIdentity, flatpak: caller.app.flatpak)
                 do throws(GuardFailure) {
-                    try keeper.approve(record, directory: caller.directory, audit: ledger.event(
+                    record = try keeper.approve(record, directory: caller.directory, audit: ledger.event(
                         .approve, actor: requester.name, user: record.user, appID: record.appID, member: .child,
                         outcome: .approved, detail: detail))
                 } catch {

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import FamilyControlsModel
 import GuardProtocol
 import LockEngine
@@ -35,10 +38,20 @@ package final class LockKeeper: Sendable {
     /// (`unenforced`) is recorded with the approval and said wherever the
     /// approval is shown. An approval that cannot be recorded is unlocked again.
     /// Call in the (user, app) save turn (``AppTurns/save(_:_:)``).
-    func approve(_ record: AuthorizationRecord, directory: OpenedDirectory?, audit approval: AuditEvent) throws(GuardFailure) {
+    /// A child's per-user Flatpak app is instead moved into the Guard's
+    /// installation when the move service's socket exists (``moveFlatpak(_:)``),
+    /// and then needs no lock.
+    /// - Returns: the record as recorded (for a moved app, of the Guard's installation).
+    @discardableResult
+    func approve(_ record: AuthorizationRecord, directory: OpenedDirectory?,
+                 audit approval: AuditEvent) throws(GuardFailure) -> AuthorizationRecord {
+        if record.member == .child, let moved = try moveFlatpak(record) {
+            try ledger.commit(moved, audit: approval)
+            return moved
+        }
         guard record.member == .child, Self.needsLock(record) else {
             try ledger.commit(record, audit: approval)
-            return
+            return record
         }
         guard let directory else {
             throw GuardFailure(.unavailable, "the app folder of \(record.appID) could not be opened to lock it")
@@ -66,6 +79,72 @@ package final class LockKeeper: Sendable {
         } else {
             logger.info("lock: \(DisplayText.sanitized(report.record.path)) is \(report.state)")
         }
+        return record
+    }
+
+    /// Moves an approved app of a child's per-user Flatpak installation into
+    /// the Guard's, through the move service (``FlatpakMoveClient``), when
+    /// `[Flatpak] MoveService=` names a socket that exists.
+    /// - Returns: the record of the moved app (the Guard's installation, the
+    ///   same commit, its remote and time), or nil where the app is locked in
+    ///   place instead: not a per-user Flatpak app, or no move service.
+    /// - Throws: `Unavailable` when the service is there but the move fails:
+    ///   the app stays where it was, unapproved.
+    func moveFlatpak(_ record: AuthorizationRecord) throws(GuardFailure) -> AuthorizationRecord? {
+        guard let deployment = record.flatpak, case .user(let uid) = deployment.installation.kind else { return nil }
+        let configuration = families.current.configuration
+        guard let socket = configuration.flatpakMoveService else {
+            logger.info("flatpak: \(record.appID) for \(record.user) is locked in place ([Flatpak] MoveService=no)")
+            return nil
+        }
+        guard access(socket, F_OK) == 0 else {
+            logger.info("flatpak: \(record.appID) for \(record.user) is locked in place (no move service at \(socket))")
+            return nil
+        }
+        let suffix = "/.local/share/flatpak"
+        guard deployment.installation.path.hasSuffix(suffix) else {
+            throw GuardFailure(.unavailable, "\(deployment.installation.path) is not a per-user Flatpak installation")
+        }
+        let home = String(deployment.installation.path.dropLast(suffix.count))
+        let opened: OpenedDirectory
+        do {
+            opened = try OpenedDirectory.open(deployment.path)
+        } catch {
+            throw GuardFailure(.unavailable, "the deployment of \(record.appID) could not be opened to move it: \(error)")
+        }
+        let request = FlatpakMoveRequest(uid: uid, home: home, appID: deployment.appID, arch: deployment.arch,
+                                         branch: deployment.branch, commit: deployment.commit, deployment: opened.status)
+        let approval: FlatpakApproval
+        do {
+            approval = try FlatpakMoveClient(socketPath: socket).move(request)
+        } catch {
+            ledger.audit(.lock, actor: AuditEvent.guardActor, user: record.user, appID: record.appID,
+                         member: .child, outcome: .failed, detail: "move into the Guard's Flatpak installation: \(error)")
+            logger.error("flatpak: cannot move \(record.appID) for \(record.user): \(error); the approval is not recorded")
+            throw GuardFailure(.unavailable, "the app could not be moved into the Guard's Flatpak installation, "
+                + "so it was not approved: \(error)")
+        }
+        let installation = FlatpakInstallation(path: configuration.flatpakGuardInstallation, kind: .system)
+        let moved = FlatpakDeployment(installation: installation, kind: .app, appID: approval.appID, arch: approval.arch,
+                                      branch: approval.branch, commit: approval.commit)
+        let folderPath = FlatpakLockPlacement.folder(of: moved)
+        let folder: OpenedDirectory
+        do {
+            folder = try OpenedDirectory.open(folderPath)
+        } catch {
+            throw GuardFailure(.unavailable, "\(folderPath), where \(record.appID) was moved, cannot be opened: \(error)")
+        }
+        if let problem = FlatpakSandbox.ownershipProblem(folder.status, of: installation) {
+            throw GuardFailure(.unavailable, "\(folderPath), where \(record.appID) was moved: \(problem)")
+        }
+        var result = record
+        result.flatpak = moved
+        result.flatpakOrigin = approval.origin
+        result.appPath = folderPath
+        result.appIdentity = folder.identity
+        logger.notice("flatpak: \(record.appID) for \(record.user) moved into the Guard's installation "
+            + "\(installation.path) at commit \(approval.commit) from remote \(approval.remote); no lock needed")
+        return result
     }
 
     /// Whether an approval of `record`'s app is locked at all: not one in a

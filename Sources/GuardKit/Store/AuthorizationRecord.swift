@@ -29,6 +29,9 @@ package struct AuthorizationRecord: Hashable, Sendable {
     /// For a Flatpak app, the deployment approved (``appPath`` is then the
     /// folder ``FlatpakLockPlacement`` names); nil for an app in an app root.
     package var flatpak: FlatpakDeployment?
+    /// For a Flatpak app moved into the Guard's installation, where it
+    /// updates from and the approved commit's time; nil otherwise.
+    package var flatpakOrigin: FlatpakOrigin?
     /// When the record last changed: the exact value stored, so a record
     /// read back equals the one saved.
     package var updatedAt: UnixTime

@@ -104,7 +104,7 @@ extension Store {
     }
 }
 
-private let authorizationColumns = "user, uid, app_id, member, status, approved_by, updated_at, app_path, app_device, app_inode, flatpak_installation, flatpak_deployment"
+private let authorizationColumns = "user, uid, app_id, member, status, approved_by, updated_at, app_path, app_device, app_inode, flatpak_installation, flatpak_deployment, flatpak_remote, flatpak_url, flatpak_commit_time"
 
 extension StoreConnection {
     func upsert(_ record: AuthorizationRecord) throws(StoreError) {
@@ -113,12 +113,14 @@ extension StoreConnection {
         try execute(
             """
             INSERT INTO authorizations (\(authorizationColumns))
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
             ON CONFLICT (user, app_id) DO UPDATE SET
                 uid = excluded.uid, member = excluded.member, status = excluded.status,
                 approved_by = excluded.approved_by, updated_at = excluded.updated_at,
                 app_path = excluded.app_path, app_device = excluded.app_device, app_inode = excluded.app_inode,
-                flatpak_installation = excluded.flatpak_installation, flatpak_deployment = excluded.flatpak_deployment
+                flatpak_installation = excluded.flatpak_installation, flatpak_deployment = excluded.flatpak_deployment,
+                flatpak_remote = excluded.flatpak_remote, flatpak_url = excluded.flatpak_url,
+                flatpak_commit_time = excluded.flatpak_commit_time
             """,
             [
                 .text(record.user), .integer(Int64(record.uid)), .text(record.appID),
@@ -128,6 +130,8 @@ extension StoreConnection {
                 record.appIdentity.map { .integer(Int64(bitPattern: $0.inode)) } ?? .null,
                 .text(orNull: record.flatpak.map { $0.installation.kind == .system ? "system" : "user" }),
                 .text(orNull: record.flatpak?.path),
+                .text(orNull: record.flatpakOrigin?.remote), .text(orNull: record.flatpakOrigin?.url),
+                record.flatpakOrigin.map { .integer(Int64(clamping: $0.commitTime)) } ?? .null,
             ]
         )
     }
@@ -156,6 +160,13 @@ extension StoreConnection {
                 throw .invalidValue(path: path, table: table, column: "flatpak_deployment", value: row.string(at: 11) ?? "NULL")
             }
             record.flatpak = deployment
+        }
+        if let remote = row.string(at: 12), let url = row.string(at: 13), !row.isNull(at: 14) {
+            let time = row.int64(at: 14)
+            guard time >= 0 else {
+                throw .invalidValue(path: path, table: table, column: "flatpak_commit_time", value: String(time))
+            }
+            record.flatpakOrigin = FlatpakOrigin(remote: remote, url: url, commitTime: UInt64(time))
         }
         return record
     }

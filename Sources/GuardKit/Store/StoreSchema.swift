@@ -11,7 +11,7 @@ package enum StoreSchema {
     package static let applicationID: Int32 = 0x4661_6D43
 
     /// Every migration, oldest first; the last one's version is the current schema.
-    package static let migrations: [StoreMigration] = [version1, version2, version3, version4, version5, version6]
+    package static let migrations: [StoreMigration] = [version1, version2, version3, version4, version5, version6, version7]
 
     /// The schema version this code writes and reads.
     package static var currentVersion: Int { migrations.last?.version ?? 0 }
@@ -150,6 +150,22 @@ package enum StoreSchema {
                 CHECK (flatpak_installation IN ('user', 'system'));
             ALTER TABLE authorizations ADD COLUMN flatpak_deployment TEXT
                 CHECK ((flatpak_deployment IS NULL) = (flatpak_installation IS NULL));
+            """
+    )
+
+    // A Flatpak app moved into the Guard's installation records where it
+    // updates from (the remote's name and URL there) and the approved
+    // commit's time, which an update must not go back before. Null otherwise.
+    private static let version7 = StoreMigration(
+        version: 7,
+        summary: "approvals of Flatpak apps moved into the Guard's installation record the remote and the commit's time",
+        sql: """
+            ALTER TABLE authorizations ADD COLUMN flatpak_remote TEXT;
+            ALTER TABLE authorizations ADD COLUMN flatpak_url TEXT;
+            ALTER TABLE authorizations ADD COLUMN flatpak_commit_time INTEGER
+                CHECK ((flatpak_commit_time IS NULL) = (flatpak_remote IS NULL)
+                       AND (flatpak_remote IS NULL) = (flatpak_url IS NULL)
+                       AND (flatpak_remote IS NULL OR flatpak_deployment IS NOT NULL));
             """
     )
 
