@@ -19,6 +19,25 @@ struct StoreAuthorizationTests {
         }
     }
 
+    @Test("a Flatpak app moved into the Guard's installation reads back with its remote and commit time")
+    func movedFlatpakRoundTrip() throws {
+        try withStore { store, _ throws in
+            var record = AuthorizationRecord.sample(status: .approved)
+            let commit = String(repeating: "ab", count: 32)
+            record.flatpak = FlatpakDeployment(recordedAt: "/var/lib/familycontrols-flatpak/app/org.example.Paint/x86_64/stable/\(commit)",
+                                               system: true, uid: record.uid)
+            record.flatpakOrigin = FlatpakOrigin(remote: "flathub", url: "https://dl.flathub.org/repo/", commitTime: 1_764_000_000)
+            try store.save(record)
+            #expect(try store.authorizations() == [record])
+            // Half an origin is refused by the schema.
+            let database = try SQLiteDatabase(path: store.path, flags: [.readWrite])
+            let error = #expect(throws: SQLiteError.self) {
+                try database.execute("UPDATE authorizations SET flatpak_url = NULL")
+            }
+            #expect(error?.extendedCode == .constraintCheck)
+        }
+    }
+
     @Test("every status the Guard stores, and every member, round-trips",
           arguments: [AuthorizationStatus.notDetermined, .denied, .approved], FamilyControlsMember.allCases)
     func enumerations(_ status: AuthorizationStatus, _ member: FamilyControlsMember) throws {

@@ -89,6 +89,7 @@ struct AppRequest {
         case .request(let member):
             // Checked again each time: the family may have changed since the request was admitted.
             try policy.admit(member, from: caller)
+            if member == .child { try policy.keeper.followFlatpakUpdate(user: user, app: caller.app) }
             let current = try recorded()
             if member == .child { try policy.refuseFolderOfAnotherApp(caller) }
             switch AuthorizationRules.requestStart(member, current: current, app: asking) {
@@ -253,7 +254,8 @@ struct AppRequest {
     private func recorded() throws(GuardFailure) -> RecordedAuthorization? {
         guard let record = try policy.ledger.authorization(user: user, appID: caller.app.appID) else { return nil }
         return RecordedAuthorization(status: record.status, member: record.member, approvedBy: record.approvedBy,
-                                     isThisFolder: record.appIdentity == caller.app.directoryIdentity,
+                                     isThisFolder: record.appIdentity == caller.app.directoryIdentity
+                                         && LockKeeper.isApprovedCommit(record, running: caller.app.flatpak),
                                      folder: DisplayText.sanitized(record.appPath))
     }
 }

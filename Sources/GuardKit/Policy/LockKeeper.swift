@@ -82,6 +82,46 @@ package final class LockKeeper: Sendable {
         return record
     }
 
+    /// Whether `running`, the deployment an app runs from, is the commit
+    /// `record` approved: always for an app not moved into the Guard's
+    /// installation (in place, its files cannot change).
+    static func isApprovedCommit(_ record: AuthorizationRecord, running: FlatpakDeployment?) -> Bool {
+        guard record.flatpakOrigin != nil, let approved = record.flatpak else { return true }
+        return running?.commit == approved.commit && running?.installation.path == approved.installation.path
+    }
+
+    /// When a child's app moved into the Guard's installation runs another
+    /// commit than the approved one (the child updated it through Flatpak),
+    /// judges it (``FlatpakUpdateJudge``): a newer commit of the approved
+    /// remote moves the approval to it; anything else leaves the approval
+    /// where it was, so the app is not answered as approved, and is logged.
+    func followFlatpakUpdate(user: String, app: AppIdentity) throws(GuardFailure) {
+        guard let running = app.flatpak else { return }
+        try turns.save(StatusHub.Key(user: user, appID: app.appID)) { () throws(GuardFailure) in
+            guard let record = try ledger.authorization(user: user, appID: app.appID), record.member == .child,
+                  record.status == .approved, let origin = record.flatpakOrigin, let approved = record.flatpak,
+                  running.installation.path == approved.installation.path, running.commit != approved.commit else { return }
+            let approval = FlatpakApproval(appID: approved.appID, arch: approved.arch, branch: approved.branch,
+                                           remote: origin.remote, url: origin.url, commit: approved.commit,
+                                           timestamp: origin.commitTime)
+            let verdict = FlatpakUpdateJudge(installation: GuardFlatpakInstallation(path: approved.installation.path))
+                .judge(approval)
+            guard case .approved(let next) = verdict, next.commit == running.commit else {
+                logger.warning("flatpak: \(app.appID) for \(user) runs commit \(running.commit), not the approved "
+                    + "\(approved.commit); the approval does not follow it (\(verdict))")
+                return
+            }
+            var moved = record
+            moved.flatpak?.commit = next.commit
+            moved.flatpakOrigin = next.origin
+            moved.updatedAt = .now
+            let detail = "from \(approved.commit) to \(next.commit), a newer commit of remote \(origin.remote)"
+            try ledger.commit(moved, audit: ledger.event(.update, actor: AuditEvent.guardActor, user: user, appID: app.appID,
+                                                         member: .child, outcome: .approved, detail: detail))
+            logger.notice("flatpak: the approval of \(app.appID) for \(user) follows its update \(detail)")
+        }
+    }
+
     /// Moves an approved app of a child's per-user Flatpak installation into
     /// the Guard's, through the move service (``FlatpakMoveClient``), when
     /// `[Flatpak] MoveService=` names a socket that exists.
