@@ -140,6 +140,8 @@ struct FlatpakMoveApprovalTests {
             #expect(guardActive(services) == foreign)
             let asked = try await child.runDemo(["request", "--member", "child", "--stdin"], socket: guardd.socket)
             #expect(asked.standardOutput != "status: approved\n", "\(asked.standardOutput)\(asked.standardError)")
+            #expect(asked.standardError.contains("already approved for \(child.user.name) in another folder (\(guardBranch(services))/\(second))"),
+                    "\(asked.standardError)")
             #expect(guardd.log.contains("runs commit \(foreign), not the approved \(second); the approval does not follow it"),
                     "\(guardd.log)")
             let still = try #require(try await guardd.statusJSON(user: child.user.name, appID: appID))

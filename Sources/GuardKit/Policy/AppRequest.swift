@@ -253,9 +253,11 @@ struct AppRequest {
     /// The authorization recorded now, as the rules read it.
     private func recorded() throws(GuardFailure) -> RecordedAuthorization? {
         guard let record = try policy.ledger.authorization(user: user, appID: caller.app.appID) else { return nil }
+        // A moved Flatpak app's approval is of one commit: another is named by the approved deployment.
+        let approvedCommit = LockKeeper.isApprovedCommit(record, running: caller.app.flatpak)
         return RecordedAuthorization(status: record.status, member: record.member, approvedBy: record.approvedBy,
-                                     isThisFolder: record.appIdentity == caller.app.directoryIdentity
-                                         && LockKeeper.isApprovedCommit(record, running: caller.app.flatpak),
-                                     folder: DisplayText.sanitized(record.appPath))
+                                     isThisFolder: record.appIdentity == caller.app.directoryIdentity && approvedCommit,
+                                     folder: DisplayText.sanitized(approvedCommit ? record.appPath
+                                                                   : record.flatpak?.path ?? record.appPath))
     }
 }
