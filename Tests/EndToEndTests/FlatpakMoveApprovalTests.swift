@@ -107,7 +107,7 @@ struct FlatpakMoveApprovalTests {
         }
     }
 
-    @Test func theApprovalFollowsTheChildsUpdateFromItsRemoteButNotACopyFromAnotherRemote() async throws {
+    @Test func theApprovalFollowsTheChildsUpdateFromItsRemoteAndACopyFromAnotherRemoteWaitsForAGuardian() async throws {
         try await withMoveService { guardd, child, services in
             let first = try child.repository.commit()
             let approved = try await guardd.flatpakRequestApproved(child)
@@ -122,6 +122,8 @@ struct FlatpakMoveApprovalTests {
             let updated = try await child.runDemo(["request", "--member", "child", "--stdin"], socket: guardd.socket)
             #expect(updated.standardOutput == "status: approved\n", "\(updated.standardError)\n\(guardd.log)")
             #expect(guardd.log.contains("follows its update from \(first) to \(second)"), "\(guardd.log)")
+            #expect(try await guardd.familyctlAsGuardian(["requests", "--json"]).standardOutput == "{\"requests\":[]}\n",
+                    "an update from the approved remote asks no one")
             let row = try #require(try await guardd.statusJSON(user: child.user.name, appID: appID))
             let flatpak = try #require(row["flatpak"] as? [String: Any])
             #expect(flatpak["commit"] as? String == second)
@@ -138,15 +140,55 @@ struct FlatpakMoveApprovalTests {
             try await run("/usr/bin/flatpak", ["install", "--installation=familycontrols", "--reinstall", "-y",
                                                "--noninteractive", "other", appID], environment: environment).requireSuccess()
             #expect(guardActive(services) == foreign)
-            let asked = try await child.runDemo(["request", "--member", "child", "--stdin"], socket: guardd.socket)
-            #expect(asked.standardOutput != "status: approved\n", "\(asked.standardOutput)\(asked.standardError)")
-            #expect(asked.standardError.contains("already approved for \(child.user.name) in another folder (\(guardBranch(services))/\(second))"),
-                    "\(asked.standardError)")
+
+            // Asked at that commit, the app waits: an update request, shown with both commits and remotes.
+            let denied = try await decideUpdate(guardd, child, approve: false, from: second, to: foreign)
+            #expect(denied.standardOutput != "status: approved\n", "\(denied.standardOutput)\(denied.standardError)")
+            #expect(denied.standardError.contains("did not let this version of"), "\(denied.standardError)")
             #expect(guardd.log.contains("runs commit \(foreign), not the approved \(second); the approval does not follow it"),
                     "\(guardd.log)")
             let still = try #require(try await guardd.statusJSON(user: child.user.name, appID: appID))
-            #expect((still["flatpak"] as? [String: Any])?["commit"] as? String == second)
+            #expect((still["flatpak"] as? [String: Any])?["commit"] as? String == second, "a denied update moves nothing")
+
+            // Asked again and let in by the guardian: the approval moves to the other remote's commit.
+            let letIn = try await decideUpdate(guardd, child, approve: true, from: second, to: foreign)
+            #expect(letIn.standardOutput == "status: approved\n", "\(letIn.standardError)\n\(guardd.log)")
+            let moved = try #require(try await guardd.statusJSON(user: child.user.name, appID: appID))
+            #expect((moved["flatpak"] as? [String: Any])?["commit"] as? String == foreign)
+            let rows = try await guardd.auditRows()
+            #expect(rows.contains("\(guardd.guardian.name) update \(child.user.name) \(appID) approved"), "\(rows)")
+            let again = try await child.runDemo(["request", "--member", "child", "--stdin"], socket: guardd.socket)
+            #expect(again.standardOutput == "status: approved\n", "approved at once at the commit let in: \(again.standardError)")
         }
+    }
+
+    /// Runs the child's demo at the Guard's installation's commit `to`,
+    /// checks its `update` request names both commits and the other remote,
+    /// and has the guardian approve or deny it.
+    private func decideUpdate(_ guardd: GuardFixture, _ child: FlatpakChild, approve: Bool,
+                              from: String, to: String) async throws -> ProcessResult {
+        let app = try child.startDemo(socket: guardd.socket)
+        defer { app.stop() }
+        var request: [String: Any]?
+        for _ in 0..<200 where request == nil {
+            let listed = try await guardd.familyctlAsGuardian(["requests", "--json"])
+            let object = try? JSONSerialization.jsonObject(with: Data(listed.standardOutput.utf8)) as? [String: Any]
+            request = (object?["requests"] as? [[String: Any]])?.first { $0["app"] as? String == appID }
+            if request == nil { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        let found = try #require(request, "no update request came: \(app.standardError)\n\(guardd.log)")
+        #expect(found["purpose"] as? String == "update", "\(found)")
+        #expect((found["from"] as? String)?.contains("commit \(from.prefix(16)) of remote \(FlatpakChild.remote)") == true, "\(found)")
+        #expect((found["to"] as? String)?.contains("commit \(to.prefix(16)) of remote other") == true, "\(found)")
+        let table = try await guardd.familyctlAsGuardian(["requests"])
+        #expect(table.standardOutput.contains(String(to.prefix(16))), "\(table.standardOutput)")
+        let id = try #require(found["id"] as? Int)
+        let decided = try await guardd.familyctlAsGuardian([approve ? "approve" : "deny", String(id), "--stdin"],
+                                                           input: "\(guardd.guardian.password ?? "")\n")
+        #expect(decided.status == 0, "\(decided.standardError)")
+        app.endInput()
+        let status = await app.exitStatus()
+        return ProcessResult(status: status, standardOutput: app.standardOutput, standardError: app.standardError)
     }
 
     @Test func withNoMoveServiceAtItsSocketTheApprovalLocksInPlaceAndTheLogSaysSo() async throws {

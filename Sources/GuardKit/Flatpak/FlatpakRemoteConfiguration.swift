@@ -64,6 +64,20 @@ package struct FlatpakRemoteConfiguration: Hashable, Sendable {
         return FlatpakRemoteConfiguration(name: name, url: url, gpgVerify: gpgVerify, collectionID: collection)
     }
 
+    /// The names of the `[remote "NAME"]` groups of a `repo/config`, in the
+    /// file's order; a name that is not a plain name (``isRemoteName(_:)``) is left out.
+    package static func remoteNames(in bytes: [UInt8]) -> [String] {
+        guard bytes.count <= sizeLimit else { return [] }
+        var names: [String] = []
+        for rawLine in bytes.split(separator: UInt8(ascii: "\n")) {
+            let line = String(decoding: rawLine, as: UTF8.self).drop { $0 == " " || $0 == "\t" }
+            guard line.hasPrefix("[remote \""), line.hasSuffix("\"]") else { continue }
+            let name = String(line.dropFirst("[remote \"".count).dropLast(2))
+            if isRemoteName(name), !names.contains(name) { names.append(name) }
+        }
+        return names
+    }
+
     /// Letters, digits, `-`, `_` and `.`, not starting with `-` or `.`, at most 64 bytes: what the Guard passes to flatpak.
     package static func isRemoteName(_ name: String) -> Bool {
         guard let first = name.utf8.first, first != UInt8(ascii: "-"), first != UInt8(ascii: "."), name.utf8.count <= 64 else { return false }

@@ -64,6 +64,30 @@ package struct FlatpakUpdateJudge: Sendable {
         return .approved(moved)
     }
 
+    /// The commit deployed now, as a guardian would let it in (the verdict
+    /// was ``FlatpakUpdateVerdict/needsGuardian(from:to:reason:)``): of the
+    /// remote whose ref names it, the approved remote first, with that
+    /// remote's URL and the commit's time; nil when no remote's ref names it
+    /// (a commit installed from a file, say), since then no later update
+    /// could be judged against it.
+    package func candidate(after approval: FlatpakApproval, commit active: String) -> FlatpakApproval? {
+        guard let names = try? installation.remoteNames(),
+              let commit = try? installation.commit(active) else { return nil }
+        let ordered = names.contains(approval.remote) ? [approval.remote] + names.filter { $0 != approval.remote } : names
+        for name in ordered {
+            guard (try? installation.remoteRef(name, appID: approval.appID, arch: approval.arch,
+                                               branch: approval.branch)) == active,
+                  let remote = try? installation.remote(name) else { continue }
+            var next = approval
+            next.remote = name
+            next.url = remote.url
+            next.commit = active
+            next.timestamp = commit.timestamp
+            return next
+        }
+        return nil
+    }
+
     private enum Lineage { case descendant, unrelated, unknown }
 
     private func lineage(from start: OstreeCommit, to ancestor: String) -> Lineage {

@@ -127,14 +127,21 @@ package struct GuardFlatpakInstallation: Hashable, Sendable {
 
     /// The remote `name` as the installation's own `repo/config` names it.
     package func remote(_ name: String) throws(FlatpakMoveError) -> FlatpakRemoteConfiguration {
-        let bytes: [UInt8]
+        try FlatpakRemoteConfiguration.remote(name, in: try repositoryConfiguration())
+    }
+
+    /// The names of the installation's remotes.
+    package func remoteNames() throws(FlatpakMoveError) -> [String] {
+        FlatpakRemoteConfiguration.remoteNames(in: try repositoryConfiguration())
+    }
+
+    private func repositoryConfiguration() throws(FlatpakMoveError) -> [UInt8] {
         do {
             let repo = try openFolder(["repo"])
-            bytes = try repo.openChild(FileName("config"), flags: O_RDONLY | O_NOFOLLOW)
+            return try repo.openChild(FileName("config"), flags: O_RDONLY | O_NOFOLLOW)
                 .readAll(limit: FlatpakRemoteConfiguration.sizeLimit + 1)
         } catch {
             throw .installation("repo/config: \(error)")
         }
-        return try FlatpakRemoteConfiguration.remote(name, in: bytes)
     }
 }

@@ -33,6 +33,8 @@ struct AppRequest {
     private enum Start {
         case answered(AuthorizationStatus)
         case ask
+        /// A moved Flatpak app runs a commit only a guardian can let in.
+        case update(PendingRequest.Update)
     }
 
     /// What the people asked decided.
@@ -67,7 +69,11 @@ struct AppRequest {
             policy.logger.info("\(action): \(caller.app.appID) for \(user) waits for the request open for it to end")
         }) { () throws(GuardFailure) -> AuthorizationStatus in
             // Another request for this app may have ended while this one waited.
-            if case .answered(let status) = try start() { return status }
+            switch try start() {
+            case .answered(let status): return status
+            case .update(let update): return try awaitUpdate(update)
+            case .ask: break
+            }
             if case .request(let member) = purpose {
                 try policy.checkQuota(.request, member, caller: caller)
                 policy.ledger.audit(.request, actor: user, user: user, appID: caller.app.appID, member: member, outcome: .started)
@@ -89,7 +95,9 @@ struct AppRequest {
         case .request(let member):
             // Checked again each time: the family may have changed since the request was admitted.
             try policy.admit(member, from: caller)
-            if member == .child { try policy.keeper.followFlatpakUpdate(user: user, app: caller.app) }
+            if member == .child, let update = try policy.keeper.followFlatpakUpdate(user: user, app: caller.app) {
+                return .update(update)
+            }
             let current = try recorded()
             if member == .child { try policy.refuseFolderOfAnotherApp(caller) }
             switch AuthorizationRules.requestStart(member, current: current, app: asking) {
@@ -109,6 +117,28 @@ struct AppRequest {
                                     outcome: .refused, detail: "asked by a copy of the app in another folder")
                 throw refusal
             }
+        }
+    }
+
+    /// A moved Flatpak app's request at a commit only a guardian can let in:
+    /// an `update` request, decided from a guardian's own session, whose
+    /// approval moves the app's approval to that commit.
+    private func awaitUpdate(_ update: PendingRequest.Update) throws(GuardFailure) -> AuthorizationStatus {
+        policy.logger.info("update: \(caller.app.appID) for \(user) runs \(update.to); a parent or guardian is asked")
+        let (outcome, timeout) = try policy.desk.awaitGuardian(.update, caller: caller, update: update, channel: channel)
+        switch outcome {
+        case .approved:
+            // The guardian's own call moved the approval (``AuthorizationPolicy/decide``).
+            return .approved
+        case .denied(let guardian):
+            throw GuardFailure(.restricted, "\(guardian) did not let this version of \(caller.app.displayName) in; "
+                + "the approved version stays approved, and this one is not")
+        case .failed(let failure):
+            throw failure
+        case .canceled:
+            throw AuthorizationRules.ended(timedOut: false)
+        case .expired:
+            throw AuthorizationRules.expired(after: timeout.spokenSeconds)
         }
     }
 

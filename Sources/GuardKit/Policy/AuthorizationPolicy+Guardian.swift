@@ -63,9 +63,14 @@ extension AuthorizationPolicy {
                 guard let update = request.update else {
                     throw .internalError("request \(id) has no staged version to swap in")
                 }
+                let said = "\(detail): approved by \(requester.name), from \(update.from) to \(update.to)"
                 do throws(GuardFailure) {
-                    try keeper.swapIn(update.staged, user: caller.account.name, actor: requester.name,
-                                      detail: "\(detail): approved by \(requester.name), from \(update.from) to \(update.to)")
+                    switch update.change {
+                    case .staged(let staged):
+                        try keeper.swapIn(staged, user: caller.account.name, actor: requester.name, detail: said)
+                    case .flatpak(let next):
+                        try keeper.letFlatpakUpdateIn(next, user: caller.account.name, actor: requester.name, detail: said)
+                    }
                 } catch {
                     request.end(.failed(error))
                     throw error
@@ -105,7 +110,12 @@ extension AuthorizationPolicy {
         }
         let outcome = switch (request.purpose, approve) {
         case (.update, true):
-            "let the new version in: from \(request.update?.from ?? "?") to \(request.update?.to ?? "?"), locked in its place"
+            switch request.update?.change {
+            case .flatpak: "let this version in: from \(request.update?.from ?? "?") to \(request.update?.to ?? "?"); "
+                + "the approval moves to it"
+            case .staged, nil: "let the new version in: from \(request.update?.from ?? "?") to \(request.update?.to ?? "?"), "
+                + "locked in its place"
+            }
         case (.update, false): "keep the approved version"
         case (.approve, true): "approve it: the app's folder will be locked"
         case (.approve, false): "deny it"

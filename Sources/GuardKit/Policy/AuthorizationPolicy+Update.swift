@@ -112,7 +112,7 @@ private struct AppUpdate {
         }
         policy.logger.info("update: \(appID) for \(user) needs a parent or guardian: \(unsigned)")
         let pending = PendingRequest.Update(
-            staged: update, from: UpdateAuthenticity.describe(appID: appID, version: approvedFolder),
+            change: .staged(update), from: UpdateAuthenticity.describe(appID: appID, version: approvedFolder),
             to: UpdateAuthenticity.describe(appID: appID, version: stagedFolder))
         let (outcome, timeout) = try policy.desk.awaitGuardian(.update, caller: caller, update: pending, channel: channel)
         switch outcome {

@@ -95,21 +95,27 @@ package final class LockKeeper: Sendable {
     /// judges it (``FlatpakUpdateJudge``): a newer commit of the approved
     /// remote moves the approval to it; anything else leaves the approval
     /// where it was, so the app is not answered as approved, and is logged.
-    func followFlatpakUpdate(user: String, app: AppIdentity) throws(GuardFailure) {
-        guard let running = app.flatpak else { return }
-        try turns.save(StatusHub.Key(user: user, appID: app.appID)) { () throws(GuardFailure) in
+    /// - Returns: the running commit for a guardian to let in (an `update`
+    ///   request), when the approval does not follow it by itself and one of
+    ///   the installation's remotes gives it; else nil.
+    func followFlatpakUpdate(user: String, app: AppIdentity) throws(GuardFailure) -> PendingRequest.Update? {
+        guard let running = app.flatpak else { return nil }
+        return try turns.save(StatusHub.Key(user: user, appID: app.appID)) { () throws(GuardFailure) -> PendingRequest.Update? in
             guard let record = try ledger.authorization(user: user, appID: app.appID), record.member == .child,
                   record.status == .approved, let origin = record.flatpakOrigin, let approved = record.flatpak,
-                  running.installation.path == approved.installation.path, running.commit != approved.commit else { return }
+                  running.installation.path == approved.installation.path, running.commit != approved.commit else { return nil }
             let approval = FlatpakApproval(appID: approved.appID, arch: approved.arch, branch: approved.branch,
                                            remote: origin.remote, url: origin.url, commit: approved.commit,
                                            timestamp: origin.commitTime)
-            let verdict = FlatpakUpdateJudge(installation: GuardFlatpakInstallation(path: approved.installation.path))
-                .judge(approval)
+            let judge = FlatpakUpdateJudge(installation: GuardFlatpakInstallation(path: approved.installation.path))
+            let verdict = judge.judge(approval)
             guard case .approved(let next) = verdict, next.commit == running.commit else {
                 logger.warning("flatpak: \(app.appID) for \(user) runs commit \(running.commit), not the approved "
                     + "\(approved.commit); the approval does not follow it (\(verdict))")
-                return
+                guard case .needsGuardian(_, let to, let reason) = verdict, to == running.commit,
+                      let candidate = judge.candidate(after: approval, commit: running.commit) else { return nil }
+                return PendingRequest.Update(change: .flatpak(candidate), from: Self.describe(approval),
+                                             to: "\(Self.describe(candidate)): \(DisplayText.sanitized(reason))")
             }
             var moved = record
             moved.flatpak?.commit = next.commit
@@ -119,7 +125,43 @@ package final class LockKeeper: Sendable {
             try ledger.commit(moved, audit: ledger.event(.update, actor: AuditEvent.guardActor, user: user, appID: app.appID,
                                                          member: .child, outcome: .approved, detail: detail))
             logger.notice("flatpak: the approval of \(app.appID) for \(user) follows its update \(detail)")
+            return nil
         }
+    }
+
+    /// Moves the approval of a child's app in the Guard's installation to
+    /// `next`, a commit a guardian let in (an `update` request of
+    /// ``followFlatpakUpdate(user:app:)``), if that commit is still the one
+    /// deployed and the approval still the one the request was made from.
+    /// Call in the (user, app) save turn.
+    /// - Throws: `NotFound` when the approval or the deployment changed meanwhile.
+    func letFlatpakUpdateIn(_ next: FlatpakApproval, user: String, actor: String, detail: String) throws(GuardFailure) {
+        guard var record = try ledger.authorization(user: user, appID: next.appID), record.member == .child,
+              record.status == .approved, record.flatpakOrigin != nil, let approved = record.flatpak else {
+            throw GuardFailure(.notFound, "\(next.appID) is no longer approved for \(user) in the Guard's installation")
+        }
+        let installation = GuardFlatpakInstallation(path: approved.installation.path)
+        let active: String?
+        do throws(FlatpakMoveError) {
+            active = try installation.activeCommit(appID: approved.appID, arch: approved.arch, branch: approved.branch)
+        } catch {
+            throw GuardFailure(.unavailable, "the Guard's Flatpak installation cannot be read: \(error)")
+        }
+        guard active == next.commit else {
+            throw GuardFailure(.notFound, "the Guard's installation no longer deploys commit \(next.commit) of \(next.appID)")
+        }
+        record.flatpak?.commit = next.commit
+        record.flatpakOrigin = next.origin
+        record.updatedAt = .now
+        try ledger.commit(record, audit: ledger.event(.update, actor: actor, user: user, appID: next.appID,
+                                                      member: .child, outcome: .approved, detail: detail))
+        logger.notice("flatpak: the approval of \(next.appID) for \(user) moves to commit \(next.commit) "
+            + "of remote \(next.remote) (\(detail))")
+    }
+
+    /// A commit of an app in the Guard's installation as a guardian reads it.
+    static func describe(_ approval: FlatpakApproval) -> String {
+        "commit \(approval.commit.prefix(16)) of remote \(approval.remote) (\(DisplayText.sanitized(approval.url)))"
     }
 
     /// Moves an approved app of a child's per-user Flatpak installation into

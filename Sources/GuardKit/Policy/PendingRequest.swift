@@ -19,10 +19,19 @@ package final class PendingRequest: Sendable {
         case update
     }
 
-    /// The new version an `update` request would swap in, locked while it waits.
+    /// The new version an `update` request would let in.
     struct Update: Sendable {
-        let staged: StagedUpdate
-        /// The approved version and the staged one, as the guardian sees them.
+        enum Change: Sendable {
+            /// A version staged beside an app root's folder, locked while it waits, to swap in.
+            case staged(StagedUpdate)
+            /// The commit the Guard's Flatpak installation now deploys for a
+            /// moved app, from another remote or older than the approved one,
+            /// for the approval to move to.
+            case flatpak(FlatpakApproval)
+        }
+
+        let change: Change
+        /// The approved version and the new one, as the guardian sees them.
         let from: String
         let to: String
     }
