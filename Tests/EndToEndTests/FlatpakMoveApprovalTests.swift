@@ -82,6 +82,7 @@ struct FlatpakMoveApprovalTests {
             let row = try #require(try await guardd.statusJSON(user: child.user.name, appID: appID))
             let flatpak = try #require(row["flatpak"] as? [String: Any])
             #expect(flatpak["id"] as? String == appID)
+            #expect(flatpak["installation"] as? String == "familycontrols")
             #expect(flatpak["commit"] as? String == commit)
             #expect(flatpak["deployment"] as? String == "\(guardBranch)/\(commit)")
             #expect(row["path"] as? String == "\(services.installation)/app/\(appID)")
@@ -104,6 +105,18 @@ struct FlatpakMoveApprovalTests {
             #expect(info["Instance"]?["app-path"] == "\(guardBranch)/\(commit)/files")
             let again = try await child.runDemo(["request", "--member", "child", "--stdin"], socket: guardd.socket)
             #expect(again.standardOutput == "status: approved\n", "\(again.standardError)\n\(guardd.log)")
+
+            // Revoked by the guardian: the approval is gone, the app stays runnable, and the log says how root removes it.
+            let revoked = try await guardd.familyctlAsGuardian(["revoke", "--user", child.user.name, "--app", appID, "--stdin"],
+                                                               input: "\(guardd.guardian.password ?? "")\n")
+            #expect(revoked.status == 0, "\(revoked.standardError)")
+            #expect(try await guardd.statusJSON(user: child.user.name, appID: appID) == nil)
+            #expect(guardd.log.contains("stays installed in the Guard's installation"), "\(guardd.log)")
+            let afterRevoke = try await child.start()
+            #expect(try afterRevoke.flatpakInfo()["Instance"]?["app-path"] == "\(guardBranch)/\(commit)/files")
+            afterRevoke.stop()
+            let asked = try await child.runDemo(["request", "--member", "child", "--stdin"], socket: guardd.socket)
+            #expect(asked.standardOutput != "status: approved\n", "not approved once revoked: \(asked.standardOutput)")
         }
     }
 

@@ -43,6 +43,10 @@ extension AuthorizationPolicy {
                                                            member: current.member, outcome: .revoked))
         logger.notice("\(action): \(appID) for \(user) by \(actor)")
         if current.member == .child { keeper.release(user: user, appID: appID, actor: actor) }
+        if current.flatpakOrigin != nil {
+            logger.notice("flatpak: \(appID) stays installed in the Guard's installation, runnable by \(user); "
+                + "root removes it with: flatpak uninstall --installation=familycontrols \(appID)")
+        }
     }
 
     /// Every authorization the requester may see: all for root, their children's for a guardian.
