@@ -55,6 +55,15 @@ struct ConfigurationCheckTests {
                 #expect(result.standardError.contains("\(config):4: warning: Installations=\(missing): no such folder"),
                         "\(result.standardError)")
             }
+            let move = "[Flatpak]\nMoveService=\(missing)/move.socket\nGuardInstallation=\(theirs)\n"
+            try await withConfiguration(move) { directory, config in
+                let result = try await check(config, pamDir: "\(directory)/pam.d")
+                #expect(result.status == 0, "\(result.standardError)")
+                #expect(result.standardError.contains("\(config):2: warning: MoveService=\(missing)/move.socket: no socket there"),
+                        "\(result.standardError)")
+                #expect(result.standardError.contains("\(config):3: warning: GuardInstallation=\(theirs): not a folder of root's"),
+                        "\(result.standardError)")
+            }
             try await withConfiguration("[Flatpak]\nUserInstallation=no\n") { directory, config in
                 let result = try await check(config, pamDir: "\(directory)/pam.d")
                 #expect(result.status != 0)

@@ -43,6 +43,7 @@ package enum ConfigurationCheck {
         review.checkServices(pamDirectory: pamDirectory)
         review.checkPeople()
         review.checkFlatpakInstallations()
+        review.checkFlatpakMove()
         return findings + review.findings
     }
 
@@ -171,6 +172,31 @@ private struct Review {
                     + "\(String(found.permissions, radix: 8)); a Flatpak installation the Guard trusts must be root's "
                     + "and closed to other writers, so its apps are refused")
             }
+        }
+    }
+
+    /// `[Flatpak] MoveService=` and `GuardInstallation=`, when the file names
+    /// them: a service socket that is not there means approved per-user apps
+    /// are locked in place instead, and the Guard's installation must be root's.
+    mutating func checkFlatpakMove() {
+        let serviceLine = line(section: "Flatpak", key: "MoveService")
+        if let socket = configuration.flatpakMoveService, serviceLine > 0, access(socket, F_OK) != 0 {
+            note(.warning, line: serviceLine, "MoveService=\(socket): no socket there; approved per-user Flatpak apps are "
+                + "locked in place until the move service listens (systemctl enable --now familycontrols-flatpak.socket)")
+        }
+        let installationLine = line(section: "Flatpak", key: "GuardInstallation")
+        guard installationLine > 0 else { return }
+        let path = configuration.flatpakGuardInstallation
+        var status = stat()
+        guard lstat(path, &status) == 0 else {
+            note(.warning, line: installationLine, "GuardInstallation=\(path): no such folder; "
+                + "the move service cannot move an app into it")
+            return
+        }
+        let found = FileStatus(status)
+        if found.type != .directory || found.uid != 0 || found.permissions & 0o022 != 0 {
+            note(.warning, line: installationLine, "GuardInstallation=\(path): not a folder of root's closed to other "
+                + "writers; apps in it are refused")
         }
     }
 
