@@ -14,10 +14,12 @@ import Testing
 @Suite struct FlatpakIdentityRecordTests {
     let alice = UserAccount(name: "alice", uid: 1001, gid: 1001, home: "/home/alice", shell: "/bin/sh")
 
-    @Test func theUsersOwnAndTheSystemInstallationAreRecognisedByDefault() {
+    let guardInstallation = FlatpakInstallation(path: "/var/lib/familycontrols-flatpak", kind: .system)
+
+    @Test func theUsersOwnTheSystemAndTheGuardsInstallationAreRecognisedByDefault() {
         let found = FlatpakInstallations.of(GuardConfiguration(), for: alice)
         #expect(found.recognised == [FlatpakInstallation(path: "/home/alice/.local/share/flatpak", kind: .user(uid: 1001)),
-                                     .system])
+                                     .system, guardInstallation])
         #expect(found.turnedOff.isEmpty)
     }
 
@@ -26,7 +28,7 @@ import Testing
         configuration.flatpakUserInstallations = false
         configuration.flatpakInstallations = ["/srv/flatpak", "/var/lib/flatpak"]
         let found = FlatpakInstallations.of(configuration, for: alice)
-        #expect(found.recognised == [.system, FlatpakInstallation(path: "/srv/flatpak", kind: .system)])
+        #expect(found.recognised == [.system, FlatpakInstallation(path: "/srv/flatpak", kind: .system), guardInstallation])
         #expect(found.turnedOff(holding: "/home/alice/.local/share/flatpak/app/org.example.App/x86_64/stable/c/files")?.key
                 == "UserInstallations")
         #expect(found.turnedOff(holding: "/home/alice/.local/share/flatpak-other/app") == nil)
