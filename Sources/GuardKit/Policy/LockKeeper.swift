@@ -46,7 +46,14 @@ package final class LockKeeper: Sendable {
     func approve(_ record: AuthorizationRecord, directory: OpenedDirectory?,
                  audit approval: AuditEvent) throws(GuardFailure) -> AuthorizationRecord {
         if record.member == .child, let moved = try moveFlatpak(record) {
-            try ledger.commit(moved, audit: approval)
+            do throws(GuardFailure) {
+                try ledger.commit(moved, audit: approval)
+            } catch {
+                // The move stands (one copy of the app is always installed); only the approval is lost.
+                logger.error("flatpak: \(record.appID) for \(record.user) was moved into the Guard's installation, "
+                    + "but its approval could not be recorded (\(error)); it stays there unapproved")
+                throw error
+            }
             return moved
         }
         guard record.member == .child, Self.needsLock(record) else {
