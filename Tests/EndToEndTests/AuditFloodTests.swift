@@ -43,6 +43,7 @@ struct AuditFloodTests {
             let sizeBefore = try storeSize(guardd)
 
             let calls = 1_500
+            let started = ContinuousClock.now
             let app = try RunningApp(arguments: guardd.commandLine(as: guardd.child, executable: interpreter,
                                                                    ["-c", Self.revokes, guardd.socket, "\(calls)"]))
             defer { app.stop() }
@@ -50,10 +51,14 @@ struct AuditFloodTests {
             let line = try #require(app.standardError.split(separator: "\n").first { $0.hasPrefix("revoked ") })
             let counts = try JSONDecoder().decode([String: Int].self, from: Data(line.dropFirst("revoked ".count).utf8))
 
-            // The quota's burst went through (nothing was approved: no effect);
+            // The quota's burst went through (nothing was approved: no effect),
+            // plus one call per 30 s the calls took (the quota earns one back
+            // each RequestInterval; a loaded machine may take that long);
             // every later call was refused, saying so.
-            let burst = 10
-            #expect(counts["reply"] == burst, "\(counts)")
+            let earned = Int((ContinuousClock.now - started) / .seconds(30))
+            let replies = try #require(counts["reply"], "\(counts)")
+            #expect(replies >= 10 && replies <= 10 + earned, "\(counts), \(earned) earned back")
+            let burst = replies
             let refusals = counts.filter { $0.key != "reply" }
             #expect(refusals.values.reduce(0, +) == calls - burst, "\(counts)")
             #expect(refusals.keys.allSatisfy {
@@ -62,10 +67,11 @@ struct AuditFloodTests {
 
             // A handful of rows: the no-effect revokes as one, and one refusal.
             let rows = try await guardd.auditRows()
-            #expect(rows.count - rowsBefore <= 3, "\(rows.suffix(10))")
+            #expect(rows.count - rowsBefore <= 3 + 2 * (replies - 10), "\(rows.suffix(10))")
             let child = guardd.child.name, appID = ScriptedApp.appID
             #expect(rows.filter { $0 == "\(child) revoke \(child) \(appID) no effect" }.count == 1, "\(rows)")
-            #expect(rows.filter { $0 == "\(child) revoke \(child) \(appID) refused" }.count == 1, "\(rows)")
+            let refusedRows = rows.filter { $0 == "\(child) revoke \(child) \(appID) refused" }.count
+            #expect(refusedRows >= 1 && refusedRows <= 1 + (replies - 10), "\(rows)")
             let growth = try storeSize(guardd) - sizeBefore
             #expect(growth < 512 << 10, "the store grew by \(growth) bytes")
 
@@ -79,7 +85,10 @@ struct AuditFloodTests {
             let repeated = try #require(events.first { $0["outcome"] as? String == "no effect" }, "\(events)")
             #expect(repeated["count"] as? Int == burst)
             #expect(repeated["lastAt"] as? String != nil, "\(repeated)")
-            #expect(events.filter { $0["outcome"] as? String == "refused" }.allSatisfy { $0["count"] as? Int == 1 })
+            // A call let through between refusals (a token earned back) starts a new refusal row.
+            if replies == 10 {
+                #expect(events.filter { $0["outcome"] as? String == "refused" }.allSatisfy { $0["count"] as? Int == 1 }, "\(events)")
+            }
         }
     }
 

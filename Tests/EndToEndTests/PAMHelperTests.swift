@@ -22,8 +22,9 @@ struct PAMHelperTests {
         try await withFaultyModule(.hang) { guardd, failed, elapsed in
             #expect(failed.status != 0)
             #expect(failed.standardError.contains("timed out"), "\(failed.standardError)")
-            // Killed at PromptTimeout, not left to hang; and not before.
-            #expect(elapsed >= Self.promptTimeout - 0.5 && elapsed < Self.promptTimeout + 10, "\(elapsed) s")
+            // Killed at PromptTimeout, not left to hang (the request itself would wait minutes); and not before.
+            // The upper bound leaves a loaded machine a minute to start and end the processes around it.
+            #expect(elapsed >= Self.promptTimeout - 0.5 && elapsed < Self.promptTimeout + 60, "\(elapsed) s")
             #expect(guardd.log.contains("said nothing for"), "\(guardd.log)")
             let audit = try await guardd.auditRows()
             #expect(audit.contains { $0.hasPrefix("\(guardd.guardian.name) request ") && $0.hasSuffix(" timed out") }, "\(audit)")

@@ -176,11 +176,15 @@ private struct Review {
     }
 
     /// `[Flatpak] MoveService=` and `GuardInstallation=`, when the file names
-    /// them: a service socket that is not there means approved per-user apps
-    /// are locked in place instead, and the Guard's installation must be root's.
+    /// them: a socket other than the default that is not there (a typing
+    /// mistake, most likely) means approved per-user apps are locked in place
+    /// instead; the Guard's installation must be root's. The defaults missing
+    /// is a machine without the move service, which the log already says.
     mutating func checkFlatpakMove() {
+        let defaults = GuardConfiguration()
         let serviceLine = line(section: "Flatpak", key: "MoveService")
-        if let socket = configuration.flatpakMoveService, serviceLine > 0, access(socket, F_OK) != 0 {
+        if let socket = configuration.flatpakMoveService, serviceLine > 0, socket != defaults.flatpakMoveService,
+           access(socket, F_OK) != 0 {
             note(.warning, line: serviceLine, "MoveService=\(socket): no socket there; approved per-user Flatpak apps are "
                 + "locked in place until the move service listens (systemctl enable --now familycontrols-flatpak.socket)")
         }
@@ -189,8 +193,10 @@ private struct Review {
         let path = configuration.flatpakGuardInstallation
         var status = stat()
         guard lstat(path, &status) == 0 else {
-            note(.warning, line: installationLine, "GuardInstallation=\(path): no such folder; "
-                + "the move service cannot move an app into it")
+            if path != defaults.flatpakGuardInstallation {
+                note(.warning, line: installationLine, "GuardInstallation=\(path): no such folder; "
+                    + "the move service cannot move an app into it")
+            }
             return
         }
         let found = FileStatus(status)

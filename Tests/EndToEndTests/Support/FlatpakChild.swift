@@ -108,12 +108,21 @@ final class FlatpakChild: @unchecked Sendable {
     /// Starts `flatpak run APPID` as the child under its own session bus
     /// (`dbus-run-session`) and waits until the app runs in its sandbox.
     func start() async throws -> RunningFlatpakApp {
-        let app = try RunningFlatpakApp(command: commandLine(["/usr/bin/dbus-run-session", "--", "/usr/bin/flatpak",
-                                                              "run", Self.appID]),
-                                        output: "\(directory)/run-\(running.count).out")
-        running.append(app)
-        try await app.waitUntilSandboxed(child: self)
-        return app
+        // Another test's flatpak may hold /run/flatpak/per-app-dirs-ref a moment (its
+        // clean-up takes the lock bubblewrap asks for without waiting): start again then.
+        for attempt in 1... {
+            let app = try RunningFlatpakApp(command: commandLine(["/usr/bin/dbus-run-session", "--", "/usr/bin/flatpak",
+                                                                  "run", Self.appID]),
+                                            output: "\(directory)/run-\(running.count).out")
+            running.append(app)
+            do {
+                try await app.waitUntilSandboxed(child: self)
+                return app
+            } catch where attempt < 3 && app.output.contains("Unable to lock file /run/flatpak/") {
+                try await Task.sleep(for: .milliseconds(500))
+            }
+        }
+        fatalError("unreachable")
     }
 
     private var tornDown = false
