@@ -146,7 +146,7 @@ struct RemoteHostTests {
             """
         let fake = Process()
         fake.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        fake.arguments = ["--reuid=\(faker.uid)", "--regid=\(faker.gid)", "--clear-groups", pythonPath, "-c", script, socket, heard]
+        fake.arguments = ["--reuid=\(faker.uid)", "--regid=\(faker.gid)", "--clear-groups", "/usr/bin/python3", "-c", script, socket, heard]
         try fake.run()
         defer { kill(fake) }
         #expect(await eventually { FileManager.default.fileExists(atPath: heard) })
@@ -172,6 +172,7 @@ struct RemoteHostTests {
         let keys = try SSHKeys(teacher: teacher)
         let nothing = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: nothing) }
+        chmod(nothing, 0o755)
         let noGuard = try SSHServer(keys: keys, logins: [teacher], socket: "\(nothing)/guard.socket")
         defer { noGuard.stop() }
         let notInstalled = try SSHServer(keys: keys, logins: [teacher], socket: "\(nothing)/guard.socket", installed: false)

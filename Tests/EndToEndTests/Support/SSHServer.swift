@@ -70,7 +70,7 @@ final class SSHKeys: @unchecked Sendable {
 final class SSHServer: @unchecked Sendable {
     let port: Int
     let directory: String
-    private let process: Process
+    private let pid: pid_t
 
     /// - Parameters:
     ///   - logins: the users who may log in, each with the teacher's key.
@@ -115,17 +115,17 @@ final class SSHServer: @unchecked Sendable {
             """
         try configuration.write(toFile: "\(directory)/sshd_config", atomically: true, encoding: .utf8)
         try keys.trust(port: port)
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/sshd")
-        process.arguments = ["-D", "-e", "-f", "\(directory)/sshd_config"]
-        FileManager.default.createFile(atPath: logPath, contents: nil)
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        process.standardOutput = log
-        process.standardError = log
-        try process.run()
+        // Started from a shell and left to it, not as a Foundation Process: Foundation's
+        // child monitor blocked in waitpid for a running sshd, hanging the test run.
+        let started = try run("/bin/sh", ["-c", "/usr/sbin/sshd -D -e -f '\(directory)/sshd_config' </dev/null "
+                                            + ">'\(directory)/sshd.log' 2>&1 & echo $!"]).requireSuccess()
+        guard let pid = Int32(started.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw FixtureError("sshd did not start: \(started.standardError)")
+        }
+        self.pid = pid
         let deadline = Date().addingTimeInterval(10)
         while !isListening(port) {
-            guard process.isRunning, Date() < deadline else {
+            guard isRunning, Date() < deadline else {
                 throw FixtureError("sshd did not start: \(self.log)")
             }
             Thread.sleep(forTimeInterval: 0.05)
@@ -135,11 +135,13 @@ final class SSHServer: @unchecked Sendable {
     var logPath: String { "\(directory)/sshd.log" }
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
+    private var isRunning: Bool { kill(pid, 0) == 0 }
+
+    /// SIGKILL: sshd inherits the test thread's blocked signals, SIGTERM among them.
     func stop() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        guard isRunning else { return }
+        kill(pid, SIGKILL)
+        for _ in 0..<100 where isRunning { Thread.sleep(forTimeInterval: 0.02) }
     }
 
     deinit {
@@ -188,7 +190,7 @@ final class SilentListener: @unchecked Sendable {
     private let fd: Int32
 
     init() throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw FixtureError("socket failed") }
         var address = loopback(0)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
@@ -198,6 +200,7 @@ final class SilentListener: @unchecked Sendable {
             }
         }
         guard bound else { close(fd); throw FixtureError("listen on 127.0.0.1:0 failed") }
+        self.fd = fd
         port = Int(UInt16(bigEndian: address.sin_port))
     }
 
