@@ -78,7 +78,8 @@ package enum FamilyCtl {
     ]
 
     package static var usage: String {
-        var text = "usage: familyctl [--socket PATH | -H [USER@]HOST[:PORT]] VERB [OPTIONS]\n\nVerbs:\n"
+        var text = "usage: familyctl [--socket PATH] VERB [OPTIONS]\n"
+            + "       familyctl -H [USER@]HOST[:PORT][,HOST2…] VERB [OPTIONS]\n\nVerbs:\n"
         for verb in verbs {
             for form in verb.synopsis {
                 // A long synopsis continues on an indented line, as man(1) shows it.
@@ -169,6 +170,7 @@ package enum FamilyCtl {
                 }
                 GuardConnection.remoteHosts = hosts
             }
+            defer { GuardConnection.remoteHosts = [] }
             try verb.run(rest, socket)
             return ExitCode.success.rawValue
         } catch {
