@@ -64,7 +64,7 @@ dest=${DESTDIR:-}
 packages="libpam0g-dev libsqlite3-dev libsodium-dev libpam-modules libpam-runtime e2fsprogs passwd login procps util-linux
     binutils g++ valgrind dpkg-dev
     libpam-wrapper sqlite3 strace xfsprogs btrfs-progs gcc libc6-dev perl libpam-oath oathtool python3 python3-pip
-    systemd libseccomp2 sudo flatpak dbus polkitd"
+    systemd libseccomp2 sudo flatpak dbus polkitd openssh-server openssh-client"
 if [ "$apt" = no ]; then
     :
 elif command -v apt-get >/dev/null; then

@@ -16,9 +16,10 @@ _familyctl() {
         --member) COMPREPLY=($(compgen -W "child individual" -- "$cur")); return ;;
         --since) COMPREPLY=($(compgen -W "today yesterday 1h 12h 7d" -- "$cur")); return ;;
         --app|--limit) return ;;
+        -H|--host) COMPREPLY=($(compgen -A hostname -- "$cur")); return ;;
     esac
     case $verb in
-        "") COMPREPLY=($(compgen -W "requests approve deny status set revoke graduate log locks authenticate help --socket --help --version" -- "$cur")) ;;
+        "") COMPREPLY=($(compgen -W "requests approve deny status set revoke graduate log locks authenticate help --socket -H --host --help --version" -- "$cur")) ;;
         requests) COMPREPLY=($(compgen -W "--watch --json" -- "$cur")) ;;
         approve|deny) COMPREPLY=($(compgen -W "--stdin" -- "$cur")) ;;
         authenticate) COMPREPLY=($(compgen -W "--member --pam-dir --config --child --stdin" -- "$cur") $(compgen -u -- "$cur")) ;;

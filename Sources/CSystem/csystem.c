@@ -335,6 +335,53 @@ close_source:
 #endif
 }
 
+/* Descriptors 0-2 of the child are `input`, `output` and `error`, whatever
+   numbers they have here; dup2 onto the same number would leave close-on-exec
+   set, so each is first copied above 2. */
+int csystem_spawn_connected(const char *file, char *const argv[], char *const envp[],
+                            int input, int output, int error, int *pid) {
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 34)
+    int sources[3] = { -1, -1, -1 };
+    int wanted[3] = { input, output, error };
+    int result = 0;
+    for (int i = 0; i < 3; i++) {
+        sources[i] = fcntl(wanted[i], F_DUPFD_CLOEXEC, 3);
+        if (sources[i] < 0) { result = errno; goto close_sources; }
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attributes;
+    result = posix_spawn_file_actions_init(&actions);
+    if (result != 0) goto close_sources;
+    result = posix_spawnattr_init(&attributes);
+    if (result != 0) goto destroy_actions;
+    sigset_t empty, all;
+    sigemptyset(&empty);
+    sigfillset(&all);
+    if ((result = posix_spawn_file_actions_adddup2(&actions, sources[0], 0)) != 0
+        || (result = posix_spawn_file_actions_adddup2(&actions, sources[1], 1)) != 0
+        || (result = posix_spawn_file_actions_adddup2(&actions, sources[2], 2)) != 0
+        || (result = posix_spawn_file_actions_addclosefrom_np(&actions, 3)) != 0
+        || (result = posix_spawnattr_setsigmask(&attributes, &empty)) != 0
+        || (result = posix_spawnattr_setsigdefault(&attributes, &all)) != 0
+        || (result = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)) != 0) {
+        goto destroy_attributes;
+    }
+    pid_t child = 0;
+    result = posix_spawnp(&child, file, &actions, &attributes, argv, envp);
+    if (result == 0) *pid = (int)child;
+destroy_attributes:
+    posix_spawnattr_destroy(&attributes);
+destroy_actions:
+    posix_spawn_file_actions_destroy(&actions);
+close_sources:
+    for (int i = 0; i < 3; i++) if (sources[i] >= 0) close(sources[i]);
+    return result;
+#else
+    (void)file; (void)argv; (void)envp; (void)input; (void)output; (void)error; (void)pid;
+    return ENOSYS;
+#endif
+}
+
 #ifndef P_PIDFD
 #define P_PIDFD 3
 #endif

@@ -13,38 +13,22 @@ extension FamilyCtl {
     static func requests(_ tokens: [String], socket: String?) throws(CommandFailure) {
         let arguments = try parse(tokens, flags: ["--watch", "--json"])
         guard arguments.operands.isEmpty else { throw CommandFailure(.usage, "requests takes no operands") }
-        let connection = try GuardConnection(socket: GuardConnection.socketPath(socket))
         let json = arguments.has("--json")
+        if GuardConnection.remoteHosts.count > 1 {
+            let hosts = GuardConnection.remoteHosts
+            return arguments.has("--watch") ? try watchRequests(on: hosts, json: json) : try requests(on: hosts, json: json)
+        }
+        let connection = try GuardConnection(socket: GuardConnection.socketPath(socket))
         guard arguments.has("--watch") else {
             let rows = try connection.call(Guard.ListRequests.self, .init()).requests
             print(json ? requestsJSON(rows) : requestsTable(rows))
             return
         }
         // Lines as things change, written at once, for a terminal or a pipe.
-        var shown: [Int64: Guard.Request] = [:]
-        var first = true
+        var printer = RequestsWatchPrinter(json: json)
         try connection.stream(Guard.WatchRequests.self, .init()) { reply in
-            let rows = reply.requests
-            if json {
-                writeToStandardOutput(requestsJSON(rows) + "\n")
-                return
-            }
-            if first {
-                writeToStandardOutput(requestsTable(rows) + "\n")
-                first = false
-                for row in rows { shown[row.id] = row }
-                return
-            }
-            var now: [Int64: Guard.Request] = [:]
-            for row in rows { now[row.id] = row }
-            for (id, row) in now.sorted(by: { $0.key < $1.key }) where shown[id] == nil {
-                let line = "new request \(id): \(describe(row)); decide with: familyctl approve \(id)   or: familyctl deny \(id)"
-                writeToStandardOutput(line + "\n")
-            }
-            for id in shown.keys.sorted() where now[id] == nil {
-                writeToStandardOutput("request \(id) ended\n")
-            }
-            shown = now
+            let text = printer.text(for: reply.requests)
+            if !text.isEmpty { writeToStandardOutput(text + "\n") }
         }
     }
 
@@ -133,7 +117,7 @@ extension FamilyCtl {
         }
     }
 
-    private static func describe(_ row: Guard.Request) -> String {
+    static func describe(_ row: Guard.Request) -> String {
         func shown(_ text: String) -> String { DisplayText.sanitized(text) }
         let purpose = switch row.purpose {
         case .approve: "to provide parental controls"

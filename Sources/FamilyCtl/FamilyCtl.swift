@@ -78,7 +78,8 @@ package enum FamilyCtl {
     ]
 
     package static var usage: String {
-        var text = "usage: familyctl [--socket PATH] VERB [OPTIONS]\n\nVerbs:\n"
+        var text = "usage: familyctl [--socket PATH] VERB [OPTIONS]\n"
+            + "       familyctl -H [USER@]HOST[:PORT][,HOST2…] VERB [OPTIONS]\n\nVerbs:\n"
         for verb in verbs {
             for form in verb.synopsis {
                 // A long synopsis continues on an indented line, as man(1) shows it.
@@ -92,11 +93,18 @@ package enum FamilyCtl {
             Options:
               --socket PATH   The Guard's socket (default $\(GuardEndpoint.socketVariable) or
                               \(GuardEndpoint.defaultSocket)); before or after the verb.
+              -H, --host [USER@]HOST[:PORT]
+                              Run the verb against the Guard on HOST, over ssh(1)
+                              (FAMILYCTL_SSH names another ssh); the password is
+                              asked here and checked on HOST. requests takes
+                              several, HOST1,HOST2,… (with --watch: each line
+                              after its host's name).
               -h, --help      Show this help; after a verb, that verb's.
               --version       Show the version.
 
             Exit status: 0 done, 1 refused or failed, 2 usage, 3 configuration,
-            4 needs root, 5 the Guard could not be reached. See familyctl(8).
+            4 needs root, 5 the Guard could not be reached, 6 -H: HOST could not
+            be reached over SSH, 7 -H: HOST has no familyctl. See familyctl(8).
             """
         return text
     }
@@ -106,6 +114,18 @@ package enum FamilyCtl {
         do throws(CommandFailure) {
             var rest = arguments
             let socket = try takeSocketOption(&rest)
+            let hosts = try takeHostOption(&rest)
+            if rest.first == "--stdio-bridge" {
+                guard rest.count == 1, hosts.isEmpty else {
+                    throw CommandFailure(.usage, "--stdio-bridge takes no verb and no -H (only --socket)")
+                }
+                try stdioBridge(socket: socket)
+                return ExitCode.success.rawValue
+            }
+            if !hosts.isEmpty, socket != nil {
+                throw CommandFailure(.usage, "--socket names a socket on this machine; with -H the Guard's socket "
+                    + "on the other machine is its default")
+            }
             // The verb is the first word that is not an option.
             guard let verbIndex = rest.firstIndex(where: { !$0.hasPrefix("-") }) else {
                 if rest.contains("--help") || rest.contains("-h") {
@@ -140,6 +160,17 @@ package enum FamilyCtl {
                 print(verb.help)
                 return ExitCode.success.rawValue
             }
+            if !hosts.isEmpty {
+                if verb.name == "authenticate" {
+                    throw CommandFailure(.usage, "authenticate checks passwords on this machine; it takes no -H")
+                }
+                if hosts.count > 1 && verb.name != "requests" {
+                    throw CommandFailure(.usage, "\(name) works on one machine at a time, but -H names \(hosts.count) "
+                        + "(only requests takes several)")
+                }
+                GuardConnection.remoteHosts = hosts
+            }
+            defer { GuardConnection.remoteHosts = [] }
             try verb.run(rest, socket)
             return ExitCode.success.rawValue
         } catch {
@@ -219,8 +250,32 @@ package enum FamilyCtl {
         return socket
     }
 
-    /// Fails unless the process runs as root, with sudo's hint.
+    /// `-H [USER@]HOST[:PORT],…` (or `--host`), wherever it stands: the
+    /// machines whose Guard the verb talks to, through ssh.
+    static func takeHostOption(_ tokens: inout [String]) throws(CommandFailure) -> [RemoteHost] {
+        var hosts: [RemoteHost] = []
+        var index = 0
+        while index < tokens.count {
+            let token = tokens[index]
+            if token == "--" { break }
+            if token == "-H" || token == "--host" {
+                guard index + 1 < tokens.count else { throw CommandFailure(.usage, "\(token) needs [USER@]HOST[:PORT]") }
+                hosts = try RemoteHost.list(tokens[index + 1])
+                tokens.removeSubrange(index...(index + 1))
+            } else if token.hasPrefix("--host=") {
+                hosts = try RemoteHost.list(String(token.dropFirst("--host=".count)))
+                tokens.remove(at: index)
+            } else {
+                index += 1
+            }
+        }
+        return hosts
+    }
+
+    /// Fails unless the process runs as root, with sudo's hint. With `-H`
+    /// the Guard on the other machine decides, by the user ssh logged in as.
     static func requireRoot(_ verb: String) throws(CommandFailure) {
+        guard GuardConnection.remoteHosts.isEmpty else { return }
         guard geteuid() == 0 else {
             throw CommandFailure(.permission, "this command must be run as root (try: sudo familyctl \(verb) …)")
         }

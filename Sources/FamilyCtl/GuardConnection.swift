@@ -12,6 +12,12 @@ import PAM
 /// into messages and exit statuses.
 struct GuardConnection {
     let client: VarlinkClient
+    /// The ssh process carrying the connection, for `-H`; nil on this machine's socket.
+    let tunnel: SSHTunnel?
+
+    /// The machines `-H` named, for the whole command: set once by `main`
+    /// before any verb runs or any thread starts, read-only after.
+    nonisolated(unsafe) static var remoteHosts: [RemoteHost] = []
 
     /// The socket: `--socket`, else `FAMILYCONTROLS_SOCKET`, else the default.
     static func socketPath(_ option: String?) -> String {
@@ -23,20 +29,43 @@ struct GuardConnection {
     /// The Guard runs as root: a service at the socket run by anyone else (a
     /// child's fake behind `FAMILYCONTROLS_SOCKET`, say) is refused before a
     /// single byte is sent to it, as the app library refuses it.
+    /// With `-H HOST`, the Guard on HOST instead, through ssh: the socket
+    /// there is checked the same way, by the bridge, before a byte is relayed.
     init(socket: String) throws(CommandFailure) {
+        if let host = Self.remoteHosts.first {
+            self = try GuardConnection(host: host)
+            return
+        }
         let client: VarlinkClient
         do throws(VarlinkClientError) {
             client = try VarlinkClient(path: socket, connectTimeout: .seconds(2), replyTimeout: .seconds(120))
         } catch {
             throw CommandFailure(.unavailable, "cannot reach the Guard: \(error) (is familycontrolsd running?)")
         }
-        guard let peer = client.peerCredentials, peer.uid == 0 else {
-            let who = client.peerCredentials.map { "uid \($0.uid)" } ?? "an unknown user"
+        do throws(CommandFailure) {
+            try Self.requireGuard(client.peerCredentials, at: socket)
+        } catch {
             client.close()
+            throw error
+        }
+        self.client = client
+        tunnel = nil
+    }
+
+    /// Connects to the Guard on `host` through ssh (`-H`).
+    init(host: RemoteHost) throws(CommandFailure) {
+        let tunnel = try SSHTunnel.open(host)
+        self.tunnel = tunnel
+        client = tunnel.client
+    }
+
+    /// Refuses a service at `socket` that does not run as root.
+    static func requireGuard(_ peer: PeerCredentials?, at socket: String) throws(CommandFailure) {
+        guard let peer, peer.uid == 0 else {
+            let who = peer.map { "uid \($0.uid)" } ?? "an unknown user"
             throw CommandFailure(.unavailable, "the service at \(DisplayText.sanitized(socket)) runs as \(who), not as root: "
                 + "it is not the Guard, so nothing was sent to it")
         }
-        self.client = client
     }
 
     /// Calls `Method` and returns its reply as the interface types it.
@@ -44,7 +73,7 @@ struct GuardConnection {
         do throws(VarlinkClientError) {
             return try Self.reply(Method.self, try client.call(Method.method, parameters: parameters.object))
         } catch {
-            throw Self.failure(error)
+            throw failure(error)
         }
     }
 
@@ -62,7 +91,7 @@ struct GuardConnection {
                 if !reply.continues { return }
             }
         } catch {
-            throw Self.failure(error)
+            throw failure(error)
         }
     }
 
@@ -84,7 +113,7 @@ struct GuardConnection {
                 if !received.continues { return reply }
             }
         } catch {
-            throw Self.failure(error)
+            throw failure(error)
         }
     }
 
@@ -122,12 +151,13 @@ struct GuardConnection {
     }
 
     /// What a Varlink failure means for the command: its message and exit status.
-    private static func failure(_ error: VarlinkClientError) -> CommandFailure {
+    private func failure(_ error: VarlinkClientError) -> CommandFailure {
         if case .remote(let remote) = error {
             let failure = GuardFailure(remote: remote)
             let refused = failure?.kind == .permissionDenied || remote.name == VarlinkError.Name.permissionDenied
             return CommandFailure(refused ? .permission : .failure, failure?.message ?? remote.name)
         }
+        if let tunnel { return tunnel.failure(after: error) }
         return CommandFailure(.unavailable, "the Guard did not answer: \(error)")
     }
 }

@@ -13,4 +13,8 @@ package enum ExitCode: Int32, Sendable {
     case permission = 4
     /// The Guard could not be reached.
     case unavailable = 5
+    /// `-H`: ssh(1) could not reach or log in to the machine.
+    case hostUnreachable = 6
+    /// `-H`: the machine has no `familyctl` to carry the connection to its Guard.
+    case notInstalledOnHost = 7
 }

@@ -68,6 +68,31 @@ public final class HelperProcess {
         return HelperProcess(pid: pid, pidfd: FileDescriptor(taking: fd))
     }
 
+    /// Starts `program` (looked up in `PATH` when it has no slash) with
+    /// `arguments` and this process's environment, `input`, `output` and
+    /// `error` as its standard input, output and error, every other
+    /// descriptor closed, no signal blocked or ignored: ssh(1) carrying a
+    /// stream for this process, say.
+    ///
+    /// Maps to `posix_spawnp(3)` (`csystem_spawn_connected`) and `pidfd_open(2)`.
+    public static func spawn(program: String, arguments: [String],
+                             input: CInt, output: CInt, error: CInt) throws(Errno) -> HelperProcess {
+        var argv: [UnsafeMutablePointer<CChar>?] = ([program] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: CInt = 0
+        let result = csystem_spawn_connected(program, &argv, environ, input, output, error, &pid)
+        guard result == 0 else { throw Errno(result, operation: "posix_spawnp \(program)") }
+        let fd = csystem_pidfd_open(pid, 0)
+        guard fd >= 0 else {
+            let failure = Errno.current("pidfd_open")
+            Glibc.kill(pid, SIGKILL)
+            var status: CInt = 0
+            _ = try? retryingOnInterrupt("waitpid") { waitpid(pid, &status, 0) }
+            throw failure
+        }
+        return HelperProcess(pid: pid, pidfd: FileDescriptor(taking: fd))
+    }
+
     /// Waits until the helper has ended, or `deadline` passed, and reaps it.
     /// - Returns: how it ended; nil when it still runs at `deadline`.
     /// - Throws: ``Errno`` from `poll(2)` or `waitid(2)`.

@@ -25,6 +25,17 @@ public enum Poll {
         }
     }
 
+    /// Waits, with no deadline, until one of `descriptors` has one of its
+    /// `events`; a negative descriptor is skipped, as `poll(2)` does.
+    /// - Returns: the returned events of each, in order (0 for one not ready).
+    /// - Throws: ``Errno`` from `poll(2)`; an interrupted wait is retried.
+    public static func wait(for events: [(descriptor: CInt, events: Int16)]) throws(Errno) -> [Int16] {
+        var entries = events.map { pollfd(fd: $0.descriptor, events: $0.events, revents: 0) }
+        let count = nfds_t(entries.count)
+        _ = try retryingOnInterrupt("poll") { poll(&entries, count, -1) }
+        return entries.map(\.revents)
+    }
+
     /// Milliseconds from now until `deadline`, rounded up, for `poll(2)`; -1 for none.
     public static func milliseconds(until deadline: MonotonicInstant?) -> CInt {
         guard let deadline else { return -1 }

@@ -17,6 +17,16 @@ public enum Socket {
         return FileDescriptor(taking: fd)
     }
 
+    /// A connected pair of `AF_UNIX` stream sockets, close-on-exec
+    /// (`socketpair(2)`): one end for this process, the other for a child's
+    /// standard input and output.
+    public static func makeStreamPair() throws(Errno) -> (FileDescriptor, FileDescriptor) {
+        var ends: [CInt] = [-1, -1]
+        let type = CInt(SOCK_STREAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue)
+        _ = try retryingOnInterrupt("socketpair") { socketpair(AF_UNIX, type, 0, &ends) }
+        return (FileDescriptor(taking: ends[0]), FileDescriptor(taking: ends[1]))
+    }
+
     /// Accepts one pending connection as a non-blocking, close-on-exec socket
     /// (`accept4(2)`), so no child process forked meanwhile inherits it.
     /// - Returns: nil when no connection is waiting (`EAGAIN`).

@@ -7,7 +7,7 @@ import Varlink
 extension VarlinkClient {
     /// Connects a new socket to `path`, waiting up to `timeout` while the
     /// service's accept queue is full, and returns it in blocking mode.
-    static func connect(to path: String, timeout: Duration) throws(VarlinkClientError) -> FileDescriptor {
+    package static func connect(to path: String, timeout: Duration) throws(VarlinkClientError) -> FileDescriptor {
         let address: UnixSocketAddress
         do { address = try UnixSocketAddress(path: path) } catch { throw .invalidSocketPath(path) }
         let socket: FileDescriptor

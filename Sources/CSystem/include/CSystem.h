@@ -202,6 +202,15 @@ int csystem_pidfd_send_signal(int pidfd, int signal, unsigned int flags);
 /// Returns 0 and the pid in `*pid`, or an errno value (`posix_spawn` does not set errno).
 int csystem_spawn_helper(const char *path, char *const argv[], char *const envp[], int keep, int *pid);
 
+/// Starts `file` (looked up in `PATH` when it has no slash, `posix_spawnp(3)`)
+/// with `argv` and `envp`, `input` as its descriptor 0, `output` as 1 and
+/// `error` as 2, every other descriptor closed, an empty signal mask and
+/// every signal at its default action: a program such as ssh(1) carrying a
+/// stream on its standard input and output.
+/// Returns 0 and the pid in `*pid`, or an errno value.
+int csystem_spawn_connected(const char *file, char *const argv[], char *const envp[],
+                            int input, int output, int error, int *pid);
+
 /// Reaps the process behind `pidfd` (`waitid(P_PIDFD, pidfd, WEXITED)`,
 /// with `WNOHANG` when `nohang` is not 0). Returns 0 and sets `*code`
 /// (`CSYSTEM_CLD_EXITED`, `CSYSTEM_CLD_KILLED`, `CSYSTEM_CLD_DUMPED`; 0 when
