@@ -335,6 +335,51 @@ close_source:
 #endif
 }
 
+int csystem_spawn_piped(const char *path, char *const argv[], char *const envp[], int input, int output, int *pid) {
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 34)
+    /* Copies above 2, so neither dup2 lands on its own source (which would keep close-on-exec). */
+    int in = fcntl(input, F_DUPFD_CLOEXEC, 3);
+    if (in < 0) return errno;
+    int out = fcntl(output, F_DUPFD_CLOEXEC, 3);
+    if (out < 0) {
+        int saved = errno;
+        close(in);
+        return saved;
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attributes;
+    int result = posix_spawn_file_actions_init(&actions);
+    if (result != 0) goto close_copies;
+    result = posix_spawnattr_init(&attributes);
+    if (result != 0) goto destroy_actions;
+    sigset_t empty, all;
+    sigemptyset(&empty);
+    sigfillset(&all);
+    if ((result = posix_spawn_file_actions_adddup2(&actions, in, 0)) != 0
+        || (result = posix_spawn_file_actions_adddup2(&actions, out, 1)) != 0
+        || (result = posix_spawn_file_actions_addclosefrom_np(&actions, 3)) != 0
+        || (result = posix_spawnattr_setsigmask(&attributes, &empty)) != 0
+        || (result = posix_spawnattr_setsigdefault(&attributes, &all)) != 0
+        || (result = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)) != 0) {
+        goto destroy_attributes;
+    }
+    pid_t child = 0;
+    result = posix_spawn(&child, path, &actions, &attributes, argv, envp);
+    if (result == 0) *pid = (int)child;
+destroy_attributes:
+    posix_spawnattr_destroy(&attributes);
+destroy_actions:
+    posix_spawn_file_actions_destroy(&actions);
+close_copies:
+    close(in);
+    close(out);
+    return result;
+#else
+    (void)path; (void)argv; (void)envp; (void)input; (void)output; (void)pid;
+    return ENOSYS;
+#endif
+}
+
 #ifndef P_PIDFD
 #define P_PIDFD 3
 #endif

@@ -133,7 +133,8 @@ extension FamilyCtl {
         }
     }
 
-    private static func describe(_ row: Guard.Request) -> String {
+    /// One request in a sentence, every text from the child escaped for a terminal.
+    static func describe(_ row: Guard.Request) -> String {
         func shown(_ text: String) -> String { DisplayText.sanitized(text) }
         let purpose = switch row.purpose {
         case .approve: "to provide parental controls"

@@ -68,6 +68,36 @@ public final class HelperProcess {
         return HelperProcess(pid: pid, pidfd: FileDescriptor(taking: fd))
     }
 
+    /// Starts `path` with `arguments` and `environment` as ``spawn(_:arguments:environment:descriptor:)``
+    /// does, but reading `input` as its standard input and writing its
+    /// standard output to `output` (pipe ends the caller keeps the others of),
+    /// standard error shared, every other descriptor closed.
+    ///
+    /// Maps to `posix_spawn(3)` (`csystem_spawn_piped`) and `pidfd_open(2)`.
+    public static func spawn(_ path: String, arguments: [String], environment: [String],
+                             input: CInt, output: CInt) throws(Errno) -> HelperProcess {
+        var argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+        var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup($0) } + [nil]
+        defer { for pointer in argv + envp { free(pointer) } }
+        var pid: CInt = 0
+        let result = csystem_spawn_piped(path, &argv, &envp, input, output, &pid)
+        guard result == 0 else { throw Errno(result, operation: "posix_spawn \(path)") }
+        return try held(pid, path: path)
+    }
+
+    /// The pidfd of a child not reaped yet (so its pid cannot have been reused).
+    private static func held(_ pid: pid_t, path: String) throws(Errno) -> HelperProcess {
+        let fd = csystem_pidfd_open(pid, 0)
+        guard fd >= 0 else {
+            let error = Errno.current("pidfd_open")
+            Glibc.kill(pid, SIGKILL)
+            var status: CInt = 0
+            _ = try? retryingOnInterrupt("waitpid") { waitpid(pid, &status, 0) }
+            throw error
+        }
+        return HelperProcess(pid: pid, pidfd: FileDescriptor(taking: fd))
+    }
+
     /// Waits until the helper has ended, or `deadline` passed, and reaps it.
     /// - Returns: how it ended; nil when it still runs at `deadline`.
     /// - Throws: ``Errno`` from `poll(2)` or `waitid(2)`.

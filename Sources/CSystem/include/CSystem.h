@@ -202,6 +202,13 @@ int csystem_pidfd_send_signal(int pidfd, int signal, unsigned int flags);
 /// Returns 0 and the pid in `*pid`, or an errno value (`posix_spawn` does not set errno).
 int csystem_spawn_helper(const char *path, char *const argv[], char *const envp[], int keep, int *pid);
 
+/// Starts `path` as `csystem_spawn_helper` does, but with `input` as its
+/// standard input and `output` as its standard output (the two ends of
+/// pipes, for a program spoken to on them: pinentry's Assuan protocol),
+/// standard error kept and every other descriptor closed.
+/// Returns 0 and the pid in `*pid`, or an errno value.
+int csystem_spawn_piped(const char *path, char *const argv[], char *const envp[], int input, int output, int *pid);
+
 /// Reaps the process behind `pidfd` (`waitid(P_PIDFD, pidfd, WEXITED)`,
 /// with `WNOHANG` when `nohang` is not 0). Returns 0 and sets `*code`
 /// (`CSYSTEM_CLD_EXITED`, `CSYSTEM_CLD_KILLED`, `CSYSTEM_CLD_DUMPED`; 0 when
