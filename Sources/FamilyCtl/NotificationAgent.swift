@@ -200,7 +200,7 @@ final class NotificationAgent {
     /// The notification's body: the request as the terminal shows it, then
     /// escaped for the markup a server may read in a body.
     static func body(_ row: Guard.Request) -> String {
-        markupEscaped(FamilyCtl.describe(row) + ".")
+        markupEscaped(FamilyCtl.describe(row) + ".") + "\nApprove or Deny: your own password is asked in this session."
     }
 
     /// `&`, `<` and `>` as entities (the markup of the Desktop Notifications

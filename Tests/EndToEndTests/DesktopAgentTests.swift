@@ -144,4 +144,59 @@ struct DesktopAgentTests {
             #expect(shown.contains("nothing on the session bus owns org.freedesktop.Notifications"), "\(shown)")
         }
     }
+
+    @Test func theAutostartEntryLeavesAnyoneWhoGuardsNobodyAlone() async throws {
+        try await withGuard { guardd in
+            let quiet = try await guardd.familyctlAsGuardian(["agent", "--if-guardian", "--config", guardd.configPath],
+                                                             as: guardd.adult)
+            #expect(quiet.status == 0 && quiet.standardOutput.isEmpty && quiet.standardError.isEmpty, "\(quiet)")
+            let entry = try String(contentsOfFile: "\(packageRoot)/Config/autostart/familycontrols-agent.desktop", encoding: .utf8)
+            #expect(entry.contains("\nExec=familyctl agent --if-guardian\n"))
+            // The guardian's agent runs on (no session bus here: it prints), until stopped.
+            let agent = Process()
+            agent.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            agent.arguments = ["--reuid=\(guardd.guardian.uid)", "--regid=\(guardd.guardian.gid)", "--clear-groups",
+                               "/usr/bin/env", "-i", "PATH=/usr/bin:/bin", productPath("familyctl"), "agent", "--if-guardian",
+                               "--config", guardd.configPath, "--socket", guardd.socket]
+            agent.standardOutput = FileHandle.nullDevice
+            agent.standardError = FileHandle.nullDevice
+            try agent.run()
+            defer { kill(agent) }
+            try await Task.sleep(for: .seconds(1))
+            #expect(agent.isRunning, "the guardian's agent exited")
+        }
+    }
+
+    /// `docs/screenshot-notification.sh` on a real X server (Xvfb) with a
+    /// real notification daemon (dunst); with FAMILYCONTROLS_SCREENSHOT set
+    /// (a path under the package), the picture is kept there for the README.
+    @Test(.enabled(if: ["/usr/bin/Xvfb", "/usr/bin/dunst", "/usr/bin/import", "/usr/bin/identify"]
+                    .allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }, "needs xvfb, dunst and imagemagick"))
+    func theScreenshotShowsTheRequest() async throws {
+        try await withGuard { guardd in
+            let app = try guardd.startApp(executable: guardd.appExecutable)
+            defer { app.stop() }
+            _ = try await app.waitForPendingRequest()
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            try FileManager.default.copyItem(atPath: "\(packageRoot)/docs/screenshot-notification.sh", toPath: "\(directory)/shot.sh")
+            try await sh("chown -R \(guardd.guardian.name) '\(directory)'").requireSuccess()
+            let picture = "\(directory)/guardian-notification.png"
+            let made = try await run("/usr/bin/setpriv", [
+                "--reuid=\(guardd.guardian.uid)", "--regid=\(guardd.guardian.gid)", "--clear-groups",
+                "/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "HOME=\(directory)", "LANG=C.UTF-8",
+                "FAMILYCTL=\(productPath("familyctl"))", "/bin/sh", "\(directory)/shot.sh", picture, "--socket", guardd.socket])
+            #expect(made.status == 0, "\(made.standardError)")
+            let shown = try await run("/usr/bin/identify", ["-format", "%w %h %k", picture]).requireSuccess().standardOutput
+            let fields = shown.split(separator: " ").compactMap { Int($0) }
+            #expect(fields.count == 3 && fields[0] == 900 && fields[1] == 200, "\(shown)")
+            // A blank screen has one or two colours; text drawn with anti-aliasing has many.
+            #expect((fields.last ?? 0) > 20, "the screen shows nothing: \(shown)")
+            if let target = ProcessInfo.processInfo.environment["FAMILYCONTROLS_SCREENSHOT"] {
+                let path = target.hasPrefix("/") ? target : "\(packageRoot)/\(target)"
+                try? FileManager.default.removeItem(atPath: path)
+                try FileManager.default.copyItem(atPath: picture, toPath: path)
+            }
+        }
+    }
 }
