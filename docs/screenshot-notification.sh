@@ -21,7 +21,8 @@ number=${SCREENSHOT_DISPLAY:-97}
 while [ -e "/tmp/.X$number-lock" ] || [ -e "/tmp/.X11-unix/X$number" ]; do number=$((number + 1)); done
 work=$(mktemp -d)
 # SIGKILL: a test runner's children may inherit SIGTERM blocked.
-trap 'kill -KILL $xvfb 2>/dev/null || true; rm -rf "$work"' EXIT
+# Killed outright, Xvfb leaves its lock and socket behind: removed here.
+trap 'kill -KILL ${xvfb:-0} 2>/dev/null || true; rm -f "/tmp/.X$number-lock" "/tmp/.X11-unix/X$number"; rm -rf "$work"' EXIT
 
 Xvfb ":$number" -screen 0 900x200x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
 xvfb=$!
