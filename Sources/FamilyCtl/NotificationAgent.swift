@@ -22,7 +22,7 @@ final class NotificationAgent {
     enum Message: Sendable {
         case requests([Guard.Request])
         case watchEnded(CommandFailure)
-        case decided(request: Int64, outcome: String)
+        case decided(request: Int64, outcome: String, decided: Bool)
     }
 
     /// Messages for the bus thread, and an eventfd that wakes it.
@@ -96,7 +96,7 @@ final class NotificationAgent {
                 switch message {
                 case .requests(let rows): show(rows)
                 case .watchEnded(let failure): throw failure
-                case .decided(let request, let outcome): finished(request, outcome: outcome)
+                case .decided(let request, let outcome, let decided): finished(request, outcome: outcome, decided: decided)
                 }
             }
         }
@@ -154,8 +154,9 @@ final class NotificationAgent {
             + "Enter your own password to \(approve ? "approve" : "deny") it."
         do throws(Errno) {
             try SystemThread.spawn(name: "agent-decide") {
-                mailbox.post(.decided(request: id, outcome: NotificationAgent.decision(
-                    id, approve: approve, description: description, environment: environment, socket: socket)))
+                let (outcome, decided) = NotificationAgent.decision(
+                    id, approve: approve, description: description, environment: environment, socket: socket)
+                mailbox.post(.decided(request: id, outcome: outcome, decided: decided))
             }.detach()
         } catch {
             deciding.remove(id)
@@ -165,14 +166,14 @@ final class NotificationAgent {
 
     /// What `familyctl approve ID` or `deny ID` would do, with pinentry for the terminal.
     private static func decision(_ id: Int64, approve: Bool, description: String, environment: [String],
-                                 socket: String) -> String {
+                                 socket: String) -> (outcome: String, decided: Bool) {
         var variables: [String: String] = [:]
         for entry in environment {
             guard let equals = entry.firstIndex(of: "=") else { continue }
             variables[String(entry[..<equals])] = String(entry[entry.index(after: equals)...])
         }
         guard let program = Pinentry.program(environment: variables) else {
-            return "request \(id) was not decided: no pinentry program (install pinentry, or set PINENTRY)"
+            return ("request \(id) was not decided: no pinentry program (install pinentry, or set PINENTRY)", false)
         }
         let conversation = PinentryConversation(program: program, environment: environment,
                                                 title: "FamilyControls", description: description)
@@ -182,19 +183,25 @@ final class NotificationAgent {
             let reply = try connection.converse(Guard.DecideRequest.self, .init(id: id, approve: approve),
                                                 through: conversation)
             guard let authorization = reply.authorization else {
-                return "request \(id) \(approve ? "approved: the app's approval is lifted" : "denied: the approval stays")"
+                return ("request \(id) \(approve ? "approved: the app's approval is lifted" : "denied: the approval stays")", true)
             }
-            return "request \(id): \(DisplayText.sanitized(authorization.app)) for \(DisplayText.sanitized(authorization.user)) "
-                + "is now \(authorization.status) (lock: \(DisplayText.sanitized(authorization.lock)))"
+            return ("request \(id): \(DisplayText.sanitized(authorization.app)) for \(DisplayText.sanitized(authorization.user)) "
+                + "is now \(authorization.status) (lock: \(DisplayText.sanitized(authorization.lock)))", true)
         } catch {
-            return "request \(id) was not decided: \(error.message)"
+            return ("request \(id) was not decided: \(error.message)", false)
         }
     }
 
-    private func finished(_ id: Int64, outcome: String) {
+    private func finished(_ id: Int64, outcome: String, decided: Bool) {
         deciding.remove(id)
         writeToStandardOutput(outcome + "\n")
         _ = try? notifier.notify(summary: "FamilyControls request \(id)", body: Self.markupEscaped(outcome), decidable: false)
+        // Not decided (canceled, a wrong password): the request still waits, so its
+        // notification comes back, the server having closed it on the click.
+        if !decided, let row = requests[id], posted[id] == nil {
+            dismissed.remove(id)
+            posted[id] = try? notifier.notify(summary: "FamilyControls request \(id)", body: Self.body(row), decidable: true)
+        }
     }
 
     /// The notification's body: the request as the terminal shows it, then

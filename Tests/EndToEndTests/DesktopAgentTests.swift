@@ -87,6 +87,30 @@ struct DesktopAgentTests {
         }
     }
 
+    @Test func wrongPasswordsInPinentryDecideNothingAndTheNotificationComesBack() async throws {
+        try await withGuard(extraConfiguration: "FailureDelay=0") { guardd in
+            let desktop = try DesktopSession(as: guardd.guardian, socket: guardd.socket)
+            defer { desktop.stop() }
+            let app = try guardd.startApp(executable: guardd.appExecutable)
+            defer { app.stop() }
+            _ = try await app.waitForPendingRequest()
+            #expect(await eventually { !notifications(desktop).isEmpty })
+            let posted = try #require(notifications(desktop).first)
+            #expect(try desktop.click(posted.id, "approve"))
+            for wrong in ["wrong-1", "wrong-2", "wrong-3"] {
+                #expect(try desktop.type(wrong, at: "Password:"), "pinentry did not ask again: \((try? desktop.terminal()) ?? "")")
+            }
+            #expect(await eventually { ((try? desktop.terminal()) ?? "").contains("was not decided") },
+                    "\((try? desktop.terminal()) ?? "")")
+            #expect(((try? desktop.terminal()) ?? "").contains("Sorry, try again."), "the Guard's message was not shown")
+            #expect(await eventually {
+                notifications(desktop).filter { $0.actions?.isEmpty == false }.count == 2
+            }, "the request's notification did not come back: \(notifications(desktop).map { $0.summary ?? "" })")
+            #expect(app.process.isRunning, "the request no longer waits")
+            #expect(try await guardd.storedStatus() == "notDetermined")
+        }
+    }
+
     /// Any client of the session bus may emit a signal named `ActionInvoked`;
     /// only the notification server's own counts.
     @Test func anActionInvokedFromAnotherBusClientDecidesNothing() async throws {
@@ -158,12 +182,16 @@ struct DesktopAgentTests {
             agent.arguments = ["--reuid=\(guardd.guardian.uid)", "--regid=\(guardd.guardian.gid)", "--clear-groups",
                                "/usr/bin/env", "-i", "PATH=/usr/bin:/bin", productPath("familyctl"), "agent", "--if-guardian",
                                "--config", guardd.configPath, "--socket", guardd.socket]
+            let said = Pipe()
             agent.standardOutput = FileHandle.nullDevice
-            agent.standardError = FileHandle.nullDevice
+            agent.standardError = said
             try agent.run()
             defer { kill(agent) }
             try await Task.sleep(for: .seconds(1))
             #expect(agent.isRunning, "the guardian's agent exited")
+            kill(agent)
+            let text = String(decoding: said.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(text == "familyctl: no desktop notifications (no session bus); printing requests here instead\n", "\(text)")
         }
     }
 

@@ -59,7 +59,7 @@ final class DesktopSession: @unchecked Sendable {
         try? input.write(contentsOf: Data("{\"cmd\": \"quit\"}\n".utf8))
         let deadline = Date().addingTimeInterval(5)
         while process.isRunning && Date() < deadline { usleep(50_000) }
-        if process.isRunning { process.terminate() }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         try? FileManager.default.removeItem(atPath: directory)
     }
 
@@ -215,7 +215,7 @@ final class DesktopSession: @unchecked Sendable {
                 what = cmd["cmd"]
                 if what == "quit":
                     os.kill(pid, signal.SIGTERM)
-                    if server: server.terminate()
+                    if server: server.kill()
                     return
                 if what == "output":
                     reply({"output": out.decode(errors="replace")})
