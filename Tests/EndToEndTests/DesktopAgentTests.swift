@@ -40,6 +40,7 @@ struct DesktopAgentTests {
             #expect(await eventually { !notifications(desktop).isEmpty })
             let posted = try #require(notifications(desktop).first)
             #expect(posted.wall - pending < 1.0, "notified \(posted.wall - pending) s after the request")
+            print("DesktopAgentTests: notified \(Int((posted.wall - pending) * 1000)) ms after the request was pending")
             #expect(posted.actions == ["approve", "Approve", "deny", "Deny"])
             #expect(posted.summary == "FamilyControls request \(id)")
             let body = posted.body ?? ""
