@@ -42,6 +42,7 @@ struct DesktopAgentTests {
             #expect(posted.wall - pending < 1.0, "notified \(posted.wall - pending) s after the request")
             print("DesktopAgentTests: notified \(Int((posted.wall - pending) * 1000)) ms after the request was pending")
             #expect(posted.actions == ["approve", "Approve", "deny", "Deny"])
+            #expect(posted.hints == ["resident", "urgency"], "kept until withdrawn: \(posted.hints ?? [])")
             #expect(posted.summary == "FamilyControls request \(id)")
             let body = posted.body ?? ""
             #expect(body.contains("“FamilyControls Demo” (\(GuardFixture.appID)) asks to provide parental controls for "
