@@ -34,6 +34,9 @@ let package = Package(
         ),
         // The Linux calls the Glibc module leaves out or declares badly.
         .target(name: "CSystem"),
+        // Desktop notifications on the session bus, through libsystemd's sd-bus
+        // (whose message calls are variadic, so a C shim builds them).
+        .target(name: "CSDBus", linkerSettings: [.linkedLibrary("systemd")]),
 
         // Swift libraries: all the logic lives here, where tests reach it.
         // Each depends only on those listed before it (ARCHITECTURE.md).
@@ -77,7 +80,7 @@ let package = Package(
         .target(
             name: "FamilyCtl",
             dependencies: ["Varlink", "VarlinkClientKit", "GuardProtocol", "PAM", "FamilyConfiguration", "SystemKit",
-                           "FamilyControlsModel"]
+                           "FamilyControlsModel", "CSDBus"]
         ),
         // The part of Combine apps use (publishers, `@Published`, `sink`,
         // `ObservableObject`); FamilyControls re-exports it, so apps import one module.

@@ -23,7 +23,7 @@ doc=$root/usr/share/doc/familycontrols
 install -d "$root/DEBIAN" "$root/usr/sbin" "$root/usr/bin" "$root/usr/lib/familycontrols/demo" \
     "$root/usr/share/familycontrols" "$root/usr/share/man/man5" "$root/usr/share/man/man8" \
     "$root/usr/share/bash-completion/completions" "$root/lib/systemd/system" \
-    "$root/etc/familycontrols" "$root/etc/pam.d" "$root/etc/flatpak/installations.d" "$doc"
+    "$root/etc/familycontrols" "$root/etc/pam.d" "$root/etc/flatpak/installations.d" "$root/etc/xdg/autostart" "$doc"
 # Stripped as dh_strip strips: the Swift metadata lives in allocated sections and stays.
 install -m 0755 "$bin/familycontrolsd" "$root/usr/sbin/familycontrolsd"
 install -m 0755 "$bin/familyctl" "$root/usr/bin/familyctl"
@@ -54,6 +54,8 @@ if grep -q /usr/local "$root/lib/systemd/system/familycontrolsd.service" "$root/
 fi
 install -m 0644 Config/familycontrols.conf "$root/etc/familycontrols/familycontrols.conf"
 install -m 0644 pam.d/familycontrols-guardian pam.d/familycontrols-individual "$root/etc/pam.d/"
+# Guardians' graphical sessions start the notification agent.
+install -m 0644 Config/autostart/familycontrols-agent.desktop "$root/etc/xdg/autostart/"
 # The Guard's Flatpak installation, where approved per-user apps are moved.
 install -m 0644 Config/flatpak/familycontrols.conf "$root/etc/flatpak/installations.d/familycontrols.conf"
 install -m 0644 Config/debian/copyright "$doc/copyright"

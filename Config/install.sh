@@ -64,7 +64,8 @@ dest=${DESTDIR:-}
 packages="libpam0g-dev libsqlite3-dev libsodium-dev libpam-modules libpam-runtime e2fsprogs passwd login procps util-linux
     binutils g++ valgrind dpkg-dev
     libpam-wrapper sqlite3 strace xfsprogs btrfs-progs gcc libc6-dev perl libpam-oath oathtool python3 python3-pip
-    systemd libseccomp2 sudo flatpak dbus polkitd openssh-server openssh-client"
+    systemd libseccomp2 sudo flatpak dbus polkitd openssh-server openssh-client libsystemd-dev pinentry-tty pinentry-curses
+    python3-dbus python3-gi xvfb dunst imagemagick"
 if [ "$apt" = no ]; then
     :
 elif command -v apt-get >/dev/null; then
@@ -110,6 +111,9 @@ install -d -m 0755 "$dest/etc/familycontrols" "$dest/etc/pam.d"
 install_config pam.d/familycontrols-guardian "$dest/etc/pam.d/familycontrols-guardian" 0644
 install_config pam.d/familycontrols-individual "$dest/etc/pam.d/familycontrols-individual" 0644
 install_config Config/familycontrols.conf "$dest/etc/familycontrols/familycontrols.conf" 0644
+# Guardians' graphical sessions start `familyctl agent --if-guardian` (desktop notifications).
+install -d -m 0755 "$dest/etc/xdg/autostart"
+install_config Config/autostart/familycontrols-agent.desktop "$dest/etc/xdg/autostart/familycontrols-agent.desktop" 0644
 # The Guard's Flatpak installation, where approved per-user apps are moved.
 install -d -m 0755 "$dest/etc/flatpak/installations.d"
 install_config Config/flatpak/familycontrols.conf "$dest/etc/flatpak/installations.d/familycontrols.conf" 0644

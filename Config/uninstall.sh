@@ -136,6 +136,8 @@ remove_config pam.d/familycontrols-guardian "$dest/etc/pam.d/familycontrols-guar
 remove_config pam.d/familycontrols-individual "$dest/etc/pam.d/familycontrols-individual"
 remove_config Config/familycontrols.conf "$dest/etc/familycontrols/familycontrols.conf"
 rmdir "$dest/etc/familycontrols" 2>/dev/null || true
+remove_config Config/autostart/familycontrols-agent.desktop "$dest/etc/xdg/autostart/familycontrols-agent.desktop"
+rmdir "$dest/etc/xdg/autostart" "$dest/etc/xdg" 2>/dev/null || true
 remove_config Config/flatpak/familycontrols.conf "$dest/etc/flatpak/installations.d/familycontrols.conf"
 rmdir "$dest/etc/flatpak/installations.d" "$dest/etc/flatpak" 2>/dev/null || true
 

@@ -117,6 +117,7 @@ extension FamilyCtl {
         }
     }
 
+    /// One request in a sentence, every text from the child escaped for a terminal.
     static func describe(_ row: Guard.Request) -> String {
         func shown(_ text: String) -> String { DisplayText.sanitized(text) }
         let purpose = switch row.purpose {

@@ -42,6 +42,14 @@ package enum FamilyCtl {
              summary: "Deny request ID after authenticating as yourself on this terminal (root is not asked).") { tokens, socket throws(CommandFailure) in
             try decide(tokens, approve: false, socket: socket)
         },
+        Verb(name: "agent", synopsis: ["agent [--if-guardian] [--config FILE]"],
+             summary: "Run in your graphical session: each request of your children becomes a desktop notification "
+                + "with Approve and Deny; your password is asked by pinentry in your own session and sent over the "
+                + "agent's own connection to the Guard. A request decided elsewhere withdraws its notification. "
+                + "Without a notification server it prints the requests, as requests --watch does. --if-guardian "
+                + "exits at once for someone who guards nobody (the autostart entry uses it).") { tokens, socket throws(CommandFailure) in
+            try agent(tokens, socket: socket)
+        },
         Verb(name: "status", synopsis: ["status [--user USER] [--json]"],
              summary: "List authorizations: user, app, member, status, who approved, when, lock state, path. "
                 + "Your children's, or everyone's for root.") { tokens, socket throws(CommandFailure) in try status(tokens, socket: socket) },

@@ -82,13 +82,35 @@ public final class HelperProcess {
         var pid: CInt = 0
         let result = csystem_spawn_connected(program, &argv, environ, input, output, error, &pid)
         guard result == 0 else { throw Errno(result, operation: "posix_spawnp \(program)") }
+        return try held(pid, path: program)
+    }
+
+    /// Starts `path` with `arguments` and `environment` as ``spawn(_:arguments:environment:descriptor:)``
+    /// does, but reading `input` as its standard input and writing its
+    /// standard output to `output` (pipe ends the caller keeps the others of),
+    /// standard error shared, every other descriptor closed.
+    ///
+    /// Maps to `posix_spawnp(3)` (`csystem_spawn_connected`, standard error kept) and `pidfd_open(2)`.
+    public static func spawn(_ path: String, arguments: [String], environment: [String],
+                             input: CInt, output: CInt) throws(Errno) -> HelperProcess {
+        var argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+        var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup($0) } + [nil]
+        defer { for pointer in argv + envp { free(pointer) } }
+        var pid: CInt = 0
+        let result = csystem_spawn_connected(path, &argv, &envp, input, output, 2, &pid)
+        guard result == 0 else { throw Errno(result, operation: "posix_spawn \(path)") }
+        return try held(pid, path: path)
+    }
+
+    /// The pidfd of a child not reaped yet (so its pid cannot have been reused).
+    private static func held(_ pid: pid_t, path: String) throws(Errno) -> HelperProcess {
         let fd = csystem_pidfd_open(pid, 0)
         guard fd >= 0 else {
-            let failure = Errno.current("pidfd_open")
+            let error = Errno.current("pidfd_open")
             Glibc.kill(pid, SIGKILL)
             var status: CInt = 0
             _ = try? retryingOnInterrupt("waitpid") { waitpid(pid, &status, 0) }
-            throw failure
+            throw error
         }
         return HelperProcess(pid: pid, pidfd: FileDescriptor(taking: fd))
     }

@@ -19,6 +19,7 @@ struct InstallScriptTests {
         "usr/local/share/bash-completion/completions/familyctl",
         "etc/pam.d/familycontrols-guardian", "etc/pam.d/familycontrols-individual",
         "etc/familycontrols/familycontrols.conf", "etc/flatpak/installations.d/familycontrols.conf",
+        "etc/xdg/autostart/familycontrols-agent.desktop",
         "etc/systemd/system/familycontrolsd.service", "etc/systemd/system/familycontrolsd.socket",
         "etc/systemd/system/familycontrols-flatpak@.service", "etc/systemd/system/familycontrols-flatpak.socket",
     ]

@@ -1,0 +1,77 @@
+#!/bin/sh
+# Makes docs/images/guardian-notification.png: `familyctl agent` on a real
+# X desktop (Xvfb) with a real notification daemon (dunst), on a session bus
+# of its own (dbus-run-session), captured with ImageMagick's import.
+#
+# Run it as a guardian while a request of one of their children waits
+# (DesktopAgentTests.theScreenshotShowsTheRequest runs it against the test
+# Guard: FAMILYCONTROLS_SCREENSHOT=docs/images/guardian-notification.png
+# swift test --filter DesktopAgentTests/theScreenshot).
+#
+#   docs/screenshot-notification.sh OUTPUT.png [familyctl agent options, e.g. --socket PATH]
+#
+# Needs: xvfb, dunst, imagemagick, dbus (Config/install.sh installs them).
+set -eu
+PATH=/usr/bin:/bin:$PATH
+out=$1
+shift
+familyctl=${FAMILYCTL:-familyctl}
+# The first display number no X server holds.
+number=${SCREENSHOT_DISPLAY:-97}
+while [ -e "/tmp/.X$number-lock" ] || [ -e "/tmp/.X11-unix/X$number" ]; do number=$((number + 1)); done
+work=$(mktemp -d)
+# SIGKILL: a test runner's children may inherit SIGTERM blocked.
+# Killed outright, Xvfb leaves its lock and socket behind: removed here.
+trap 'kill -KILL ${xvfb:-0} 2>/dev/null || true; rm -f "/tmp/.X$number-lock" "/tmp/.X11-unix/X$number"; rm -rf "$work"' EXIT
+
+Xvfb ":$number" -screen 0 900x200x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
+xvfb=$!
+i=0
+until [ -S "/tmp/.X11-unix/X$number" ]; do
+    i=$((i + 1))
+    if [ $i -gt 100 ] || ! kill -0 $xvfb 2>/dev/null; then
+        echo "screenshot-notification.sh: Xvfb did not start" >&2
+        cat "$work/xvfb.log" >&2
+        exit 1
+    fi
+    sleep 0.1
+done
+
+# A desktop's look: a grey background, one large, readable notification.
+cat >"$work/dunstrc" <<'RC'
+[global]
+    font = DejaVu Sans 13
+    width = 860
+    height = 180
+    origin = top-center
+    offset = 0x20
+    padding = 14
+    horizontal_padding = 16
+    frame_width = 2
+    frame_color = "#4c7899"
+    markup = full
+    format = "<b>%s</b>\n%b"
+    show_indicators = yes
+    word_wrap = yes
+    icon_position = off
+[urgency_normal]
+    background = "#f6f6f6"
+    foreground = "#202020"
+    timeout = 0
+RC
+
+export DISPLAY=":$number" HOME="$work" XDG_CONFIG_HOME="$work" FAMILYCTL_SCREENSHOT_OUT="$out"
+dbus-run-session -- sh -c '
+    convert -size 900x200 xc:"#3b4252" "$HOME/background.png" && display -window root "$HOME/background.png" 2>/dev/null &
+    dunst -config "$HOME/dunstrc" >"$HOME/dunst.log" 2>&1 &
+    dunst=$!
+    sleep 1
+    "$0" agent "$@" >"$HOME/agent.log" 2>&1 &
+    agent=$!
+    sleep 3
+    import -display "$DISPLAY" -window root "$FAMILYCTL_SCREENSHOT_OUT"
+    made=$?
+    kill -KILL $agent $dunst 2>/dev/null || true
+    exit $made
+' "$familyctl" "$@"
+echo "screenshot-notification.sh: wrote $out"
