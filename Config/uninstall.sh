@@ -134,6 +134,11 @@ remove_config() { # shipped installed
 echo "==> removing from $dest/etc"
 remove_config pam.d/familycontrols-guardian "$dest/etc/pam.d/familycontrols-guardian"
 remove_config pam.d/familycontrols-individual "$dest/etc/pam.d/familycontrols-individual"
+remove_config pam.d/familycontrols-guardian-code "$dest/etc/pam.d/familycontrols-guardian-code"
+# The guardians' one-time-code secrets: only with --purge.
+if [ "$purge" = yes ] && [ "$package" != installed ]; then
+    rm -rf "$dest/etc/familycontrols/oath"
+fi
 remove_config Config/familycontrols.conf "$dest/etc/familycontrols/familycontrols.conf"
 rmdir "$dest/etc/familycontrols" 2>/dev/null || true
 remove_config Config/flatpak/familycontrols.conf "$dest/etc/flatpak/installations.d/familycontrols.conf"

@@ -16,7 +16,8 @@ import SystemKit
 /// apps expect. pam_oath rewrites the file itself after each code it accepts
 /// (the last code used and when, which is how it refuses a replayed one), so
 /// every change here is made under the lock liboath takes (`FILE.lock`,
-/// `fcntl`) and lands in one `rename`. Lines of other guardians, comments and
+/// created only where there is none, then `fcntl`; a lock file left behind
+/// makes pam_oath refuse every code) and lands in one `rename`. Lines of other guardians, comments and
 /// what pam_oath added to them are kept as they are.
 ///
 /// The secret is in this file and in the one reply that enrols it; never in
@@ -118,14 +119,12 @@ final class GuardianCodes: Sendable {
     private func change(_ file: String, _ edit: (inout [[UInt8]]) -> Void) throws(GuardFailure) {
         try changing.withLock { _ throws(GuardFailure) in
             try makeFolder(of: file)
-            let lock: FileDescriptor
-            do throws(Errno) {
-                lock = try FileDescriptor.open(file + ".lock", O_RDWR | O_CREAT | O_NOFOLLOW, mode: 0o600)
-                try lock.lockForWriting()
-            } catch {
-                throw GuardFailure(.unavailable, "the one-time code file \(file) cannot be locked: \(error)")
+            let lockPath = file + ".lock"
+            let lock = try takeLock(lockPath, of: file)
+            defer {
+                _ = unlink(lockPath)
+                lock.close()
             }
-            defer { lock.close() }
             var lines = try lines(of: file)
             edit(&lines)
             var text = Array(lines.joined())
@@ -140,6 +139,30 @@ final class GuardianCodes: Sendable {
             }
         }
     }
+
+    /// liboath's lock: `FILE.lock`, which it creates only if it is not there
+    /// (and refuses to update the file while it is), then locks with
+    /// `fcntl`, and removes after its rename. Waited for while another holds it.
+    private func takeLock(_ lockPath: String, of file: String) throws(GuardFailure) -> FileDescriptor {
+        let deadline = MonotonicInstant.now.advanced(by: Self.lockWait)
+        while true {
+            do throws(Errno) {
+                let lock = try FileDescriptor.open(lockPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600)
+                try lock.lockForWriting()
+                return lock
+            } catch where error.rawValue == EEXIST && MonotonicInstant.now < deadline {
+                usleep(20_000)
+            } catch where error.rawValue == EEXIST {
+                throw GuardFailure(.unavailable, "the one-time code file \(file) stayed locked for \(Self.lockWait) "
+                    + "(\(lockPath) is there; remove it if no authentication is under way)")
+            } catch {
+                throw GuardFailure(.unavailable, "the one-time code file \(file) cannot be locked: \(error)")
+            }
+        }
+    }
+
+    /// How long a change waits for pam_oath to finish its own.
+    static let lockWait: Duration = .seconds(2)
 
     /// The file's folder, made root's alone (0700) when missing. Under the
     /// shipped unit /etc is read-only but for that folder, which the
