@@ -7,7 +7,7 @@ _familyctl() {
     local word
     for word in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
         case $word in
-            authenticate|status|set|revoke|graduate|locks|requests|approve|deny|log|help) verb=$word; break ;;
+            authenticate|status|set|revoke|graduate|locks|requests|approve|deny|log|code|help) verb=$word; break ;;
         esac
     done
     case $prev in
@@ -18,7 +18,7 @@ _familyctl() {
         --app|--limit) return ;;
     esac
     case $verb in
-        "") COMPREPLY=($(compgen -W "requests approve deny status set revoke graduate log locks authenticate help --socket --help --version" -- "$cur")) ;;
+        "") COMPREPLY=($(compgen -W "requests approve deny status set revoke graduate log locks authenticate code help --socket --help --version" -- "$cur")) ;;
         requests) COMPREPLY=($(compgen -W "--watch --json" -- "$cur")) ;;
         approve|deny) COMPREPLY=($(compgen -W "--stdin" -- "$cur")) ;;
         authenticate) COMPREPLY=($(compgen -W "--member --pam-dir --config --child --stdin" -- "$cur") $(compgen -u -- "$cur")) ;;
@@ -27,8 +27,9 @@ _familyctl() {
         revoke) COMPREPLY=($(compgen -W "--user --app --stdin" -- "$cur")) ;;
         graduate) COMPREPLY=($(compgen -u -- "$cur")) ;;
         locks) COMPREPLY=($(compgen -W "verify --no-repair" -- "$cur")) ;;
+        code) COMPREPLY=($(compgen -W "enroll remove --stdin" -- "$cur")) ;;
         log) COMPREPLY=($(compgen -W "--user --app --since --limit --json" -- "$cur")) ;;
-        help) COMPREPLY=($(compgen -W "requests approve deny status set revoke graduate log locks authenticate" -- "$cur")) ;;
+        help) COMPREPLY=($(compgen -W "requests approve deny status set revoke graduate log locks authenticate code" -- "$cur")) ;;
     esac
 }
 complete -F _familyctl familyctl
