@@ -192,6 +192,29 @@ struct GuardianCodeTests {
         }
     }
 
+    /// On the guardian's own terminal: the password asked with echo off,
+    /// then the QR code drawn, as tall as its symbol (two module rows a line).
+    @Test func enrolmentOnATerminalAsksWithEchoOffAndDrawsTheQRCode() async throws {
+        try await withGuard { guardd in
+            let command = ([productPath("familyctl"), "code", "enroll", "--socket", guardd.socket]).map { "'\($0)'" }
+                .joined(separator: " ")
+            let terminal = try await TerminalSession.run(
+                ["/usr/bin/setpriv", "--reuid=\(guardd.guardian.uid)", "--regid=\(guardd.guardian.gid)", "--clear-groups",
+                 "/bin/sh", "-c", command], steps: [("Password:", guardd.guardian.password ?? "")])
+            #expect(terminal.status == 0, "\(terminal)")
+            #expect(terminal.echoAtPrompts == [false])
+            #expect(terminal.showed("Scan it with an authenticator app"))
+            // The drawing: lines of block characters, all as wide as the symbol and its margin.
+            // "\r\n" is one Character: split on both.
+            let lines = terminal.output.split(whereSeparator: \.isNewline).map(String.init)
+                .filter { !$0.isEmpty && $0.unicodeScalars.allSatisfy { [" ", "\u{2588}", "\u{2580}", "\u{2584}"].contains($0) } }
+            let width = try #require(lines.first?.count, "no QR code on the terminal")
+            #expect(lines.allSatisfy { $0.count == width })
+            #expect((width - 4 - 17) % 4 == 0, "a QR symbol is 17 + 4 × version modules wide, with 2 on each side")
+            #expect(lines.count == (width + 1) / 2)
+        }
+    }
+
     @Test func onlyAGuardianEnrols() async throws {
         try await withGuard { guardd in
             let adult = try await guardd.familyctlAsGuardian(["code", "enroll", "--stdin"], as: guardd.adult,
