@@ -14,8 +14,10 @@ import SystemKit
 /// alert (AuthenticationSheet) ─── Don't Allow ──────────────────────────────┐
 ///   │ continue                                                               │
 ///   ├─ a child, InSessionApproval=no ─► pending (GuardianDesk) ─► decided by │
-///   │                                   a guardian, whose own call locks and │
-///   │                                   records                              │
+///   │   or code                         a guardian, whose own call locks and │
+///   │                                   records; or "a parent or guardian is │
+///   │                                   here": their one-time code, in the   │
+///   │                                   session (GuardianCodeService)        │
 ///   └─ otherwise ─► authenticating in the session (AuthenticationSheet) ─►   ▼
 ///                                                                         decided
 ///   decided ── the short save (AppTurns.save) ──► locked (LockKeeper) ──► recorded (AuthorizationLedger)
