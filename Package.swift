@@ -32,6 +32,11 @@ let package = Package(
             name: "CSodium",
             providers: [.apt(["libsodium-dev"])]
         ),
+        // The QR code `familyctl code enroll` draws: libqrencode.
+        .systemLibrary(
+            name: "CQRencode",
+            providers: [.apt(["libqrencode-dev"])]
+        ),
         // The Linux calls the Glibc module leaves out or declares badly.
         .target(name: "CSystem"),
         // Desktop notifications on the session bus, through libsystemd's sd-bus
@@ -80,7 +85,7 @@ let package = Package(
         .target(
             name: "FamilyCtl",
             dependencies: ["Varlink", "VarlinkClientKit", "GuardProtocol", "PAM", "FamilyConfiguration", "SystemKit",
-                           "FamilyControlsModel", "CSDBus"]
+                           "FamilyControlsModel", "CSDBus", "CQRencode"]
         ),
         // The part of Combine apps use (publishers, `@Published`, `sink`,
         // `ObservableObject`); FamilyControls re-exports it, so apps import one module.

@@ -61,11 +61,14 @@ dest=${DESTDIR:-}
 #   under dbus-run-session and a private system bus), polkitd (the same
 #   child updates, and cannot remove, an app in the Guard's root-owned
 #   Flatpak installation, through flatpak-system-helper and polkit).
+#   libqrencode-dev: the QR code familyctl code enroll draws (qrencode, its
+#   command, checks the drawing in the tests); libpam-oath (above) is also what
+#   the shipped familycontrols-guardian-code service runs.
 packages="libpam0g-dev libsqlite3-dev libsodium-dev libpam-modules libpam-runtime e2fsprogs passwd login procps util-linux
     binutils g++ valgrind dpkg-dev
     libpam-wrapper sqlite3 strace xfsprogs btrfs-progs gcc libc6-dev perl libpam-oath oathtool python3 python3-pip
     systemd libseccomp2 sudo flatpak dbus polkitd openssh-server openssh-client libsystemd-dev pinentry-tty pinentry-curses
-    python3-dbus python3-gi xvfb dunst imagemagick"
+    python3-dbus python3-gi xvfb dunst imagemagick libqrencode-dev qrencode"
 if [ "$apt" = no ]; then
     :
 elif command -v apt-get >/dev/null; then
@@ -110,6 +113,10 @@ install_config() { # source destination mode
 install -d -m 0755 "$dest/etc/familycontrols" "$dest/etc/pam.d"
 install_config pam.d/familycontrols-guardian "$dest/etc/pam.d/familycontrols-guardian" 0644
 install_config pam.d/familycontrols-individual "$dest/etc/pam.d/familycontrols-individual" 0644
+install_config pam.d/familycontrols-guardian-code "$dest/etc/pam.d/familycontrols-guardian-code" 0644
+# Guardians' one-time-code secrets (familyctl code enroll), root's alone; the
+# unit leaves this folder, and nothing else under /etc, writable.
+install -d -m 0700 "$dest/etc/familycontrols/oath"
 install_config Config/familycontrols.conf "$dest/etc/familycontrols/familycontrols.conf" 0644
 # Guardians' graphical sessions start `familyctl agent --if-guardian` (desktop notifications).
 install -d -m 0755 "$dest/etc/xdg/autostart"

@@ -134,6 +134,15 @@ remove_config() { # shipped installed
 echo "==> removing from $dest/etc"
 remove_config pam.d/familycontrols-guardian "$dest/etc/pam.d/familycontrols-guardian"
 remove_config pam.d/familycontrols-individual "$dest/etc/pam.d/familycontrols-individual"
+remove_config pam.d/familycontrols-guardian-code "$dest/etc/pam.d/familycontrols-guardian-code"
+# The guardians' one-time-code secrets: only with --purge (an empty folder goes).
+if [ "$purge" = yes ] && [ "$package" != installed ]; then
+    rm -rf "$dest/etc/familycontrols/oath"
+elif [ -n "$(ls -A "$dest/etc/familycontrols/oath" 2>/dev/null)" ]; then
+    echo "    kept the guardians' one-time codes, $dest/etc/familycontrols/oath (--purge removes them)"
+else
+    rmdir "$dest/etc/familycontrols/oath" 2>/dev/null || true
+fi
 remove_config Config/familycontrols.conf "$dest/etc/familycontrols/familycontrols.conf"
 rmdir "$dest/etc/familycontrols" 2>/dev/null || true
 remove_config Config/autostart/familycontrols-agent.desktop "$dest/etc/xdg/autostart/familycontrols-agent.desktop"

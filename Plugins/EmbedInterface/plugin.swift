@@ -16,8 +16,9 @@ struct EmbedInterface: BuildToolPlugin {
                 .buildCommand(
                     displayName: "Generating the Guard's protocol types",
                     executable: try context.tool(named: "generate-protocol").url,
-                    // Answer's response may be a password: carried as bytes.
-                    arguments: [input.path, output.path, "Answer.response"],
+                    // Answer's response may be a password, EnrollCode's secret is
+                    // a one-time-code secret: carried as bytes.
+                    arguments: [input.path, output.path, "Answer.response", "EnrollCode.reply.secret"],
                     inputFiles: [input],
                     outputFiles: [output]
                 ),

@@ -6,7 +6,8 @@
 //
 // A method whose comment holds `[Requires 'more' flag]` (as sd-varlink writes
 // it) gets `requiresMore = true`. A field listed in SECRET (Method.field) is
-// carried as SecretBytes, never as a String.
+// carried as SecretBytes, never as a String; a reply's field is listed as
+// Method.reply.field.
 import Foundation
 
 let arguments = CommandLine.arguments
@@ -331,7 +332,7 @@ for declaration in declarations {
         out.append(structure("Parameters", parameters, indent: "    ", nullForNil: false, secretPrefix: name,
                              doc: "What `\(name)` is called with."))
         out.append("")
-        out.append(structure("Reply", reply, indent: "    ", nullForNil: false, secretPrefix: nil,
+        out.append(structure("Reply", reply, indent: "    ", nullForNil: false, secretPrefix: name + ".reply",
                              doc: "What `\(name)` replies."))
         out.append("}")
         out.append("")

@@ -17,6 +17,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -454,4 +455,8 @@ void csystem_syslog(int facility, int priority, const char *message) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, csystem_open_log);
     syslog(facility | priority, "%s", message);
+}
+
+long csystem_getrandom(void *buffer, size_t length, unsigned int flags) {
+    return (long)getrandom(buffer, length, flags);
 }

@@ -39,10 +39,24 @@ package struct GuardConfiguration: Hashable, Sendable {
     /// authentication covers their later verbs from the same terminal session,
     /// as sudo's `timestamp_timeout`; zero asks every time.
     package var guardianTimeout: Duration = .seconds(5 * 60)
-    /// `[Authentication] InSessionApproval=`: whether a guardian may instead
-    /// authenticate in the child's own app (off: what a guardian types there
-    /// passes through processes the child controls; see familycontrols.conf(5)).
-    package var inSessionApproval = false
+    /// `[Authentication] InSessionApproval=`: what a guardian may do in the
+    /// child's own app instead of deciding from their own session; nil when
+    /// not set: ``InSessionApproval/code`` once a guardian has enrolled a
+    /// one-time code, else ``InSessionApproval/no`` (see familycontrols.conf(5)).
+    package var inSessionApprovalSetting: InSessionApproval?
+    /// Whether `InSessionApproval=yes`: any guardian PAM stack in the child's
+    /// app (what a guardian types there passes through processes the child controls).
+    package var inSessionApproval: Bool {
+        get { inSessionApprovalSetting == .yes }
+        set { inSessionApprovalSetting = newValue ? .yes : .no }
+    }
+    /// `[Authentication] GuardianCodeService=`: the pam.d service that checks a
+    /// guardian's one-time code typed in the child's app.
+    package var guardianCodeService = "familycontrols-guardian-code"
+    /// `[Authentication] GuardianCodeFile=`: where `familyctl code enroll` keeps
+    /// the guardians' one-time-code secrets, the users file the code service's
+    /// pam_oath reads (root's alone, 0600).
+    package var guardianCodeFile = "/etc/familycontrols/oath/users.oath"
     /// `[Audit] Retention=`: how long audit events are kept; nil keeps them forever.
     package var auditRetention: Duration? = .seconds(365 * 86_400)
     /// `[Locks] VerifyInterval=`: how often the Guard checks and repairs every
@@ -150,11 +164,18 @@ package struct GuardConfiguration: Hashable, Sendable {
                 case "FailureDelay": failureDelay = try Self.duration(entry, file: file, allowing: 0...3_600_000)
                 case "PendingTimeout": pendingTimeout = try Self.duration(entry, file: file, allowing: 10_000...86_400_000)
                 case "GuardianTimeout": guardianTimeout = try Self.duration(entry, file: file, allowing: 0...3_600_000)
-                case "InSessionApproval": inSessionApproval = try Self.boolean(entry, file: file)
+                case "InSessionApproval": inSessionApprovalSetting = try Self.inSessionApproval(entry, file: file)
+                case "GuardianCodeService": guardianCodeService = try Self.service(entry, file: file)
+                case "GuardianCodeFile":
+                    guard entry.value.hasPrefix("/"), !entry.value.hasSuffix("/"), entry.value.utf8.count < 4096,
+                          !entry.value.unicodeScalars.contains(where: { $0.value < 0x20 || $0 == " " }) else {
+                        throw fail(entry.line, "GuardianCodeFile= expects an absolute file path, found \"\(entry.value.clipped)\"")
+                    }
+                    guardianCodeFile = entry.value
                 default:
                     throw fail(entry.line, "unknown key \"\(entry.key.clipped)\" in [Authentication] (expected GuardianService, "
-                        + "IndividualService, PromptTimeout, MaxAttempts, FailureDelay, PendingTimeout, GuardianTimeout "
-                        + "or InSessionApproval)")
+                        + "IndividualService, PromptTimeout, MaxAttempts, FailureDelay, PendingTimeout, GuardianTimeout, "
+                        + "InSessionApproval, GuardianCodeService or GuardianCodeFile)")
                 }
             }
         case ("Audit", nil):
@@ -269,7 +290,6 @@ package struct GuardConfiguration: Hashable, Sendable {
         return .seconds(number * factor * 86_400)
     }
 
-    /// `yes`/`no`, as systemd spells booleans (`true`/`false`, `on`/`off`, `1`/`0` too).
     /// One absolute, normalized path (no empty, `.` or `..` part), at most 1024 bytes.
     private static func absolutePath(_ entry: INIFile.Entry, example: String, file: String) throws(ConfigError) -> String {
         let parts = entry.value.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
@@ -281,6 +301,19 @@ package struct GuardConfiguration: Hashable, Sendable {
         return entry.value
     }
 
+    /// `InSessionApproval=`: yes or no as ``boolean(_:file:)`` reads them, or `code`.
+    private static func inSessionApproval(_ entry: INIFile.Entry, file: String) throws(ConfigError) -> InSessionApproval {
+        switch entry.value.lowercased() {
+        case "code": return .code
+        case "yes", "true", "on", "1": return .yes
+        case "no", "false", "off", "0": return .no
+        default:
+            throw ConfigError(file: file, line: entry.line,
+                              "InSessionApproval= expects yes, no or code, found \"\(entry.value.clipped)\"")
+        }
+    }
+
+    /// `yes`/`no`, as systemd spells booleans (`true`/`false`, `on`/`off`, `1`/`0` too).
     private static func boolean(_ entry: INIFile.Entry, file: String) throws(ConfigError) -> Bool {
         switch entry.value.lowercased() {
         case "yes", "true", "on", "1": return true

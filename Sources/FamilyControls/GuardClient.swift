@@ -127,7 +127,8 @@ enum GuardClient {
 
     private static func relay(_ prompt: Guard.Prompt, to prompter: any Prompter, over client: VarlinkClient) throws(VarlinkClientError) {
         let kind = AuthorizationPrompt.Kind(prompt.kind)
-        let shown = AuthorizationPrompt(kind: kind, message: prompt.message)
+        let shown = AuthorizationPrompt(kind: kind, message: prompt.message,
+                                        offersGuardianHere: kind == .alert && prompt.guardianHere == true)
         // A password goes out as bytes: straight from the library's own
         // prompters, and from an app's prompter as soon as it is handed over.
         if kind == .secret {
@@ -139,7 +140,10 @@ enum GuardClient {
         let answer = prompter.respond(to: shown)
         guard shown.expectsAnswer else { return }
         // The alert's answer goes out in the one spelling the Guard accepts.
-        let response = kind == .alert ? answer.flatMap(AlertResponse.init(_:))?.wire : answer
+        // "A parent or guardian is here" only where the alert offered it.
+        let response = kind == .alert
+            ? answer.flatMap(AlertResponse.init(_:)).flatMap { $0 == .guardianHere && !shown.offersGuardianHere ? nil : $0 }?.wire
+            : answer
         let parameters = Guard.Answer.Parameters(id: prompt.id, response: response.map { SecretBytes($0) })
         try client.sendOneway(Guard.Answer.method, parameters: parameters.object)
     }

@@ -13,7 +13,8 @@ public struct StandardInputPrompter: Prompter, SecretPrompting {
             writeToStandardError(prompt.message.hasSuffix("\n") ? prompt.message : prompt.message + "\n")
             return nil
         }
-        let text = prompt.kind == .alert ? prompt.message + " [continue/don't allow]: " : prompt.message
+        let text = prompt.kind != .alert ? prompt.message
+            : prompt.message + (prompt.offersGuardianHere ? " [continue/here/don't allow]: " : " [continue/don't allow]: ")
         writeToStandardError(text)
         guard let line = try? LineReader.readLine(from: STDIN_FILENO) else {
             writeToStandardError("\n")

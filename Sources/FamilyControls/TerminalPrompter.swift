@@ -16,13 +16,18 @@ public struct TerminalPrompter: Prompter, SecretPrompting {
             return nil
         case .alert:
             terminal.write(prompt.message + "\n")
+            let here = prompt.offersGuardianHere
+            if here { terminal.write("A parent or guardian who is here may approve now with their one-time code.\n") }
+            let question = here ? "Continue, a parent or guardian is here, or Don't Allow? [continue/here/don't allow]: "
+                                : "Continue or Don't Allow? [continue/don't allow]: "
             for _ in 0..<3 {
-                guard let line = try? terminal.readLine(prompt: "Continue or Don't Allow? [continue/don't allow]: ", secret: false) else {
+                guard let line = try? terminal.readLine(prompt: question, secret: false) else {
                     return nil
                 }
                 let text = String(decoding: line.withUnsafeBytes { Array($0) }, as: UTF8.self)
-                if AlertResponse(text) != nil { return text }
-                terminal.write("Please answer continue (y) or don't allow (n).\n")
+                if let answer = AlertResponse(text), here || answer != .guardianHere { return text }
+                terminal.write(here ? "Please answer continue (y), here (h) or don't allow (n).\n"
+                                    : "Please answer continue (y) or don't allow (n).\n")
             }
             return nil
         case .guardian, .secret, .text:

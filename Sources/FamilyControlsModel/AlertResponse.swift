@@ -1,11 +1,16 @@
 /// The answer to the alert ("Allow “App” to provide parental controls?"):
-/// go on, or Don't Allow.
+/// go on, Don't Allow, or, where the alert offers it, a parent or guardian is
+/// here with their one-time code.
 ///
-/// A person types `y`, `yes` or `continue` to allow, and `n`, `no` or
-/// `don't allow` to refuse (``init(_:)``); the answer travels to the Guard as
-/// `continue` or `dont-allow`, the only two spellings it accepts.
+/// A person types `y`, `yes` or `continue` to allow, `n`, `no` or
+/// `don't allow` to refuse, and `h`, `here` or `guardian here` when a parent
+/// or guardian is here (``init(_:)``); the answer travels to the Guard as
+/// `continue`, `dont-allow` or `guardian-here`, the only spellings it accepts.
 public enum AlertResponse: Sendable {
     case allow, refuse
+    /// A parent or guardian is at the child's screen and types their name and
+    /// current one-time code (only where ``AuthorizationPrompt/offersGuardianHere``).
+    case guardianHere
 
     /// Parses a typed answer, ignoring case, surrounding blanks and the
     /// typographic apostrophe (`Don’t Allow`); nil when it is neither.
@@ -13,6 +18,7 @@ public enum AlertResponse: Sendable {
         switch Self.normalized(text) {
         case "y", "yes", "continue": self = .allow
         case "n", "no", "don't allow", "dont allow", "dont-allow", "don't-allow": self = .refuse
+        case "h", "here", "guardian here", "guardian-here", "parent here", "a parent or guardian is here": self = .guardianHere
         default: return nil
         }
     }
@@ -22,6 +28,7 @@ public enum AlertResponse: Sendable {
         switch self {
         case .allow: "continue"
         case .refuse: "dont-allow"
+        case .guardianHere: "guardian-here"
         }
     }
 
@@ -31,6 +38,7 @@ public enum AlertResponse: Sendable {
         switch wire {
         case AlertResponse.allow.wire: self = .allow
         case AlertResponse.refuse.wire: self = .refuse
+        case AlertResponse.guardianHere.wire: self = .guardianHere
         default: return nil
         }
     }

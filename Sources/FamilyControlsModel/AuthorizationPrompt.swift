@@ -24,10 +24,17 @@ public struct AuthorizationPrompt: Hashable, Sendable {
 
     public var kind: Kind
     public var message: String
+    /// For an alert: whether a parent or guardian may approve here, at the
+    /// child's screen, with their one-time code (answer
+    /// ``AlertResponse/guardianHere``). The Guard offers it only when a
+    /// guardian of the child has enrolled a code; otherwise that answer is
+    /// taken as no answer.
+    public var offersGuardianHere: Bool
 
-    public init(kind: Kind, message: String) {
+    public init(kind: Kind, message: String, offersGuardianHere: Bool = false) {
         self.kind = kind
         self.message = message
+        self.offersGuardianHere = offersGuardianHere
     }
 
     /// Whether the prompt waits for an answer.

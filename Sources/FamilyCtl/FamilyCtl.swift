@@ -74,6 +74,12 @@ package enum FamilyCtl {
              summary: "Check every lock against the store, repair drift and finish unlocks a lease held up "
                 + "(the Guard also does this every [Locks] VerifyInterval=). Exits 1 when drift was found. "
                 + "Needs root.") { tokens, socket throws(CommandFailure) in try locks(tokens, socket: socket) },
+        Verb(name: "code", synopsis: ["code enroll [--stdin]", "code remove [USER]"],
+             summary: "Your one-time code, for approving at a child's screen: enroll makes a new secret after you "
+                + "authenticate as for approve (replacing any you had) and shows it once, as a QR code and an "
+                + "otpauth:// URI, for any authenticator app; a child's app then offers \"a parent or guardian is "
+                + "here\", which takes your user name and the current code. remove removes yours; root may remove "
+                + "anyone's.") { tokens, socket throws(CommandFailure) in try code(tokens, socket: socket) },
         Verb(name: "authenticate",
              synopsis: ["authenticate USER --member child|individual [--pam-dir DIR] [--config FILE] [--child USER] [--stdin]"],
              summary: "Check a user's password through the FamilyControls PAM services (child: the guardian "

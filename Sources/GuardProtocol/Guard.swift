@@ -191,3 +191,6 @@ package enum ProtocolValue {
         }
     }
 }
+extension Guard.EnrollCode.Reply: GuardPromptingReply {
+    package static func prompting(_ prompt: Guard.Prompt) -> Self { Self(prompt: prompt) }
+}

@@ -168,7 +168,8 @@ enum DebianMachine {
     static let state = "/var/lib/familycontrols"
     /// The machine's own files at the package's conffile paths (install.sh puts them there too).
     static let conffiles = ["/etc/familycontrols/familycontrols.conf", "/etc/pam.d/familycontrols-guardian",
-                            "/etc/pam.d/familycontrols-individual", "/etc/flatpak/installations.d/familycontrols.conf",
+                            "/etc/pam.d/familycontrols-individual", "/etc/pam.d/familycontrols-guardian-code",
+                            "/etc/flatpak/installations.d/familycontrols.conf",
                             "/etc/xdg/autostart/familycontrols-agent.desktop"]
 
     static var hasDebianTools: Bool {

@@ -17,7 +17,7 @@ struct InstallScriptTests {
         "usr/local/share/man/man8/familycontrolsd.8", "usr/local/share/man/man8/familyctl.8",
         "usr/local/share/man/man5/familycontrols.conf.5",
         "usr/local/share/bash-completion/completions/familyctl",
-        "etc/pam.d/familycontrols-guardian", "etc/pam.d/familycontrols-individual",
+        "etc/pam.d/familycontrols-guardian", "etc/pam.d/familycontrols-individual", "etc/pam.d/familycontrols-guardian-code",
         "etc/familycontrols/familycontrols.conf", "etc/flatpak/installations.d/familycontrols.conf",
         "etc/xdg/autostart/familycontrols-agent.desktop",
         "etc/systemd/system/familycontrolsd.service", "etc/systemd/system/familycontrolsd.socket",

@@ -70,6 +70,12 @@ import TestSupport
         #expect(try parse("[Authentication]\n").inSessionApproval == false)
         #expect(try parse("[Authentication]\nInSessionApproval=yes\n").inSessionApproval == true)
         #expect(try parse("[Authentication]\nInSessionApproval=off\n").inSessionApproval == false)
+        #expect(try parse("[Authentication]\n").inSessionApprovalSetting == nil)
+        #expect(try parse("[Authentication]\nInSessionApproval=code\n").inSessionApprovalSetting == .code)
+        #expect(try parse("[Authentication]\nInSessionApproval=no\n").inSessionApprovalSetting == InSessionApproval.no)
+        #expect(try parse("[Authentication]\n").guardianCodeService == "familycontrols-guardian-code")
+        #expect(try parse("[Authentication]\n").guardianCodeFile == "/etc/familycontrols/oath/users.oath")
+        #expect(try parse("[Authentication]\nGuardianCodeFile=/var/lib/x/users.oath\n").guardianCodeFile == "/var/lib/x/users.oath")
         #expect(try parse("[Authentication]\nFailureDelay=0\n").failureDelay == .zero)
         #expect(try parse("[Authentication]\nFailureDelay=1500ms\n").failureDelay == .milliseconds(1500))
     }
@@ -175,11 +181,12 @@ import TestSupport
         ("[Authentication]\nPromptTimeout=0\n", 2, "PromptTimeout= must be between 1s and 1h, found \"0\""),
         ("[Authentication]\nPendingTimeout=5s\n", 2, "PendingTimeout= must be between 10s and 24h, found \"5s\""),
         ("[Authentication]\nPendingTimeout=25h\n", 2, "PendingTimeout= must be between 10s and 24h, found \"25h\""),
-        ("[Authentication]\nInSessionApproval=maybe\n", 2, "InSessionApproval= expects yes or no, found \"maybe\""),
+        ("[Authentication]\nGuardianCodeFile=users.oath\n", 2, "GuardianCodeFile= expects an absolute file path, found \"users.oath\""),
+        ("[Authentication]\nInSessionApproval=maybe\n", 2, "InSessionApproval= expects yes, no or code, found \"maybe\""),
         ("[Authentication]\nPromptTimeout=2h\n", 2, "PromptTimeout= must be between 1s and 1h, found \"2h\""),
         ("[Authentication]\nMaxAttempts=0\n", 2, "MaxAttempts= expects a whole number from 1 to 10, found \"0\""),
         ("[Authentication]\nMaxAttempts=many\n", 2, "MaxAttempts= expects a whole number from 1 to 10, found \"many\""),
-        ("[Authentication]\nTimeout=1\n", 2, "unknown key \"Timeout\" in [Authentication] (expected GuardianService, IndividualService, PromptTimeout, MaxAttempts, FailureDelay, PendingTimeout, GuardianTimeout or InSessionApproval)"),
+        ("[Authentication]\nTimeout=1\n", 2, "unknown key \"Timeout\" in [Authentication] (expected GuardianService, IndividualService, PromptTimeout, MaxAttempts, FailureDelay, PendingTimeout, GuardianTimeout, InSessionApproval, GuardianCodeService or GuardianCodeFile)"),
         ("[Authentication]\nGuardianTimeout=2h\n", 2, "GuardianTimeout= must be between 0 and 1h, found \"2h\""),
         ("[Authentication]\nGuardianTimeout=later\n", 2, "GuardianTimeout= expects a time such as 60s, 2min or 1h, found \"later\""),
         ("[Authentication]\nFailureDelay=2h\n", 2, "FailureDelay= must be between 0 and 1h, found \"2h\""),

@@ -24,6 +24,8 @@ import Varlink
         ("DecideRequest", MethodPlacement(runs: .decisions)),
         ("ReadAudit", MethodPlacement(runs: .lane)),
         ("VerifyLocks", MethodPlacement(runs: .lane)),
+        ("EnrollCode", MethodPlacement(runs: .decisions)),
+        ("RemoveCode", MethodPlacement(runs: .lane)),
     ]
 
     /// The methods `Config/org.familycontrols.guard.varlink` declares, read by the server's own parser.

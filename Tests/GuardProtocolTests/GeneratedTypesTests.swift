@@ -23,7 +23,9 @@ struct GeneratedTypesTests {
         let reply = Guard.RequestAuthorization.Reply(status: .denied)
         #expect(reply.object == ["status": .string("denied")])
         let prompt = Guard.RequestAuthorization.Reply(prompt: Guard.Prompt(id: 3, kind: .secret, message: "Password: "))
-        #expect(prompt.object == ["prompt": .object(["id": .int(3), "kind": .string("secret"), "message": .string("Password: ")])])
+        // A type (Prompt) writes its nil optionals as null, as Authorization does.
+        #expect(prompt.object == ["prompt": .object(["id": .int(3), "kind": .string("secret"), "message": .string("Password: "),
+                                                     "guardianHere": .null])])
     }
 
     @Test func anEnumOutsideTheInterfaceIsRefusedNamingTheFieldAndTheCases() {

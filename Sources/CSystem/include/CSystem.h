@@ -261,6 +261,12 @@ void csystem_syslog(int facility, int priority, const char *message);
 /// `LOG_AUTHPRIV`, the facility of authentication messages (sudo's, sshd's).
 extern const int CSYSTEM_LOG_AUTHPRIV;
 
+/* MARK: getrandom(2) */
+
+/// `getrandom(buffer, length, flags)`, which the Glibc module does not
+/// declare (<sys/random.h>): the bytes of a new one-time-code secret.
+long csystem_getrandom(void *buffer, size_t length, unsigned int flags);
+
 #endif /* __linux__ */
 
 #endif /* CSYSTEM_H */

@@ -68,9 +68,12 @@ struct ProtectedFiles {
             }
         }
         let pam = pamDirectory ?? "/etc/pam.d"
-        for service in Self.pamServices([configuration.guardianService, configuration.individualService], in: pam) {
+        for service in Self.pamServices([configuration.guardianService, configuration.individualService,
+                                                  configuration.guardianCodeService], in: pam) {
             add("\(pam)/\(service)", "can change how guardians authenticate", "PAM reads \(service) for the Guard")
         }
+        add(configuration.guardianCodeFile, "can change which one-time codes a guardian's name takes",
+            "pam_oath checks guardians' codes typed in a child's app against it")
         add(configPath, "can change the family configuration", "the configuration says who is a child and who a guardian")
         if let stateDirectory {
             add(stateDirectory, "can change the Guard's store", "the store records every approval")

@@ -14,8 +14,10 @@ import SystemKit
 /// alert (AuthenticationSheet) ─── Don't Allow ──────────────────────────────┐
 ///   │ continue                                                               │
 ///   ├─ a child, InSessionApproval=no ─► pending (GuardianDesk) ─► decided by │
-///   │                                   a guardian, whose own call locks and │
-///   │                                   records                              │
+///   │   or code                         a guardian, whose own call locks and │
+///   │                                   records; or "a parent or guardian is │
+///   │                                   here": their one-time code, in the   │
+///   │                                   session (GuardianCodeService)        │
 ///   └─ otherwise ─► authenticating in the session (AuthenticationSheet) ─►   ▼
 ///                                                                         decided
 ///   decided ── the short save (AppTurns.save) ──► locked (LockKeeper) ──► recorded (AuthorizationLedger)
@@ -161,11 +163,24 @@ struct AppRequest {
         let sheet = policy.sheet
         let configuration = policy.family.configuration
         if member == .child && !configuration.inSessionApproval {
-            guard try sheet.askAlert(question, member: member, caller: caller, channel: channel) == .allow else {
+            let offersCode = policy.offersGuardianCode(to: user)
+            switch try sheet.askAlert(question, member: member, caller: caller, channel: channel,
+                                      offeringGuardianHere: offersCode) {
+            case .refuse:
                 return .dontAllow
+            case .guardianHere:
+                // Their name, then their current one-time code, on the code
+                // service: useless to the child's processes once used.
+                let who = AuthenticationSheet.Authentication.inSession(member, caller)
+                return try sheet.withSheet(of: caller, channel: channel, deadline: policy.turnDeadline) { () throws(GuardFailure) -> Decision in
+                    try sheet.checkBackoff(who, channel: channel, configuration: policy.family.configuration)
+                    return .authenticated(by: try sheet.authenticate(who, over: channel,
+                                                                     service: policy.family.configuration.guardianCodeService))
+                }
+            case .allow:
+                let (outcome, timeout) = try policy.desk.awaitGuardian(pendingPurpose, caller: caller, channel: channel)
+                return .byGuardian(outcome, timeout: timeout)
             }
-            let (outcome, timeout) = try policy.desk.awaitGuardian(pendingPurpose, caller: caller, channel: channel)
-            return .byGuardian(outcome, timeout: timeout)
         }
         // In the app's own session, with the user's one sheet held.
         let who = AuthenticationSheet.Authentication.inSession(member, caller)

@@ -43,20 +43,23 @@ final class AuthenticationSheet: Sendable {
         self.authenticator = authenticator
     }
 
-    /// Shows the alert (`question`) and returns the person's answer.
-    /// - Throws: the cancellation or timeout, audited, as the app should hear it.
-    func askAlert(_ question: String, member: FamilyControlsMember, caller: Caller,
-                  channel: any RequestChannel) throws(GuardFailure) -> AlertResponse {
+    /// Shows the alert (`question`) and returns the person's answer; with
+    /// `offeringGuardianHere`, "a parent or guardian is here" is one of them.
+    /// - Throws: the cancellation or timeout, audited, as the app should hear
+    ///   it; an answer the alert did not offer cancels.
+    func askAlert(_ question: String, member: FamilyControlsMember, caller: Caller, channel: any RequestChannel,
+                  offeringGuardianHere: Bool = false) throws(GuardFailure) -> AlertResponse {
         let configuration = families.current.configuration
         let alert: String
         do throws(PAMConversationEnd) {
             let deadline = MonotonicInstant.now.advanced(by: configuration.promptTimeout)
-            let answer = try channel.ask(AuthorizationPrompt(kind: .alert, message: question), deadline: deadline)
+            let prompt = AuthorizationPrompt(kind: .alert, message: question, offersGuardianHere: offeringGuardianHere)
+            let answer = try channel.ask(prompt, deadline: deadline)
             alert = answer.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
         } catch {
             throw ended(error, "alert", member: member, caller: caller)
         }
-        guard let answer = AlertResponse(wire: alert) else {
+        guard let answer = AlertResponse(wire: alert), offeringGuardianHere || answer != .guardianHere else {
             throw ended(.canceled, "alert", member: member, caller: caller)
         }
         return answer
@@ -93,15 +96,18 @@ final class AuthenticationSheet: Sendable {
     /// PAM, up to `MaxAttempts` times, for `who` over `channel`; for a child
     /// in the app's session, the guardian's name first at each attempt.
     /// Failures in a row slow the next attempts (``AuthenticationBackoff``).
+    /// - Parameter service: the pam.d service instead of `who`'s own: the
+    ///   guardian code service, for a guardian's one-time code in the app.
     /// - Returns: who authenticated.
     /// - Throws: the refusal, cancellation, timeout or PAM failure, audited.
-    func authenticate(_ who: Authentication, over channel: any RequestChannel) throws(GuardFailure) -> String {
+    func authenticate(_ who: Authentication, over channel: any RequestChannel,
+                      service: String? = nil) throws(GuardFailure) -> String {
         let configuration = families.current.configuration
         for attempt in 1...configuration.maxAttempts {
             try checkBackoff(who, channel: channel, configuration: configuration)
             guard let name = try authenticatingName(who, attempt: attempt, channel: channel,
                                                     configuration: configuration) else { continue }
-            let pam = PAMRequest(service: who.service(configuration), user: name, requestingUser: who.requestingUser,
+            let pam = PAMRequest(service: service ?? who.service(configuration), user: name, requestingUser: who.requestingUser,
                                  tty: nil, configurationDirectory: pamDirectory, promptTimeout: configuration.promptTimeout)
             do throws(PAMError) {
                 try authenticator.authenticate(pam, conversation: ChannelConversation(channel: channel))

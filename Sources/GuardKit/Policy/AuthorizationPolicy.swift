@@ -40,6 +40,8 @@ package final class AuthorizationPolicy: Sendable {
     let timestamps: GuardianTimestamps
     /// The Guard's bounds; ``GuardService`` and the daemon's server read theirs here.
     package let limits: GuardLimits
+    /// The guardians' one-time-code secrets (`GuardianCodeFile=`).
+    let codes = GuardianCodes()
 
     /// - Parameter authenticator: runs PAM; the Guard's runs each transaction
     ///   in a helper process (``PAMHelperClient``), a unit test's is scripted.

@@ -172,5 +172,8 @@ extension GuardService {
         .bind(Guard.DecideRequest.self, runs: .decisions(caller: GuardService.decider, GuardService.decideRequest)),
         .bind(Guard.ReadAudit.self, runs: .lane(GuardService.readAudit)),
         .bind(Guard.VerifyLocks.self, runs: .lane(GuardService.verifyLocks)),
+        // A guardian's one-time code: enrolling may ask them to authenticate.
+        .bind(Guard.EnrollCode.self, runs: .decisions(caller: GuardService.enroller, GuardService.enrollCode)),
+        .bind(Guard.RemoveCode.self, runs: .lane(GuardService.removeCode)),
     ])
 }

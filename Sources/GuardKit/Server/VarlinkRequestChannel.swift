@@ -82,7 +82,8 @@ final class VarlinkRequestChannel: RequestChannel {
     }
 
     private func send(_ prompt: AuthorizationPrompt, id: Int64) {
-        connection.reply(promptReply(Guard.Prompt(id: id, kind: Guard.PromptKind(prompt.kind), message: prompt.message)),
+        connection.reply(promptReply(Guard.Prompt(id: id, kind: Guard.PromptKind(prompt.kind), message: prompt.message,
+                                                  guardianHere: prompt.offersGuardianHere ? true : nil)),
                          continues: true)
     }
 }

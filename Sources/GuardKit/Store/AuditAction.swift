@@ -38,3 +38,8 @@ package struct AuditAction: RawRepresentable, Hashable, Sendable, ExpressibleByS
     /// The Guard fixed a lock that disagreed with the store (at start, say).
     package static let repair = AuditAction(rawValue: "repair")
 }
+
+extension AuditAction {
+    /// A guardian's one-time code was enrolled or removed.
+    package static let code = AuditAction(rawValue: "code")
+}

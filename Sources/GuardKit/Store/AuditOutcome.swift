@@ -67,3 +67,10 @@ package struct AuditOutcome: RawRepresentable, Hashable, Sendable, ExpressibleBy
     /// A child graduated with nothing approved.
     package static let noApprovals = AuditOutcome(rawValue: "no approvals")
 }
+
+extension AuditOutcome {
+    /// A one-time code was enrolled.
+    package static let enrolled = AuditOutcome(rawValue: "enrolled")
+    /// A one-time code was removed.
+    package static let removed = AuditOutcome(rawValue: "removed")
+}

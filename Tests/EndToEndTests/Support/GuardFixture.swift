@@ -26,6 +26,8 @@ final class GuardFixture: @unchecked Sendable {
     private(set) var starts = 0
 
     var logPath: String { "\(directory)/guard.log" }
+    /// The guardians' one-time-code secrets (`GuardianCodeFile=`), which the code service's pam_oath reads.
+    var codeFile: String { "\(directory)/oath/users.oath" }
     var appsRoot: String { "\(directory)/apps" }
     /// Homes the children own, so they can rename their own `Applications` folder.
     var homesRoot: String { "\(directory)/homes" }
@@ -49,6 +51,10 @@ final class GuardFixture: @unchecked Sendable {
         for service in ["familycontrols-guardian", "familycontrols-individual"] {
             try FileManager.default.copyItem(atPath: "\(packageRoot)/pam.d/\(service)", toPath: "\(pamDirectory)/\(service)")
         }
+        // The shipped code service, its users file in this fixture's folder.
+        let codeService = try String(contentsOfFile: "\(packageRoot)/pam.d/familycontrols-guardian-code", encoding: .utf8)
+        try codeService.replacingOccurrences(of: "/etc/familycontrols/oath/users.oath", with: codeFile)
+            .write(toFile: "\(pamDirectory)/familycontrols-guardian-code", atomically: true, encoding: .utf8)
         try writeConfiguration(extra: extraConfiguration)
         for user in [child, adult] { try installDemo(for: user) }
     }
@@ -66,6 +72,7 @@ final class GuardFixture: @unchecked Sendable {
 
             [Authentication]
             PromptTimeout=20s
+            GuardianCodeFile=\(codeFile)
             \(extra)
             """
         try text.write(toFile: configPath, atomically: true, encoding: .utf8)
