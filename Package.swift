@@ -34,6 +34,13 @@ let package = Package(
         ),
         // The Linux calls the Glibc module leaves out or declares badly.
         .target(name: "CSystem"),
+        // pam_familycontrols.so: tells the Guard a login session opened or closed. Compiled here
+        // so every build checks it; linked, against libpam and libc alone, by Config/build-pam-module.sh.
+        .target(
+            name: "pam_familycontrols",
+            dependencies: ["CLibPAM"],
+            linkerSettings: [.linkedLibrary("pam")]
+        ),
 
         // Swift libraries: all the logic lives here, where tests reach it.
         // Each depends only on those listed before it (ARCHITECTURE.md).

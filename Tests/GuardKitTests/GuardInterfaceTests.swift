@@ -14,7 +14,8 @@ import Varlink
         #expect(description.name == "org.familycontrols.guard")
         #expect(description.methods == ["GetStatus", "Subscribe", "RequestAuthorization", "Answer", "RevokeAuthorization",
                                         "UpdateApp", "ListAuthorizations", "SetStatus", "Revoke", "Graduate", "ListRequests",
-                                        "WatchRequests", "DecideRequest", "VerifyLocks", "ReadAudit"])
+                                        "WatchRequests", "DecideRequest", "VerifyLocks", "ReadAudit",
+                                        "OpenSession", "CloseSession", "ListSessions"])
     }
 
     @Test func everyErrorTheGuardSendsIsDeclared() {

@@ -24,6 +24,9 @@ import Varlink
         ("DecideRequest", MethodPlacement(runs: .decisions)),
         ("ReadAudit", MethodPlacement(runs: .lane)),
         ("VerifyLocks", MethodPlacement(runs: .lane)),
+        ("OpenSession", MethodPlacement(runs: .lane)),
+        ("CloseSession", MethodPlacement(runs: .lane)),
+        ("ListSessions", MethodPlacement(runs: .lane)),
     ]
 
     /// The methods `Config/org.familycontrols.guard.varlink` declares, read by the server's own parser.

@@ -172,5 +172,9 @@ extension GuardService {
         .bind(Guard.DecideRequest.self, runs: .decisions(caller: GuardService.decider, GuardService.decideRequest)),
         .bind(Guard.ReadAudit.self, runs: .lane(GuardService.readAudit)),
         .bind(Guard.VerifyLocks.self, runs: .lane(GuardService.verifyLocks)),
+        // The PAM session module's.
+        .bind(Guard.OpenSession.self, runs: .lane(GuardService.openSession)),
+        .bind(Guard.CloseSession.self, runs: .lane(GuardService.closeSession)),
+        .bind(Guard.ListSessions.self, runs: .lane(GuardService.listSessions)),
     ])
 }
