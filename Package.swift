@@ -42,6 +42,13 @@ let package = Package(
         // Desktop notifications on the session bus, through libsystemd's sd-bus
         // (whose message calls are variadic, so a C shim builds them).
         .target(name: "CSDBus", linkerSettings: [.linkedLibrary("systemd")]),
+        // pam_familycontrols.so: tells the Guard a login session opened or closed. Compiled here
+        // so every build checks it; linked, against libpam and libc alone, by Config/build-pam-module.sh.
+        .target(
+            name: "pam_familycontrols",
+            dependencies: ["CLibPAM"],
+            linkerSettings: [.linkedLibrary("pam")]
+        ),
 
         // Swift libraries: all the logic lives here, where tests reach it.
         // Each depends only on those listed before it (ARCHITECTURE.md).

@@ -15,7 +15,7 @@ import Varlink
         #expect(description.methods == ["GetStatus", "Subscribe", "RequestAuthorization", "Answer", "RevokeAuthorization",
                                         "UpdateApp", "ListAuthorizations", "SetStatus", "Revoke", "Graduate", "ListRequests",
                                         "WatchRequests", "DecideRequest", "VerifyLocks", "ReadAudit", "EnrollCode",
-                                        "RemoveCode"])
+                                        "RemoveCode", "OpenSession", "CloseSession", "ListSessions"])
     }
 
     @Test func everyErrorTheGuardSendsIsDeclared() {

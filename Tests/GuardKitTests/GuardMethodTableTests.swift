@@ -26,6 +26,9 @@ import Varlink
         ("VerifyLocks", MethodPlacement(runs: .lane)),
         ("EnrollCode", MethodPlacement(runs: .decisions)),
         ("RemoveCode", MethodPlacement(runs: .lane)),
+        ("OpenSession", MethodPlacement(runs: .lane)),
+        ("CloseSession", MethodPlacement(runs: .lane)),
+        ("ListSessions", MethodPlacement(runs: .lane)),
     ]
 
     /// The methods `Config/org.familycontrols.guard.varlink` declares, read by the server's own parser.

@@ -100,6 +100,8 @@ import FamilyConfiguration
                 ("SetStatus", ["user": "alice", "app": "org.example.Paint", "status": "maybe"], false, "status"),
                 ("ReadAudit", ["since": "yesterday"], false, "since"),
                 ("VerifyLocks", [:], false, "repair"),
+                ("OpenSession", ["token": "0", "user": "alice"], false, "service"),
+                ("CloseSession", ["token": 7], false, "token"),
             ]
             for (method, parameters, more, field) in cases {
                 let error = try failure(client, method, parameters, more: more)

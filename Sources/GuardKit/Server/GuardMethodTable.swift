@@ -175,5 +175,9 @@ extension GuardService {
         // A guardian's one-time code: enrolling may ask them to authenticate.
         .bind(Guard.EnrollCode.self, runs: .decisions(caller: GuardService.enroller, GuardService.enrollCode)),
         .bind(Guard.RemoveCode.self, runs: .lane(GuardService.removeCode)),
+        // The PAM session module's.
+        .bind(Guard.OpenSession.self, runs: .lane(GuardService.openSession)),
+        .bind(Guard.CloseSession.self, runs: .lane(GuardService.closeSession)),
+        .bind(Guard.ListSessions.self, runs: .lane(GuardService.listSessions)),
     ])
 }

@@ -32,6 +32,8 @@ package final class GuardService: VarlinkService {
     let decisions: BlockingExecutor
     /// Each user's conversations under way, requests and decisions together.
     let perUser: ConversationsPerUser
+    /// The login sessions the PAM session module told of.
+    package let sessions = LoginSessions()
 
     /// The pools and the per-user bound are sized by the policy's ``GuardLimits``.
     package init(policy: AuthorizationPolicy, logger: Logger = Logger(label: "guard")) throws {

@@ -1,0 +1,91 @@
+import GuardProtocol
+import SystemKit
+import Varlink
+import VarlinkServerKit
+
+/// `OpenSession`, `CloseSession` and `ListSessions`: the login sessions the
+/// PAM session module (`pam_familycontrols.so`) tells the Guard of. Root only:
+/// the module runs in the root process that opens the session (login, sshd,
+/// su), and that process's life is the session's.
+extension GuardService {
+    func openSession(_ parameters: Guard.OpenSession.Parameters, _ served: ServedCall) {
+        respond(served.call, on: served.connection) { () throws(GuardFailure) -> JSONObject in
+            let peer = served.connection.peer
+            guard peer.uid == 0 else { throw GuardFailure(.permissionDenied, "only root may tell the Guard of a session") }
+            try Self.checkToken(parameters.token)
+            for (name, value) in [("service", parameters.service), ("tty", parameters.tty), ("runtimeDirectory", parameters.runtimeDirectory),
+                                  ("display", parameters.display), ("waylandDisplay", parameters.waylandDisplay),
+                                  ("bus", parameters.bus), ("sessionID", parameters.sessionID)] {
+                guard let value else { continue }
+                guard value.utf8.count <= Self.sessionValueLimit else {
+                    throw GuardFailure(.familyControls(.invalidArgument), "\(name) is over \(Self.sessionValueLimit) bytes")
+                }
+            }
+            let found: UserAccount?
+            do throws(Errno) {
+                found = try UserDatabase.user(named: parameters.user)
+            } catch {
+                throw GuardFailure(.networkError, "the user directory could not be reached: \(error)")
+            }
+            guard let account = found else {
+                throw GuardFailure(.notFound, "no user \(DisplayText.sanitized(parameters.user).clipped)")
+            }
+            let opened = peer.pidfd == nil ? ProcessHandle.open(pid: peer.pid) : nil
+            guard let pidfd = peer.pidfd?.rawValue ?? opened?.rawValue else {
+                throw GuardFailure(.unavailable, "the process that opened the session is gone")
+            }
+            let session = LoginSession(user: account.name, uid: account.uid, service: parameters.service, tty: parameters.tty,
+                                       runtimeDirectory: parameters.runtimeDirectory, display: parameters.display,
+                                       waylandDisplay: parameters.waylandDisplay, bus: parameters.bus,
+                                       sessionID: parameters.sessionID, leader: peer.pid, openedAt: .now)
+            do throws(LoginSessionRefusal) {
+                try sessions.open(session, token: parameters.token, pidfd: pidfd)
+            } catch {
+                logger.warning("session: \(account.name) not recorded: \(error)")
+                throw GuardFailure(.limitReached, "the session is not recorded: \(error)")
+            }
+            logger.info("session: \(account.name) opened (\(Self.describe(session)))")
+            return Guard.OpenSession.Reply().object
+        }
+    }
+
+    func closeSession(_ parameters: Guard.CloseSession.Parameters, _ served: ServedCall) {
+        respond(served.call, on: served.connection) { () throws(GuardFailure) -> JSONObject in
+            let peer = served.connection.peer
+            guard peer.uid == 0 else { throw GuardFailure(.permissionDenied, "only root may tell the Guard of a session") }
+            try Self.checkToken(parameters.token)
+            guard let session = sessions.close(token: parameters.token, from: peer.pid) else {
+                throw GuardFailure(.notFound, "no session of this process is open under that token")
+            }
+            logger.info("session: \(session.user) closed (\(Self.describe(session)))")
+            return Guard.CloseSession.Reply().object
+        }
+    }
+
+    func listSessions(_ parameters: Guard.ListSessions.Parameters, _ served: ServedCall) {
+        respond(served.call, on: served.connection) { () throws(GuardFailure) -> JSONObject in
+            guard served.connection.peer.uid == 0 else { throw GuardFailure(.permissionDenied, "only root may list sessions") }
+            let (open, ended) = sessions.current()
+            for session in ended { logger.info("session: \(session.user) ended: its leader is gone (\(Self.describe(session)))") }
+            return Guard.ListSessions.Reply(sessions: open.map { session in
+                Guard.Session(user: session.user, uid: Int64(session.uid), service: session.service, tty: session.tty,
+                              leader: Int64(session.leader), openedAt: Int64(session.openedAt.seconds))
+            }).object
+        }
+    }
+
+    /// How long a session's service, tty or environment value may be.
+    static let sessionValueLimit = 1024
+
+    /// A token is the module's: 32 lowercase hexadecimal digits.
+    private static func checkToken(_ token: String) throws(GuardFailure) {
+        guard token.utf8.count == 32, token.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
+            throw GuardFailure(.familyControls(.invalidArgument), "token must be 32 lowercase hexadecimal digits")
+        }
+    }
+
+    private static func describe(_ session: LoginSession) -> String {
+        "service \(DisplayText.sanitized(session.service)), tty \(DisplayText.sanitized(session.tty ?? "none")), "
+            + "leader pid \(session.leader)"
+    }
+}
