@@ -34,7 +34,7 @@ final class SSHTunnel {
         do throws(Errno) {
             let (local, remote) = try Socket.makeStreamPair()
             let (errorsRead, errorsWrite) = try Socket.makeStreamPair()
-            let process = try HelperProcess.spawn(program: RemoteHost.program, arguments: host.sshArguments,
+            let process = try HelperProcess.spawn(RemoteHost.program, arguments: host.sshArguments,
                                                   input: remote.rawValue, output: remote.rawValue,
                                                   error: errorsWrite.rawValue)
             remote.close()

@@ -4,7 +4,7 @@ import Glibc
 
 extension FileDescriptor {
     /// A new pipe (`pipe(2)`), both ends close-on-exec; a program spawned
-    /// with one end (`HelperProcess.spawn(_:arguments:environment:input:output:)`)
+    /// with one end (`HelperProcess.spawn(_:arguments:environment:input:output:error:)`)
     /// gets it as a standard descriptor.
     /// - Throws: ``Errno`` from `pipe(2)` or `fcntl(2)`.
     public static func pipe() throws(Errno) -> (read: FileDescriptor, write: FileDescriptor) {

@@ -56,50 +56,29 @@ public final class HelperProcess {
         var pid: CInt = 0
         let result = csystem_spawn_helper(path, &argv, &envp, descriptor, &pid)
         guard result == 0 else { throw Errno(result, operation: "posix_spawn \(path)") }
-        // The child is not reaped yet, so its pid cannot have been reused.
-        let fd = csystem_pidfd_open(pid, 0)
-        guard fd >= 0 else {
-            let error = Errno.current("pidfd_open")
-            Glibc.kill(pid, SIGKILL)
-            var status: CInt = 0
-            _ = try? retryingOnInterrupt("waitpid") { waitpid(pid, &status, 0) }
-            throw error
-        }
-        return HelperProcess(pid: pid, pidfd: FileDescriptor(taking: fd))
+        return try held(pid, path: path)
     }
 
     /// Starts `program` (looked up in `PATH` when it has no slash) with
-    /// `arguments` and this process's environment, `input`, `output` and
-    /// `error` as its standard input, output and error, every other
-    /// descriptor closed, no signal blocked or ignored: ssh(1) carrying a
-    /// stream for this process, say.
+    /// `arguments` and `environment` (`NAME=value`; nil for this process's
+    /// own), `input`, `output` and `error` as its standard input, output and
+    /// error (standard error shared unless given), every other descriptor
+    /// closed, no signal blocked or ignored: ssh(1) carrying a stream for this
+    /// process, or pinentry spoken to on two pipes (the caller keeps the
+    /// other ends).
     ///
     /// Maps to `posix_spawnp(3)` (`csystem_spawn_connected`) and `pidfd_open(2)`.
-    public static func spawn(program: String, arguments: [String],
-                             input: CInt, output: CInt, error: CInt) throws(Errno) -> HelperProcess {
+    public static func spawn(_ program: String, arguments: [String], environment: [String]? = nil,
+                             input: CInt, output: CInt, error: CInt = 2) throws(Errno) -> HelperProcess {
         var argv: [UnsafeMutablePointer<CChar>?] = ([program] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid: CInt = 0
-        let result = csystem_spawn_connected(program, &argv, environ, input, output, error, &pid)
-        guard result == 0 else { throw Errno(result, operation: "posix_spawnp \(program)") }
-        return try held(pid, path: program)
-    }
-
-    /// Starts `path` with `arguments` and `environment` as ``spawn(_:arguments:environment:descriptor:)``
-    /// does, but reading `input` as its standard input and writing its
-    /// standard output to `output` (pipe ends the caller keeps the others of),
-    /// standard error shared, every other descriptor closed.
-    ///
-    /// Maps to `posix_spawnp(3)` (`csystem_spawn_connected`, standard error kept) and `pidfd_open(2)`.
-    public static func spawn(_ path: String, arguments: [String], environment: [String],
-                             input: CInt, output: CInt) throws(Errno) -> HelperProcess {
-        var argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
-        var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup($0) } + [nil]
+        var envp: [UnsafeMutablePointer<CChar>?] = (environment ?? []).map { strdup($0) } + [nil]
         defer { for pointer in argv + envp { free(pointer) } }
         var pid: CInt = 0
-        let result = csystem_spawn_connected(path, &argv, &envp, input, output, 2, &pid)
-        guard result == 0 else { throw Errno(result, operation: "posix_spawn \(path)") }
-        return try held(pid, path: path)
+        let result = environment == nil
+            ? csystem_spawn_connected(program, &argv, environ, input, output, error, &pid)
+            : csystem_spawn_connected(program, &argv, &envp, input, output, error, &pid)
+        guard result == 0 else { throw Errno(result, operation: "posix_spawnp \(program)") }
+        return try held(pid, path: program)
     }
 
     /// The pidfd of a child not reaped yet (so its pid cannot have been reused).

@@ -197,7 +197,7 @@ struct DesktopAgentTests {
         }
     }
 
-    /// `docs/screenshot-notification.sh` on a real X server (Xvfb) with a
+    /// `Config/screenshot-notification.sh` on a real X server (Xvfb) with a
     /// real notification daemon (dunst); with FAMILYCONTROLS_SCREENSHOT set
     /// (a path under the package), the picture is kept there for the README.
     @Test(.enabled(if: ["/usr/bin/Xvfb", "/usr/bin/dunst", "/usr/bin/import", "/usr/bin/identify"]
@@ -209,7 +209,7 @@ struct DesktopAgentTests {
             _ = try await app.waitForPendingRequest()
             let directory = try makeTemporaryDirectory()
             defer { try? FileManager.default.removeItem(atPath: directory) }
-            try FileManager.default.copyItem(atPath: "\(packageRoot)/docs/screenshot-notification.sh", toPath: "\(directory)/shot.sh")
+            try FileManager.default.copyItem(atPath: "\(packageRoot)/Config/screenshot-notification.sh", toPath: "\(directory)/shot.sh")
             try await sh("chown -R \(guardd.guardian.name) '\(directory)'").requireSuccess()
             let picture = "\(directory)/guardian-notification.png"
             let made = try await run("/usr/bin/setpriv", [

@@ -67,15 +67,17 @@ struct PAMHelperTests {
         }
     }
 
-    /// Whether a process runs whose program is named `arguments[0]` and
-    /// whose remaining arguments include `arguments[1...]` in order.
-    static func isRunning(_ arguments: [String]) -> Bool {
+    /// Whether a process runs whose program is named `arguments[0]`, whose
+    /// remaining arguments include `arguments[1...]` in order, and which names
+    /// `socket` (this fixture's Guard: other tests run `familyctl approve 1` too).
+    static func isRunning(_ arguments: [String], socket: String) -> Bool {
         let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         return pids.contains { pid in
             guard pid.allSatisfy(\.isNumber),
                   let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
             let words = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
-            guard let program = words.first, program.hasSuffix("/" + arguments[0]) || program == arguments[0] else { return false }
+            guard let program = words.first, program.hasSuffix("/" + arguments[0]) || program == arguments[0],
+                  words.contains(socket) else { return false }
             return words.dropFirst().joined(separator: "\u{0}").contains(arguments.dropFirst().joined(separator: "\u{0}"))
         }
     }
@@ -140,7 +142,7 @@ struct PAMHelperTests {
             // The first guardian's `familyctl approve` is still waiting on the
             // hung module: had the Guard made the second family wait behind
             // it, the first would have had its "timed out" and ended first.
-            #expect(Self.isRunning(["familyctl", "approve", String(firstID)]), "the second family waited behind the hung module")
+            #expect(Self.isRunning(["familyctl", "approve", String(firstID)], socket: fixture.socket), "the second family waited behind the hung module")
         }
         second.endInput()
         #expect(await second.exitStatus() == 0, "\(second.standardError)")
@@ -148,7 +150,7 @@ struct PAMHelperTests {
 
         let failed = try await stuck
         // And the probe sees it ended, so the check above can fail.
-        #expect(!Self.isRunning(["familyctl", "approve", String(firstID)]))
+        #expect(!Self.isRunning(["familyctl", "approve", String(firstID)], socket: fixture.socket))
         let elapsed = Date().timeIntervalSince(started)
         #expect(fixture.process?.isRunning == true, "the Guard died: \(fixture.log)")
         #expect(try await fixture.storedStatus() == "notDetermined")

@@ -128,20 +128,12 @@ struct AppRequest {
     private func awaitUpdate(_ update: PendingRequest.Update) throws(GuardFailure) -> AuthorizationStatus {
         policy.logger.info("update: \(caller.app.appID) for \(user) runs \(update.to); a parent or guardian is asked")
         let (outcome, timeout) = try policy.desk.awaitGuardian(.update, caller: caller, update: update, channel: channel)
-        switch outcome {
-        case .approved:
-            // The guardian's own call moved the approval (``AuthorizationPolicy/decide``).
-            return .approved
-        case .denied(let guardian):
-            throw GuardFailure(.restricted, "\(guardian) did not let this version of \(caller.app.displayName) in; "
+        // Approved: the guardian's own call moved the approval (``AuthorizationPolicy/decide``).
+        try outcome.letIn(timeout: timeout) { guardian in
+            GuardFailure(.restricted, "\(guardian) did not let this version of \(caller.app.displayName) in; "
                 + "the approved version stays approved, and this one is not")
-        case .failed(let failure):
-            throw failure
-        case .canceled:
-            throw AuthorizationRules.ended(timedOut: false)
-        case .expired:
-            throw AuthorizationRules.expired(after: timeout.spokenSeconds)
         }
+        return .approved
     }
 
     /// An app's revoke that needs no guardian: an individual's approval, or

@@ -115,24 +115,31 @@ private struct AppUpdate {
             change: .staged(update), from: UpdateAuthenticity.describe(appID: appID, version: approvedFolder),
             to: UpdateAuthenticity.describe(appID: appID, version: stagedFolder))
         let (outcome, timeout) = try policy.desk.awaitGuardian(.update, caller: caller, update: pending, channel: channel)
-        switch outcome {
-        case .approved:
-            // The guardian's own call swapped it in (``AuthorizationPolicy/decide``).
-            return .approved
-        case .denied(let guardian):
-            throw GuardFailure(.restricted, "\(guardian) did not let the new version of \(caller.app.displayName) in; "
+        // Approved: the guardian's own call swapped it in (``AuthorizationPolicy/decide``).
+        try outcome.letIn(timeout: timeout) { guardian in
+            GuardFailure(.restricted, "\(guardian) did not let the new version of \(caller.app.displayName) in; "
                 + "the approved version stays")
-        case .failed(let failure):
-            throw failure
-        case .canceled:
-            throw AuthorizationRules.ended(timedOut: false)
-        case .expired:
-            throw AuthorizationRules.expired(after: timeout.spokenSeconds)
         }
+        return .approved
     }
 
     private func refuse(_ reason: String) {
         policy.ledger.audit(.update, actor: user, user: user, appID: appID, member: .child, outcome: .refused, detail: reason)
         policy.logger.notice("update: \(appID) for \(user) refused: \(reason)")
+    }
+}
+
+extension PendingRequest.Outcome {
+    /// How an `update` request's ending reaches the app: returns when a
+    /// guardian let the new version in; otherwise throws, `refused` wording
+    /// a guardian's no.
+    func letIn(timeout: Duration, refused: (String) -> GuardFailure) throws(GuardFailure) {
+        switch self {
+        case .approved: return
+        case .denied(let guardian): throw refused(guardian)
+        case .failed(let failure): throw failure
+        case .canceled: throw AuthorizationRules.ended(timedOut: false)
+        case .expired: throw AuthorizationRules.expired(after: timeout.spokenSeconds)
+        }
     }
 }

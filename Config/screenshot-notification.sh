@@ -1,14 +1,14 @@
 #!/bin/sh
-# Makes docs/images/guardian-notification.png: `familyctl agent` on a real
+# Makes Config/images/guardian-notification.png: `familyctl agent` on a real
 # X desktop (Xvfb) with a real notification daemon (dunst), on a session bus
 # of its own (dbus-run-session), captured with ImageMagick's import.
 #
 # Run it as a guardian while a request of one of their children waits
 # (DesktopAgentTests.theScreenshotShowsTheRequest runs it against the test
-# Guard: FAMILYCONTROLS_SCREENSHOT=docs/images/guardian-notification.png
+# Guard: FAMILYCONTROLS_SCREENSHOT=Config/images/guardian-notification.png
 # swift test --filter DesktopAgentTests/theScreenshot).
 #
-#   docs/screenshot-notification.sh OUTPUT.png [familyctl agent options, e.g. --socket PATH]
+#   Config/screenshot-notification.sh OUTPUT.png [familyctl agent options, e.g. --socket PATH]
 #
 # Needs: xvfb, dunst, imagemagick, dbus (Config/install.sh installs them).
 set -eu
