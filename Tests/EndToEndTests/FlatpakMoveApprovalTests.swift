@@ -117,6 +117,13 @@ struct FlatpakMoveApprovalTests {
             afterRevoke.stop()
             let asked = try await child.runDemo(["request", "--member", "child", "--stdin"], socket: guardd.socket)
             #expect(asked.standardOutput != "status: approved\n", "not approved once revoked: \(asked.standardOutput)")
+
+            // Approved again where it now is: pinned to its commit and remote as a moved app is,
+            // so a later commit is judged as an update, not run as approved.
+            let reapproved = try await guardd.flatpakRequestApproved(child)
+            #expect(reapproved.standardOutput == "status: approved\n", "\(reapproved.standardError)\n\(guardd.log)")
+            let pinned = try #require(try await guardd.statusJSON(user: child.user.name, appID: appID))
+            #expect((pinned["flatpak"] as? [String: Any])?["installation"] as? String == "familycontrols", "\(pinned)")
         }
     }
 

@@ -28,6 +28,11 @@ extension AuthorizationPolicy {
                          detail: "code enroll: not a parent or guardian of anyone in the family")
             throw GuardFailure(.permissionDenied, "\(requester.name) is not a parent or guardian of anyone in the family")
         }
+        // The name becomes a field of pam_oath's tab-separated file: a plain user name only.
+        guard Principal.isValidName(requester.name) else {
+            throw GuardFailure(.familyControls(.invalidArgument), "\(requester.name.clipped) is not a plain user name; "
+                + "no code can be enrolled for it")
+        }
         let file = family.configuration.guardianCodeFile
         try authenticate(requester, .code, child: requester.name, appID: nil, context: "code enroll",
                          showing: "You are about to enrol a new one-time code for \(requester.name), replacing any you had.",

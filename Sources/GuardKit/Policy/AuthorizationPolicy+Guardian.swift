@@ -68,8 +68,9 @@ extension AuthorizationPolicy {
                     switch update.change {
                     case .staged(let staged):
                         try keeper.swapIn(staged, user: caller.account.name, actor: requester.name, detail: said)
-                    case .flatpak(let next):
-                        try keeper.letFlatpakUpdateIn(next, user: caller.account.name, actor: requester.name, detail: said)
+                    case .flatpak(let next, let from):
+                        try keeper.letFlatpakUpdateIn(next, from: from, user: caller.account.name, actor: requester.name,
+                                                      detail: said)
                     }
                 } catch {
                     request.end(.failed(error))
@@ -135,8 +136,9 @@ extension AuthorizationPolicy {
     func authenticate(_ requester: UserAccount, _ action: AuditAction, child: String, appID: String?,
                       context: String, showing what: String, proof: GuardianProof) throws(GuardFailure) {
         guard requester.uid != 0 else { return }
-        let timeout = family.configuration.guardianTimeout
-        if let session = proof.session, timestamps.covers(session, within: timeout) {
+        // Enrolling a code makes a lasting credential: the password is asked every time, and not remembered.
+        let timeout = action == .code ? .zero : family.configuration.guardianTimeout
+        if action != .code, let session = proof.session, timestamps.covers(session, within: timeout) {
             proof.channel?.tell(AuthorizationPrompt(kind: .info, message: what))
             return
         }

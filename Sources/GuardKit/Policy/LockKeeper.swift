@@ -56,6 +56,7 @@ package final class LockKeeper: Sendable {
             }
             return moved
         }
+        let record = try pinnedToItsCommit(record)
         guard record.member == .child, Self.needsLock(record) else {
             try ledger.commit(record, audit: approval)
             return record
@@ -87,6 +88,27 @@ package final class LockKeeper: Sendable {
             logger.info("lock: \(DisplayText.sanitized(report.record.path)) is \(report.state)")
         }
         return record
+    }
+
+    /// A child's app approved where it already is in the Guard's installation
+    /// (asked there, not moved by this approval) is approved at its deployed
+    /// commit and the remote that gave it, as a moved app is, so that a later
+    /// commit is judged as an update instead of running as approved.
+    /// - Throws: `Restricted` when no remote of the installation gives that
+    ///   commit (one installed from a file, say): its updates could not be judged.
+    private func pinnedToItsCommit(_ record: AuthorizationRecord) throws(GuardFailure) -> AuthorizationRecord {
+        guard record.member == .child, record.flatpakOrigin == nil, let deployment = record.flatpak,
+              deployment.installation.path == families.current.configuration.flatpakGuardInstallation else { return record }
+        let seed = FlatpakApproval(appID: deployment.appID, arch: deployment.arch, branch: deployment.branch,
+                                   remote: "", url: "", commit: deployment.commit, timestamp: 0)
+        let judge = FlatpakUpdateJudge(installation: GuardFlatpakInstallation(path: deployment.installation.path))
+        guard let pinned = judge.candidate(after: seed, commit: deployment.commit) else {
+            throw GuardFailure(.restricted, "no remote of the Guard's Flatpak installation gives commit "
+                + "\(deployment.commit) of \(deployment.appID), so its updates could not be judged; it was not approved")
+        }
+        var result = record
+        result.flatpakOrigin = pinned.origin
+        return result
     }
 
     /// Whether `running`, the deployment an app runs from, is the commit
@@ -121,7 +143,7 @@ package final class LockKeeper: Sendable {
                     + "\(approved.commit); the approval does not follow it (\(verdict))")
                 guard case .needsGuardian(_, let to, let reason) = verdict, to == running.commit,
                       let candidate = judge.candidate(after: approval, commit: running.commit) else { return nil }
-                return PendingRequest.Update(change: .flatpak(candidate), from: Self.describe(approval),
+                return PendingRequest.Update(change: .flatpak(candidate, from: approved.commit), from: Self.describe(approval),
                                              to: "\(Self.describe(candidate)): \(DisplayText.sanitized(reason))")
             }
             var moved = record
@@ -142,10 +164,15 @@ package final class LockKeeper: Sendable {
     /// deployed and the approval still the one the request was made from.
     /// Call in the (user, app) save turn.
     /// - Throws: `NotFound` when the approval or the deployment changed meanwhile.
-    func letFlatpakUpdateIn(_ next: FlatpakApproval, user: String, actor: String, detail: String) throws(GuardFailure) {
+    func letFlatpakUpdateIn(_ next: FlatpakApproval, from: String, user: String, actor: String,
+                            detail: String) throws(GuardFailure) {
         guard var record = try ledger.authorization(user: user, appID: next.appID), record.member == .child,
               record.status == .approved, record.flatpakOrigin != nil, let approved = record.flatpak else {
             throw GuardFailure(.notFound, "\(next.appID) is no longer approved for \(user) in the Guard's installation")
+        }
+        guard approved.commit == from else {
+            throw GuardFailure(.notFound, "the approval of \(next.appID) moved to commit \(approved.commit) while the "
+                + "request waited; nothing was changed")
         }
         let installation = GuardFlatpakInstallation(path: approved.installation.path)
         let active: String?

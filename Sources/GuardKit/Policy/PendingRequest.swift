@@ -26,8 +26,8 @@ package final class PendingRequest: Sendable {
             case staged(StagedUpdate)
             /// The commit the Guard's Flatpak installation now deploys for a
             /// moved app, from another remote or older than the approved one,
-            /// for the approval to move to.
-            case flatpak(FlatpakApproval)
+            /// for the approval to move to from the approved commit `from`.
+            case flatpak(FlatpakApproval, from: String)
         }
 
         let change: Change
