@@ -98,11 +98,19 @@ private func write(_ configuration: GuardConfiguration) -> String {
         MaxAttempts=\(configuration.maxAttempts)
         FailureDelay=\(milliseconds(configuration.failureDelay))
         PendingTimeout=\(milliseconds(configuration.pendingTimeout))
-        InSessionApproval=\(configuration.inSessionApproval ? "yes" : "no")
+        GuardianCodeService=\(configuration.guardianCodeService)
+        GuardianCodeFile=\(configuration.guardianCodeFile)
+
+        """
+    // Unset is a value of its own (code once a guardian enrolled, else no): written only when set.
+    if let setting = configuration.inSessionApprovalSetting { text += "InSessionApproval=\(setting.rawValue)\n" }
+    text += """
         [Flatpak]
         UserInstallations=\(configuration.flatpakUserInstallations ? "yes" : "no")
         SystemInstallation=\(configuration.flatpakSystemInstallation ? "yes" : "no")
         Installations=\(list(configuration.flatpakInstallations))
+        MoveService=\(configuration.flatpakMoveService ?? "no")
+        GuardInstallation=\(configuration.flatpakGuardInstallation)
 
         """
     return text
