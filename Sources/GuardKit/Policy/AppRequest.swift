@@ -291,7 +291,8 @@ struct AppRequest {
     private func recorded() throws(GuardFailure) -> RecordedAuthorization? {
         guard let record = try policy.ledger.authorization(user: user, appID: caller.app.appID) else { return nil }
         // A moved Flatpak app's approval is of one commit: another is named by the approved deployment.
-        let approvedCommit = LockKeeper.isApprovedCommit(record, running: caller.app.flatpak)
+        let approvedCommit = AuthorizationLedger.isApprovedDeployment(record.flatpakOrigin == nil ? nil : record.flatpak,
+                                                                      running: caller.app.flatpak)
         return RecordedAuthorization(status: record.status, member: record.member, approvedBy: record.approvedBy,
                                      isThisFolder: record.appIdentity == caller.app.directoryIdentity && approvedCommit,
                                      folder: DisplayText.sanitized(approvedCommit ? record.appPath

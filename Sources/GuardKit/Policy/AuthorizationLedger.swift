@@ -15,6 +15,10 @@ package final class AuthorizationLedger: Sendable {
         var member: FamilyControlsMember
         /// The approved directory, for a child's approval.
         var directory: FileIdentity?
+        /// For an app in the Guard's Flatpak installation (whose `app/ID`
+        /// folder stays the same from commit to commit), the approved
+        /// deployment: another commit there has not been approved.
+        var deployment: FlatpakDeployment?
     }
 
     let store: Store
@@ -47,10 +51,22 @@ package final class AuthorizationLedger: Sendable {
     /// from memory. A child's approval answers only the directory that was
     /// approved: a copy elsewhere, or another folder put at the same path,
     /// has never been decided.
-    package func status(user: String, appID: String, directory: FileIdentity) -> AuthorizationStatus {
+    package func status(user: String, appID: String, directory: FileIdentity,
+                        flatpak: FlatpakDeployment? = nil) -> AuthorizationStatus {
         guard let cached = statuses.withLock({ $0[StatusHub.Key(user: user, appID: appID)] }) else { return .notDetermined }
-        if cached.status == .approved, cached.member == .child, cached.directory != directory { return .notDetermined }
+        if cached.status == .approved, cached.member == .child,
+           cached.directory != directory || !Self.isApprovedDeployment(cached.deployment, running: flatpak) {
+            return .notDetermined
+        }
         return cached.status
+    }
+
+    /// Whether `running` is the deployment `approved` names: always when the
+    /// approval names none (an app root, or a Flatpak app locked in place,
+    /// whose files cannot change).
+    static func isApprovedDeployment(_ approved: FlatpakDeployment?, running: FlatpakDeployment?) -> Bool {
+        guard let approved else { return true }
+        return running?.commit == approved.commit && running?.installation.path == approved.installation.path
     }
 
     /// Watches the status of (user, app); `listener` runs on the thread that made the change.
@@ -206,6 +222,7 @@ package final class AuthorizationLedger: Sendable {
 
 extension AuthorizationLedger.Cached {
     init(_ record: AuthorizationRecord) {
-        self.init(status: record.status, member: record.member, directory: record.appIdentity)
+        self.init(status: record.status, member: record.member, directory: record.appIdentity,
+                  deployment: record.flatpakOrigin == nil ? nil : record.flatpak)
     }
 }

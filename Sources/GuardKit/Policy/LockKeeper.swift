@@ -111,14 +111,6 @@ package final class LockKeeper: Sendable {
         return result
     }
 
-    /// Whether `running`, the deployment an app runs from, is the commit
-    /// `record` approved: always for an app not moved into the Guard's
-    /// installation (in place, its files cannot change).
-    static func isApprovedCommit(_ record: AuthorizationRecord, running: FlatpakDeployment?) -> Bool {
-        guard record.flatpakOrigin != nil, let approved = record.flatpak else { return true }
-        return running?.commit == approved.commit && running?.installation.path == approved.installation.path
-    }
-
     /// When a child's app moved into the Guard's installation runs another
     /// commit than the approved one (the child updated it through Flatpak),
     /// judges it (``FlatpakUpdateJudge``): a newer commit of the approved

@@ -39,10 +39,14 @@ package final class LoginSessions: Sendable {
     /// The most sessions kept; past it an `OpenSession` is refused (a login
     /// still succeeds: the module never fails one).
     package let limit: Int
+    /// The most one user's sessions kept, so that a child who opens sessions
+    /// of their own (`su` to themself) cannot fill the table for everyone.
+    package let perUser: Int
     private let entries = Mutex<[String: Entry]>([:])
 
-    package init(limit: Int = 4096) {
+    package init(limit: Int = 4096, perUser: Int = 64) {
         self.limit = limit
+        self.perUser = perUser
     }
 
     deinit {
@@ -60,6 +64,9 @@ package final class LoginSessions: Sendable {
             Self.prune(&all)
             guard all[token] == nil else { return .tokenInUse }
             guard all.count < limit else { return .full(limit) }
+            guard all.values.count(where: { $0.session.uid == session.uid }) < perUser else {
+                return .fullForUser(perUser)
+            }
             all[token] = Entry(session: session, leader: pinned)
             return nil
         }
@@ -96,7 +103,7 @@ package final class LoginSessions: Sendable {
     @discardableResult
     private static func prune(_ all: inout [String: Entry]) -> [LoginSession] {
         var ended: [LoginSession] = []
-        for (token, entry) in all where !ProcessHandle.isAlive(pidfd: entry.leader) || isZombie(entry.leader) {
+        for (token, entry) in all where hasExited(entry.leader) {
             ended.append(entry.session)
             _ = Glibc.close(entry.leader)
             all[token] = nil
@@ -104,8 +111,9 @@ package final class LoginSessions: Sendable {
         return ended
     }
 
-    /// A leader that exited but is not yet reaped (its parent has not waited) counts as ended.
-    private static func isZombie(_ pidfd: CInt) -> Bool {
+    /// A pidfd is readable once its process has exited, reaped or not
+    /// (a leader its parent has not waited for yet counts as ended).
+    private static func hasExited(_ pidfd: CInt) -> Bool {
         var pollfd = Glibc.pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)
         return poll(&pollfd, 1, 0) == 1 && pollfd.revents & Int16(POLLIN) != 0
     }
@@ -115,12 +123,14 @@ package final class LoginSessions: Sendable {
 package enum LoginSessionRefusal: Error, Equatable, CustomStringConvertible {
     case tokenInUse
     case full(Int)
+    case fullForUser(Int)
     case leaderGone
 
     package var description: String {
         switch self {
         case .tokenInUse: "a session is already open under that token"
         case .full(let limit): "\(limit) sessions are open already"
+        case .fullForUser(let limit): "the user has \(limit) sessions open already"
         case .leaderGone: "the process that opened the session is gone"
         }
     }
