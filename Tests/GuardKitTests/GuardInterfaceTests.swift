@@ -15,7 +15,8 @@ import Varlink
         #expect(description.methods == ["GetStatus", "Subscribe", "RequestAuthorization", "Answer", "RevokeAuthorization",
                                         "UpdateApp", "ListAuthorizations", "SetStatus", "Revoke", "Graduate", "ListRequests",
                                         "WatchRequests", "DecideRequest", "VerifyLocks", "ReadAudit", "EnrollCode",
-                                        "RemoveCode", "OpenSession", "CloseSession", "ListSessions"])
+                                        "RemoveCode", "OpenSession", "CloseSession", "ListSessions",
+                                        "ListMonitors", "IdentifyMonitor", "WatchMonitorAlerts"])
     }
 
     @Test func everyErrorTheGuardSendsIsDeclared() {

@@ -29,6 +29,9 @@ import Varlink
         ("OpenSession", MethodPlacement(runs: .lane)),
         ("CloseSession", MethodPlacement(runs: .lane)),
         ("ListSessions", MethodPlacement(runs: .lane)),
+        ("ListMonitors", MethodPlacement(runs: .lane)),
+        ("IdentifyMonitor", MethodPlacement(runs: .lane)),
+        ("WatchMonitorAlerts", MethodPlacement(runs: .lane)),
     ]
 
     /// The methods `Config/org.familycontrols.guard.varlink` declares, read by the server's own parser.

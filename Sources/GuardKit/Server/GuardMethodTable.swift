@@ -179,5 +179,9 @@ extension GuardService {
         .bind(Guard.OpenSession.self, runs: .lane(GuardService.openSession)),
         .bind(Guard.CloseSession.self, runs: .lane(GuardService.closeSession)),
         .bind(Guard.ListSessions.self, runs: .lane(GuardService.listSessions)),
+        // The monitors the Guard runs in the children's sessions.
+        .bind(Guard.ListMonitors.self, runs: .lane(GuardService.listMonitors)),
+        .bind(Guard.IdentifyMonitor.self, runs: .lane(GuardService.identifyMonitor)),
+        .bind(Guard.WatchMonitorAlerts.self, runs: .lane(GuardService.watchMonitorAlerts)),
     ])
 }

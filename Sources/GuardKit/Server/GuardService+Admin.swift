@@ -119,7 +119,7 @@ extension GuardService {
     }
 
     /// Replies with what `body` makes for the person calling, or with the failure.
-    private func respond(_ served: ServedCall, _ body: (UserAccount) throws(GuardFailure) -> JSONObject) {
+    func respond(_ served: ServedCall, _ body: (UserAccount) throws(GuardFailure) -> JSONObject) {
         respond(served.call, on: served.connection) { () throws(GuardFailure) -> JSONObject in
             try body(try requester(served.connection))
         }

@@ -34,6 +34,8 @@ package final class GuardService: VarlinkService {
     let perUser: ConversationsPerUser
     /// The login sessions the PAM session module told of.
     package let sessions = LoginSessions()
+    /// The approved apps' monitors, run in the children's sessions.
+    package let monitors = MonitorKeeper()
 
     /// The pools and the per-user bound are sized by the policy's ``GuardLimits``.
     package init(policy: AuthorizationPolicy, logger: Logger = Logger(label: "guard")) throws {
