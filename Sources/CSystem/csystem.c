@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
@@ -397,6 +398,102 @@ int csystem_pidfd_wait(int pidfd, int nohang, int *code, int *status) {
     if (waitid((idtype_t)P_PIDFD, (id_t)pidfd, &info, WEXITED | (nohang ? WNOHANG : 0)) != 0) return -1;
     *code = info.si_pid == 0 ? 0 : info.si_code;
     *status = info.si_status;
+    return 0;
+}
+
+const int CSYSTEM_CLD_STOPPED = CLD_STOPPED;
+
+int csystem_pidfd_wait_event(int pidfd, int *code, int *status) {
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    if (waitid((idtype_t)P_PIDFD, (id_t)pidfd, &info, WEXITED | WSTOPPED | WNOHANG) != 0) return -1;
+    *code = info.si_pid == 0 ? 0 : info.si_code;
+    *status = info.si_status;
+    return 0;
+}
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+/* The child's side of csystem_spawn_as_user: system calls only, then exec;
+   on failure the step and errno go down `report` and it exits. */
+static void csystem_become(const char *path, char *const argv[], char *const envp[], const char *cwd,
+                           unsigned int uid, unsigned int gid, unsigned int real_gid,
+                           const unsigned int *groups, int count, int input, int output, int report) {
+    int failure[2] = { 1, 0 };
+    struct sigaction plain;
+    memset(&plain, 0, sizeof plain);
+    plain.sa_handler = SIG_DFL;
+    for (int signal = 1; signal < NSIG; signal++) (void)sigaction(signal, &plain, NULL);
+    sigset_t empty;
+    sigemptyset(&empty);
+    if (sigprocmask(SIG_SETMASK, &empty, NULL) != 0) goto fail;
+    if (setsid() < 0) goto fail;
+    if (dup2(input, 0) < 0 || dup2(output, 1) < 0 || dup2(output, 2) < 0) goto fail;
+    /* Everything else closes at exec, `report` with it. */
+    if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+        for (int fd = 3; fd < 65536; fd++) if (fd != report) (void)close(fd);
+    }
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1UL, 0UL, 0UL, 0UL) != 0) goto fail;
+    failure[0] = 2;
+    if (setgroups((size_t)count, (const gid_t *)groups) != 0) goto fail;
+    failure[0] = 3;
+    if (setresgid((gid_t)real_gid, (gid_t)gid, (gid_t)gid) != 0) goto fail;
+    failure[0] = 4;
+    if (setresuid((uid_t)uid, (uid_t)uid, (uid_t)uid) != 0) goto fail;
+    (void)prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL);
+    if (cwd == NULL || chdir(cwd) != 0) (void)chdir("/");
+    failure[0] = 5;
+    execve(path, argv, envp);
+fail:
+    failure[1] = errno;
+    (void)!write(report, failure, sizeof failure);
+    _exit(127);
+}
+
+int csystem_spawn_as_user(const char *path, char *const argv[], char *const envp[], const char *cwd,
+                          unsigned int uid, unsigned int gid, unsigned int real_gid,
+                          const unsigned int *groups, int count, int output,
+                          int *pid, int *pidfd, int *stage) {
+    *stage = 6;
+    int report[2];
+    if (pipe2(report, O_CLOEXEC) != 0) return errno;
+    int input = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (input < 0) {
+        int saved = errno;
+        close(report[0]);
+        close(report[1]);
+        return saved;
+    }
+    pid_t child = fork();
+    if (child == 0) {
+        close(report[0]);
+        csystem_become(path, argv, envp, cwd, uid, gid, real_gid, groups, count, input, output, report[1]);
+    }
+    int saved = errno;
+    close(input);
+    close(report[1]);
+    if (child < 0) {
+        close(report[0]);
+        return saved;
+    }
+    int handle = csystem_pidfd_open(child, 0);
+    int opened = errno;
+    int failure[2] = { 0, 0 };
+    ssize_t got;
+    do { got = read(report[0], failure, sizeof failure); } while (got < 0 && errno == EINTR);
+    close(report[0]);
+    if (got == (ssize_t)sizeof failure || handle < 0) {
+        int status;
+        while (waitpid(child, &status, 0) < 0 && errno == EINTR) {}
+        if (handle >= 0) close(handle);
+        *stage = got == (ssize_t)sizeof failure ? failure[0] : 6;
+        return got == (ssize_t)sizeof failure ? failure[1] : opened;
+    }
+    *pid = (int)child;
+    *pidfd = handle;
+    *stage = 0;
     return 0;
 }
 

@@ -80,6 +80,12 @@ package struct GuardConfiguration: Hashable, Sendable {
     /// (its `Path=` in `/etc/flatpak/installations.d/familycontrols.conf`),
     /// whose apps are recognised as a system installation's.
     package var flatpakGuardInstallation = "/var/lib/familycontrols-flatpak"
+    /// `[Monitors] Enabled=`: whether the Guard runs the monitors approved
+    /// apps declare (`X-FamilyControls-Monitor=`) in their children's sessions.
+    package var monitorsEnabled = true
+    /// `[Monitors] RestartsPerMinute=`: the most times one monitor is started
+    /// again within any minute; past it, it waits until the minute is over.
+    package var monitorRestartsPerMinute = 10
 
     /// The embedded defaults: no family yet, standard roots and services.
     package init() {}
@@ -208,13 +214,26 @@ package struct GuardConfiguration: Hashable, Sendable {
                         + "SystemInstallation, Installations, MoveService or GuardInstallation)")
                 }
             }
+        case ("Monitors", nil):
+            for entry in section.entries {
+                switch entry.key {
+                case "Enabled": monitorsEnabled = try Self.boolean(entry, file: file)
+                case "RestartsPerMinute":
+                    guard let value = Int(entry.value), (1...600).contains(value) else {
+                        throw fail(entry.line, "RestartsPerMinute= expects a whole number from 1 to 600, found \"\(entry.value.clipped)\"")
+                    }
+                    monitorRestartsPerMinute = value
+                default:
+                    throw fail(entry.line, "unknown key \"\(entry.key.clipped)\" in [Monitors] (expected Enabled or RestartsPerMinute)")
+                }
+            }
         case ("Child", nil):
             throw fail(section.line, "[Child] needs a user name: [Child alice]")
-        case (let name, let argument?) where ["Family", "Apps", "Authentication", "Audit", "Locks", "Flatpak"].contains(name):
+        case (let name, let argument?) where ["Family", "Apps", "Authentication", "Audit", "Locks", "Flatpak", "Monitors"].contains(name):
             throw fail(section.line, "[\(name)] takes no argument, found \"\(argument.clipped)\"")
         default:
             throw fail(section.line, "unknown section [\(section.name.clipped)] "
-                + "(expected [Family], [Child NAME], [Apps], [Authentication], [Audit], [Locks] or [Flatpak])")
+                + "(expected [Family], [Child NAME], [Apps], [Authentication], [Audit], [Locks], [Flatpak] or [Monitors])")
         }
     }
 

@@ -19,6 +19,13 @@ public enum ProcessHandle {
     /// A pidfd for `pid` (`pidfd_open(2)`), for kernels whose sockets lack
     /// `SO_PEERPIDFD`; nil when there is no such process (`ESRCH`) or the call
     /// fails otherwise.
+    /// Sends `signal` to the process behind `pidfd` (`pidfd_send_signal(2)`).
+    /// - Returns: whether it was sent.
+    @discardableResult
+    public static func send(_ signal: CInt, to pidfd: CInt) -> Bool {
+        csystem_pidfd_send_signal(pidfd, signal, 0) == 0
+    }
+
     public static func open(pid: pid_t) -> FileDescriptor? {
         let fd = csystem_pidfd_open(pid, 0)
         return fd >= 0 ? FileDescriptor(taking: fd) : nil

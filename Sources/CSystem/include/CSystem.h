@@ -218,6 +218,33 @@ int csystem_spawn_connected(const char *file, char *const argv[], char *const en
 /// the signal); -1 with errno on failure.
 int csystem_pidfd_wait(int pidfd, int nohang, int *code, int *status);
 
+/// Starts the program at `path` as another user, for good: a child of this
+/// process in a session of its own (`setsid`), `/dev/null` as its standard
+/// input, `output` as its standard output and error, every other descriptor
+/// closed, no signal blocked or ignored, `no_new_privs` set, the groups
+/// `groups` (`count` of them), real gid `real_gid`, effective and saved gid
+/// `gid`, every uid `uid`, then `cwd` (or `/` when `cwd` cannot be entered).
+/// A real gid other than the effective one makes the kernel run the program
+/// in secure-execution mode, which leaves it not dumpable from its first
+/// instruction: no process of that user may trace it or read its memory.
+/// Maps to fork(2), pidfd_open(2) and execve(2); only system calls run
+/// between fork and exec, so any thread may call it.
+/// Returns 0, the pid in `*pid` and a pidfd in `*pidfd`; or an errno value
+/// and in `*stage` the step that failed (1 setup, 2 groups, 3 gid, 4 uid,
+/// 5 exec, 6 fork or pidfd).
+int csystem_spawn_as_user(const char *path, char *const argv[], char *const envp[], const char *cwd,
+                          unsigned int uid, unsigned int gid, unsigned int real_gid,
+                          const unsigned int *groups, int count, int output,
+                          int *pid, int *pidfd, int *stage);
+
+/// What `waitid(P_PIDFD, pidfd, WEXITED | WSTOPPED | WNOHANG)` found: 0 and
+/// `*code` 0 when nothing happened, else `*code` is `CSYSTEM_CLD_EXITED`,
+/// `CSYSTEM_CLD_KILLED`, `CSYSTEM_CLD_DUMPED` (reaped) or `CSYSTEM_CLD_STOPPED`
+/// and `*status` the exit status or the signal; -1 with errno on failure.
+int csystem_pidfd_wait_event(int pidfd, int *code, int *status);
+
+extern const int CSYSTEM_CLD_STOPPED;
+
 /// `CLD_EXITED`, `CLD_KILLED`, `CLD_DUMPED` (`waitid(2)`'s `si_code`).
 extern const int CSYSTEM_CLD_EXITED;
 extern const int CSYSTEM_CLD_KILLED;

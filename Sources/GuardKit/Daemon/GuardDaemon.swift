@@ -159,6 +159,11 @@ package enum GuardDaemon {
             logger.error("verify: cannot start the periodic lock check (\(error)); locks are checked only at start "
                 + "and on `familyctl locks verify`")
         }
+        do throws(Errno) {
+            try service.startMonitors(socketPath: socketPath, stateDirectory: stateDirectory)
+        } catch {
+            logger.error("monitor: cannot start the monitors' keeper (\(error)); no approved app's monitor runs")
+        }
 
         while true {
             var received: CInt = 0
@@ -183,6 +188,7 @@ package enum GuardDaemon {
             }
             logger.notice("stopping on \(received == SIGTERM ? "SIGTERM" : "SIGINT")")
             notifySystemd("STOPPING=1")
+            service.monitors.stopAll()
             server.shutdown()
             return 0
         }

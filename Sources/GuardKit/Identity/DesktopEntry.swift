@@ -20,6 +20,9 @@ package struct DesktopEntry: Hashable, Sendable {
     /// `X-FamilyControls-Version=`, the version an update request shows; the
     /// first one given.
     package var version: String?
+    /// `X-FamilyControls-Monitor=`, the app's monitor command as written; the
+    /// first one given (``MonitorCommand`` reads it).
+    package var monitor: String?
 
     /// Parses the text of a desktop entry. Lines it does not understand are ignored,
     /// as desktop environments do.
@@ -33,6 +36,7 @@ package struct DesktopEntry: Hashable, Sendable {
         declaresFamilyControls = false
         updateKeys = []
         version = nil
+        monitor = nil
         var inMainGroup = false
         for rawLine in TextLines(text) {
             let line = Self.trimmed(rawLine.utf8)
@@ -54,6 +58,8 @@ package struct DesktopEntry: Hashable, Sendable {
                 updateKeys.append(String(Substring(value)))
             } else if key.elementsEqual("X-FamilyControls-Version".utf8) {
                 version = version ?? String(Substring(value))
+            } else if key.elementsEqual("X-FamilyControls-Monitor".utf8) {
+                monitor = monitor ?? String(Substring(value))
             }
         }
     }

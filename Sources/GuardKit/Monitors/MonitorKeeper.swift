@@ -1,24 +1,147 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import FamilyConfiguration
+import FamilyControlsModel
+import GuardProtocol
 import Synchronization
 import SystemKit
 
 /// Runs every approved app's monitor in each session of its child, starts
 /// it again when it ends, and stops it when the session ends or the approval
-/// is lifted.
+/// is lifted: the analogue of the system running an app's DeviceActivity
+/// monitor, so that one `kill` bypasses nothing.
+///
+/// One thread of its own (`guard-monitors`) owns every monitor process: it
+/// waits in `poll(2)` on their pidfds and output, on a wake-up counter the
+/// sessions and the ledger signal, and at most ``Supervisor/tick`` apart to
+/// see a stopped monitor (a stop makes no pidfd readable) and a session whose
+/// leader exited. Readers (`ListMonitors`, `IdentifyMonitor`) see a copy of
+/// the table under a lock.
 package final class MonitorKeeper: Sendable {
+    /// What the supervisor needs of the rest of the Guard.
+    package struct Context: Sendable {
+        /// The sessions open now, each once (``MonitorSessions``).
+        var sessions: @Sendable () -> [MonitorSession]
+        /// The approved child authorizations now.
+        var approvals: @Sendable () throws(GuardFailure) -> [AuthorizationRecord]
+        /// The configuration now.
+        var configuration: @Sendable () -> GuardConfiguration
+        /// Appends an audit row.
+        var audit: @Sendable (_ outcome: AuditOutcome, _ user: String, _ appID: String, _ detail: String) -> Void
+        /// The Guard's socket, which the monitor's library calls.
+        var socketPath: String
+        /// Where the monitors running now are written down, so that a Guard
+        /// started after a crash ends the ones it left behind.
+        var recordPath: String?
+        var logger: Logger
+    }
+
+    struct Key: Hashable, Sendable, Comparable {
+        var user: String
+        var appID: String
+        var session: String
+
+        static func < (lhs: Key, rhs: Key) -> Bool {
+            (lhs.user, lhs.appID, lhs.session) < (rhs.user, rhs.appID, rhs.session)
+        }
+    }
+
+    private struct Shared {
+        var table: [Key: MonitorSnapshot] = [:]
+        var uids: [Key: UInt32] = [:]
+        var stopping = false
+        var started = false
+        var approvalsChanged = true
+    }
+
+    private let shared = Mutex(Shared())
     private let alertListeners = Mutex<(next: Int, all: [Int: @Sendable (MonitorAlert) -> Void])>((0, [:]))
+    private let wakeUp: EventCounter?
+    private let finished = Mutex<SystemThread?>(nil)
 
-    package init() {}
+    package init() {
+        wakeUp = try? EventCounter()
+    }
 
-    /// The monitors now, running or waiting.
-    package func list() -> [MonitorSnapshot] { [] }
+    /// Starts the supervising thread. Call once.
+    /// - Throws: ``Errno`` when no thread or no wake-up counter can be made.
+    package func start(_ context: Context) throws(Errno) {
+        guard let wakeUp else { throw Errno(EMFILE, operation: "eventfd") }
+        let alreadyStarted = shared.withLock { shared in
+            defer { shared.started = true }
+            return shared.started
+        }
+        guard !alreadyStarted else { return }
+        let supervisor = Supervisor(context: context, keeper: self, wakeUp: wakeUp.rawValue)
+        let thread = try SystemThread.spawn(name: "guard-monitors") { supervisor.run() }
+        finished.withLock { $0 = thread }
+    }
+
+    /// Looks again at the sessions and approvals now, not at the next tick.
+    package func wake() { wakeUp?.signal() }
+
+    /// Stops every monitor (`SIGTERM`, then `SIGKILL` after two seconds) and
+    /// the thread, when the Guard stops: the monitors are the Guard's children
+    /// and outlive it otherwise.
+    package func stopAll() {
+        shared.withLock { $0.stopping = true }
+        wake()
+        let thread = finished.withLock { thread in
+            defer { thread = nil }
+            return thread
+        }
+        thread?.join()
+    }
+
+    var isStopping: Bool { shared.withLock { $0.stopping } }
+
+    /// Tells the keeper an authorization changed: it reads the approvals again now.
+    package func approvalsChanged() {
+        shared.withLock { $0.approvalsChanged = true }
+        wake()
+    }
+
+    /// Whether the approvals changed since last asked.
+    func takeApprovalsChanged() -> Bool {
+        shared.withLock { shared in
+            defer { shared.approvalsChanged = false }
+            return shared.approvalsChanged
+        }
+    }
+
+    /// The monitors now, running or waiting, in order.
+    package func list() -> [MonitorSnapshot] {
+        shared.withLock { shared in shared.table.sorted { $0.key < $1.key }.map(\.value) }
+    }
 
     /// The monitor `pid` is, or runs inside (a descendant of a monitor's
-    /// process, as a Flatpak app's sandboxed process is), if its uid is the
+    /// process, as a Flatpak app's sandboxed process is), when `uid` is the
     /// monitor's user.
-    package func monitor(containing pid: pid_t, uid: UInt32) -> MonitorSnapshot? { nil }
+    package func monitor(containing pid: pid_t, uid: UInt32) -> MonitorSnapshot? {
+        let running = shared.withLock { shared in
+            Dictionary(shared.table.compactMap { key, snapshot in
+                snapshot.state == .running && shared.uids[key] == uid ? (snapshot.pid, snapshot) : nil
+            }, uniquingKeysWith: { first, _ in first })
+        }
+        guard !running.isEmpty else { return nil }
+        var current = pid
+        for _ in 0..<32 {
+            if let found = running[current] { return found }
+            guard let parent = Self.parent(of: current), parent > 1 else { return nil }
+            current = parent
+        }
+        return nil
+    }
+
+    /// The parent pid `/proc/PID/stat` names (the field after the last `)`).
+    private static func parent(of pid: pid_t) -> pid_t? {
+        guard let bytes = try? FileDescriptor.readFile("/proc/\(pid)/stat", limit: 4096),
+              let close = bytes.lastIndex(of: UInt8(ascii: ")")) else { return nil }
+        let fields = bytes[(close + 1)...].split(separator: UInt8(ascii: " "))
+        guard fields.count > 1 else { return nil }
+        return pid_t(String(decoding: fields[1], as: UTF8.self))
+    }
 
     /// Calls `listener` with each alert, on the thread that raised it.
     package func watchAlerts(_ listener: @escaping @Sendable (MonitorAlert) -> Void) -> Int {
@@ -37,5 +160,33 @@ package final class MonitorKeeper: Sendable {
     func raise(_ alert: MonitorAlert) {
         let listeners = alertListeners.withLock { Array($0.all.values) }
         for listener in listeners { listener(alert) }
+    }
+
+    /// Publishes the supervisor's table.
+    func publish(_ table: [Key: MonitorSnapshot], uids: [Key: UInt32]) {
+        shared.withLock { shared in
+            shared.table = table
+            shared.uids = uids
+        }
+    }
+}
+
+/// A session a monitor runs in, from logind or the PAM session module.
+package struct MonitorSession: Sendable, Equatable {
+    /// logind's session id, or `pam-` and the pid of the process that opened it.
+    package var name: String
+    package var session: LoginSession
+}
+
+/// The sessions the monitors run in: logind's when it runs, and the PAM
+/// module's that logind does not know (a session logind knows is told by
+/// both, with the same `XDG_SESSION_ID`).
+package enum MonitorSessions {
+    package static func merge(logind: [LoginSession], pam: [LoginSession]) -> [MonitorSession] {
+        let known = Set(logind.compactMap(\.sessionID))
+        let fromLogind = logind.compactMap { session in session.sessionID.map { MonitorSession(name: $0, session: session) } }
+        let fromPAM = pam.filter { session in session.sessionID.map { !known.contains($0) } ?? true }
+            .map { MonitorSession(name: "pam-\($0.leader)", session: $0) }
+        return fromLogind + fromPAM
     }
 }

@@ -26,6 +26,8 @@ package final class AuthorizationLedger: Sendable {
     /// Denials kept per user; older ones are forgotten.
     let maximumDenialsPerUser: Int
     private let hub = StatusHub()
+    /// Told of every change of an authorization (the monitors' keeper).
+    private let changeListeners = Mutex<[@Sendable () -> Void]>([])
     private let statuses: Mutex<[StatusHub.Key: Cached]>
     /// How long audit events are kept (`[Audit] Retention=`), read when pruning.
     private let retention: @Sendable () -> Duration?
@@ -75,6 +77,11 @@ package final class AuthorizationLedger: Sendable {
     }
 
     package func unsubscribe(_ token: (StatusHub.Key, Int)) { hub.remove(token) }
+
+    /// Calls `listener` after every change of any authorization, on the thread that made it.
+    package func whenChanged(_ listener: @escaping @Sendable () -> Void) {
+        changeListeners.withLock { $0.append(listener) }
+    }
 
     // MARK: Reading
 
@@ -148,6 +155,7 @@ package final class AuthorizationLedger: Sendable {
             return old
         }
         if previous != cached { hub.publish(key, cached?.status ?? .notDetermined) }
+        for listener in changeListeners.withLock({ $0 }) { listener() }
     }
 
     // MARK: Audit

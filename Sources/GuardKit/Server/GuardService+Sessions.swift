@@ -45,6 +45,7 @@ extension GuardService {
                 throw GuardFailure(.limitReached, "the session is not recorded: \(error)")
             }
             logger.info("session: \(account.name) opened (\(Self.describe(session)))")
+            sessionsChanged()
             return Guard.OpenSession.Reply().object
         }
     }
@@ -58,6 +59,7 @@ extension GuardService {
                 throw GuardFailure(.notFound, "no session of this process is open under that token")
             }
             logger.info("session: \(session.user) closed (\(Self.describe(session)))")
+            sessionsChanged()
             return Guard.CloseSession.Reply().object
         }
     }
@@ -72,6 +74,36 @@ extension GuardService {
                               leader: Int64(session.leader), openedAt: Int64(session.openedAt.seconds))
             }).object
         }
+    }
+
+    /// A session opened or closed: the monitors look again now.
+    func sessionsChanged() {
+        monitors.wake()
+    }
+
+    /// The sessions the monitors run in now; those found ended are logged.
+    package func monitorSessions() -> [MonitorSession] {
+        let (open, ended) = sessions.current()
+        for session in ended { logger.info("session: \(session.user) ended: its leader is gone (\(Self.describe(session)))") }
+        return MonitorSessions.merge(logind: [], pam: open)
+    }
+
+    /// Starts the monitors' keeper: sessions from ``sessions``, approvals
+    /// from the ledger, told of every change of either.
+    package func startMonitors(socketPath: String, stateDirectory: String) throws(Errno) {
+        let restored = sessions.keepRecord(at: stateDirectory + "/sessions", logger: logger)
+        if restored > 0 { logger.notice("session: \(restored) session(s) still open since the Guard last ran") }
+        let ledger = policy.ledger, families = policy.families, monitors = monitors
+        ledger.whenChanged { monitors.approvalsChanged() }
+        try monitors.start(MonitorKeeper.Context(
+            sessions: { [self] in monitorSessions() },
+            approvals: { () throws(GuardFailure) in try ledger.authorizations() },
+            configuration: { families.current.configuration },
+            audit: { outcome, user, appID, detail in
+                ledger.audit(.monitor, actor: AuditEvent.guardActor, user: user, appID: appID, member: .child,
+                             outcome: outcome, detail: detail)
+            },
+            socketPath: socketPath, recordPath: stateDirectory + "/monitors", logger: logger))
     }
 
     /// How long a session's service, tty or environment value may be.

@@ -23,8 +23,10 @@ package struct LoginSession: Sendable, Equatable {
     package var openedAt: UnixTime
 }
 
-/// The login sessions the Guard knows of, in memory only: a restart forgets
-/// them (each login tells the next Guard again).
+/// The login sessions the Guard knows of, in memory and, once
+/// ``keepRecord(at:logger:)`` names a file, written down after every change so
+/// that a Guard started again knows the sessions still open (each one's leader
+/// still the same process, by its start time).
 ///
 /// A session is ended by `CloseSession` with its token, or when the process
 /// that opened it is gone (checked through a pidfd taken when it opened, so a
@@ -43,6 +45,7 @@ package final class LoginSessions: Sendable {
     /// of their own (`su` to themself) cannot fill the table for everyone.
     package let perUser: Int
     private let entries = Mutex<[String: Entry]>([:])
+    private let record = Mutex<(path: String, logger: Logger)?>(nil)
 
     package init(limit: Int = 4096, perUser: Int = 64) {
         self.limit = limit
@@ -68,6 +71,7 @@ package final class LoginSessions: Sendable {
                 return .fullForUser(perUser)
             }
             all[token] = Entry(session: session, leader: pinned)
+            write(all)
             return nil
         }
         if let refusal {
@@ -85,6 +89,7 @@ package final class LoginSessions: Sendable {
             guard let entry = all[token], entry.session.leader == leader else { return nil }
             all[token] = nil
             _ = Glibc.close(entry.leader)
+            write(all)
             return entry.session
         }
     }
@@ -94,9 +99,125 @@ package final class LoginSessions: Sendable {
     package func current() -> (open: [LoginSession], ended: [LoginSession]) {
         entries.withLock { all in
             let ended = Self.prune(&all)
+            if !ended.isEmpty { write(all) }
             let open = all.values.map(\.session).sorted { ($0.openedAt, $0.leader) < ($1.openedAt, $1.leader) }
             return (open, ended)
         }
+    }
+
+    /// Reads the sessions `path` holds (a Guard before this one wrote it),
+    /// keeps those whose leader is still the same process, and from then on
+    /// writes every change there.
+    /// - Returns: how many sessions were taken up again.
+    @discardableResult
+    package func keepRecord(at path: String, logger: Logger) -> Int {
+        var restored = 0
+        if let bytes = try? FileDescriptor.readFile(path, limit: 4 << 20) {
+            let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
+            for line in lines {
+                guard let (token, session, started) = Self.decode(line) else { continue }
+                guard let pidfd = ProcessHandle.open(pid: session.leader),
+                      Self.startTime(of: session.leader) == started else { continue }
+                do throws(LoginSessionRefusal) {
+                    try open(session, token: token, pidfd: pidfd.rawValue)
+                    restored += 1
+                } catch {
+                    continue
+                }
+            }
+        }
+        record.withLock { $0 = (path, logger) }
+        entries.withLock { write($0) }
+        return restored
+    }
+
+    /// Writes every session, its token and its leader's start time, one to
+    /// a line; root's alone.
+    private func write(_ all: [String: Entry]) {
+        guard let (path, logger) = record.withLock({ $0 }) else { return }
+        var text = ""
+        for (token, entry) in all.sorted(by: { $0.key < $1.key }) {
+            guard let started = Self.startTime(of: entry.session.leader) else { continue }
+            text += Self.encode(token: token, entry.session, started: started) + "\n"
+        }
+        do throws(Errno) {
+            try FileDescriptor.replaceFile(path, with: Array(text.utf8), mode: 0o600)
+        } catch {
+            logger.warning("session: cannot write \(path): \(error); a restarted Guard will not know today's sessions")
+        }
+    }
+
+    private static let fieldNames = ["token", "user", "uid", "service", "tty", "runtime", "display", "wayland", "bus",
+                                     "id", "leader", "started", "opened"]
+
+    private static func encode(token: String, _ session: LoginSession, started: UInt64) -> String {
+        let values: [String?] = [token, session.user, String(session.uid), session.service, session.tty,
+                                 session.runtimeDirectory, session.display, session.waylandDisplay, session.bus,
+                                 session.sessionID, String(session.leader), String(started), String(session.openedAt.seconds)]
+        return zip(fieldNames, values).compactMap { name, value in value.map { "\(name)=\(escaped($0))" } }
+            .joined(separator: " ")
+    }
+
+    private static func decode(_ line: Substring) -> (String, LoginSession, UInt64)? {
+        var fields: [String: String] = [:]
+        for word in line.split(separator: " ") {
+            guard let equals = word.firstIndex(of: "="), let value = unescaped(word[word.index(after: equals)...]) else { return nil }
+            fields[String(word[..<equals])] = value
+        }
+        guard let token = fields["token"], let user = fields["user"], let uid = fields["uid"].flatMap({ UInt32($0) }),
+              let service = fields["service"], let leader = fields["leader"].flatMap({ pid_t($0) }), leader > 1,
+              let started = fields["started"].flatMap({ UInt64($0) }),
+              let opened = fields["opened"].flatMap({ Double($0) }) else { return nil }
+        let session = LoginSession(user: user, uid: uid, service: service, tty: fields["tty"],
+                                   runtimeDirectory: fields["runtime"], display: fields["display"],
+                                   waylandDisplay: fields["wayland"], bus: fields["bus"], sessionID: fields["id"],
+                                   leader: leader, openedAt: UnixTime(seconds: opened))
+        return (token, session, started)
+    }
+
+    /// Bytes other than printable ASCII, `%` and `=` written as `%XX`.
+    private static func escaped(_ value: String) -> String {
+        var out = ""
+        for byte in value.utf8 {
+            if byte > 0x20, byte < 0x7F, byte != UInt8(ascii: "%"), byte != UInt8(ascii: "=") {
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                let digits = Array("0123456789ABCDEF".utf8)
+                out += "%" + String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 15)]], as: UTF8.self)
+            }
+        }
+        return out
+    }
+
+    private static func unescaped(_ value: Substring) -> String? {
+        var bytes: [UInt8] = []
+        var iterator = value.utf8.makeIterator()
+        func digit(_ byte: UInt8?) -> UInt8? {
+            guard let byte else { return nil }
+            switch byte {
+            case 0x30...0x39: return byte - 0x30
+            case 0x41...0x46: return byte - 0x41 + 10
+            default: return nil
+            }
+        }
+        while let byte = iterator.next() {
+            if byte == UInt8(ascii: "%") {
+                guard let high = digit(iterator.next()), let low = digit(iterator.next()) else { return nil }
+                bytes.append(high << 4 | low)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    /// Field 22 of `/proc/PID/stat`: when the process started, in clock ticks since boot.
+    static func startTime(of pid: pid_t) -> UInt64? {
+        guard let bytes = try? FileDescriptor.readFile("/proc/\(pid)/stat", limit: 4096),
+              let close = bytes.lastIndex(of: UInt8(ascii: ")")) else { return nil }
+        let fields = bytes[(close + 1)...].split(separator: UInt8(ascii: " "))
+        guard fields.count > 19 else { return nil }
+        return UInt64(String(decoding: fields[19], as: UTF8.self))
     }
 
     /// Drops the sessions whose leader has exited.

@@ -43,3 +43,8 @@ extension AuditAction {
     /// A guardian's one-time code was enrolled or removed.
     package static let code = AuditAction(rawValue: "code")
 }
+
+extension AuditAction {
+    /// An approved app's monitor started, ended, was restarted or continued, or stopped.
+    package static let monitor = AuditAction(rawValue: "monitor")
+}

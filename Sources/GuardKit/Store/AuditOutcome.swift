@@ -19,9 +19,13 @@ package struct AuditOutcome: RawRepresentable, Hashable, Sendable, ExpressibleBy
     /// Whether the event changed nothing (a refusal, no effect, a cancel,
     /// a timeout): the same such event again is counted on one row.
     package var changesNothing: Bool {
-        [Self.refused, .noEffect, .canceled, .timedOut, .expired].contains(self)
+        [Self.refused, .noEffect, .canceled, .timedOut, .expired, .restarted, .continued].contains(self)
     }
 
+    /// A monitor that ended was started again at once; the status quo, restored.
+    package static let restarted = AuditOutcome(rawValue: "restarted")
+    /// A stopped monitor was continued.
+    package static let continued = AuditOutcome(rawValue: "continued")
     /// A request began: the alert is shown.
     package static let started = AuditOutcome(rawValue: "started")
     /// A request waits for a parent or guardian to decide it from their own session.

@@ -111,6 +111,9 @@ private func write(_ configuration: GuardConfiguration) -> String {
         Installations=\(list(configuration.flatpakInstallations))
         MoveService=\(configuration.flatpakMoveService ?? "no")
         GuardInstallation=\(configuration.flatpakGuardInstallation)
+        [Monitors]
+        Enabled=\(configuration.monitorsEnabled ? "yes" : "no")
+        RestartsPerMinute=\(configuration.monitorRestartsPerMinute)
 
         """
     return text
