@@ -17,6 +17,7 @@ let usage = """
            familycontrols-bench startup [--runs N] BASELINE_DIR OTHER_DIR...
                                                    familyctl --help time and the idle Guard's memory,
                                                    build against build (Swift runtime linked in or not)
+           familycontrols-bench monitor [--runs N] a killed monitor's restart to its first line vs starting it directly
     """
 switch arguments.first {
 case "socket":
@@ -33,6 +34,8 @@ case "lock":
     exit(runLockBenchmark(Array(arguments.dropFirst())))
 case "startup":
     exit(runStartupBenchmark(Array(arguments.dropFirst())))
+case "monitor":
+    exit(runMonitorBenchmark(Array(arguments.dropFirst())))
 case "-h", "--help":
     print(usage)
 default:

@@ -376,6 +376,8 @@ extension MonitorKeeper {
             let outcome: AuditOutcome = delay == .zero ? "restarted" : "waiting"
             let after = delay == .zero ? "restarted" : "starts again in \(Self.spoken(waiting))"
                 + (limited ? " (\(perMinute) starts a minute at most)" : "")
+            // Started first: the row and the log line wait, the monitor does not.
+            if delay == .zero { start(instance, first: false) }
             context.logger.warning("monitor: \(key.appID) for \(key.user) in session \(key.session) \(how); \(after)")
             context.audit(outcome, key.user, key.appID, "monitor of \(key.appID) for \(key.user) \(how); \(after)")
             if instance.restartTimes.count >= Self.alertAfter || limited,
@@ -387,7 +389,6 @@ extension MonitorKeeper {
                                           ended: instance.snapshot.ended ?? how,
                                           waitingSeconds: delay == .zero ? nil : max(1, Int(waiting.rounded(.up)))))
             }
-            if delay == .zero { start(instance, first: false) }
         }
 
         /// Logs what the monitor wrote, a line at a time, within its budget.
