@@ -32,4 +32,38 @@ import Testing
         #expect(sessions.close(token: token(0), from: getpid())?.uid == 1000)
         try sessions.open(session(uid: 1000), token: token(5), pidfd: me.rawValue)
     }
+
+    @Test func aRestartedGuardTakesUpTheRecordedSessionsWhoseLeaderIsTheSameProcess() throws {
+        let directory = NSTemporaryDirectory() + "login-sessions-\(getpid())-\(Int.random(in: 0..<1_000_000))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/sessions"
+        let logger = Logger(label: "test")
+        let me = try #require(ProcessHandle.open(pid: getpid()))
+        let first = LoginSessions()
+        #expect(first.keepRecord(at: path, logger: logger) == 0)
+        var odd = session(uid: 1000)
+        odd.tty = "pts/1 with spaces=and%percent"
+        odd.display = ":0\n"
+        odd.sessionID = "c7"
+        try first.open(odd, token: token(1), pidfd: me.rawValue)
+        try first.open(session(uid: 1001), token: token(2), pidfd: me.rawValue)
+
+        let second = LoginSessions()
+        #expect(second.keepRecord(at: path, logger: logger) == 2)
+        let restored = second.current().open
+        #expect(restored.count == 2)
+        #expect(restored.first { $0.uid == 1000 } == odd)
+        #expect(second.close(token: token(1), from: getpid())?.tty == odd.tty)
+
+        // A leader that is no longer the same process (another start time) is not taken up.
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let started = try #require(LoginSessions.startTime(of: getpid()))
+        try text.replacingOccurrences(of: "started=\(started)", with: "started=\(started + 1)")
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(LoginSessions().keepRecord(at: path, logger: logger) == 0)
+        // Nor does a damaged file take anything up, or stop the Guard.
+        try "token=zz user\nnot a line at all\n".write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(LoginSessions().keepRecord(at: path, logger: logger) == 0)
+    }
 }
