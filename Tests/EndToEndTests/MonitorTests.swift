@@ -261,7 +261,9 @@ struct MonitorTests {
             }
             let after = measure()
             print("after 100 restarts: \(before); after 1000: \(after)")
-            #expect(after.threads == before.threads, "\(before) → \(after)")
+            // The Guard's work pool may start one more thread on demand (it is bounded);
+            // a thread per restart would be hundreds.
+            #expect(after.threads <= before.threads + 1, "\(before) → \(after)")
             #expect(after.descriptors <= before.descriptors + 2, "\(before) → \(after)")
             #expect(after.kilobytes - before.kilobytes < 4096, "\(before) → \(after)")
             #expect(try await monitors(guardd).first?["restarts"]?.intValue == 1000)

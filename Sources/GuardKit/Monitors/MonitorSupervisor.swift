@@ -469,7 +469,9 @@ extension MonitorKeeper {
             guard let path = context.recordPath,
                   let bytes = try? FileDescriptor.readFile(path, limit: 1 << 20) else { return }
             let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)
-            guard let boot = lines.first, boot == Self.bootID() else { return }
+            // Under ProcSubset=pid there is no boot id to read ("-"): the start
+            // time and the owner below still tell a recycled pid apart.
+            guard let boot = lines.first, boot == Self.bootID() ?? "-" else { return }
             var ended = 0
             for line in lines.dropFirst() {
                 let fields = line.split(separator: " ")
