@@ -79,13 +79,21 @@ struct LogindSessionsTests {
                 let ready = fixture.root + "/ready"
                 let watching = try fixture.startProbe(["watch", ready, "20"])
                 try await LogindStateFixture.waitFor(path: ready, seconds: 20)
+                try await Task.sleep(for: .milliseconds(1100))
                 try fixture.writeSession("8", uid: child.uid, user: child.name, state: "online", type: "tty",
                                          class: "user", service: "sshd", tty: "pts/0", leader: 4848)
                 let probe = try await watching.finish()
                 let lines = probe.output.split(separator: "\n").map(String.init)
-                #expect(lines.dropFirst().first == "changed", "\(probe.output)")
-                #expect(lines.dropFirst(2).first == "acknowledged", "\(probe.output)")
-                #expect(probe.sessions.map(\.id) == ["1", "8"], "\(probe.output)")
+                let marker = try #require(lines.firstIndex(of: "--"), "\(probe.output)")
+                #expect(lines[marker - 2] == "changed", "\(probe.output)")
+                #expect(lines[marker - 1] == "acknowledged", "\(probe.output)")
+                let listedBefore = lines[..<marker].count { $0.contains("\t") }
+                let before = Array(probe.sessions.prefix(listedBefore))
+                let after = Array(probe.sessions.dropFirst(listedBefore))
+                #expect(before.map(\.id) == ["1"], "\(probe.output)")
+                #expect(after.map(\.id) == ["1", "8"], "\(probe.output)")
+                // Read again more than a second later, a session keeps when it opened.
+                #expect(after.first?.openedAt == before.first?.openedAt, "\(probe.output)")
             }
         }
     }

@@ -8,8 +8,9 @@ import GuardKit
 // /run/systemd holds state files they wrote.
 //
 //   logind-probe list                 whether logind runs, then each session
-//   logind-probe watch READY SECONDS  opens the monitor, creates READY, waits
-//                                     for a change, then lists the sessions
+//   logind-probe watch READY SECONDS  opens the monitor, lists the sessions,
+//                                     creates READY, waits for a change, then
+//                                     lists them again after `--`
 //
 // A session is one line of tab-separated fields (`-` for none): id, user,
 // uid, service, tty, leader, runtime directory, bus, display, Wayland
@@ -44,6 +45,7 @@ case "list":
     list(sessions)
 case "watch":
     guard arguments.count == 3, let seconds = Int32(arguments[arguments.startIndex + 2]) else { fail("usage: watch READY SECONDS") }
+    list(sessions)
     let ready = open(arguments[arguments.startIndex + 1], O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
     guard ready >= 0 else { fail("cannot create the ready file") }
     close(ready)
@@ -54,6 +56,7 @@ case "watch":
     sessions.acknowledgeChange()
     var again = Glibc.pollfd(fd: sessions.changeDescriptor, events: sessions.changeEvents, revents: 0)
     print(poll(&again, 1, 0) == 1 ? "still readable" : "acknowledged")
+    print("--")
     list(sessions)
 default:
     fail("usage: logind-probe list | watch READY SECONDS")

@@ -119,8 +119,9 @@ package final class LogindSessions: Sendable {
             } catch {
                 return state.last
             }
+            let now = UnixTime.now
             let sessions = records.filter(\.isMonitored).compactMap { record in
-                Self.session(from: record, before: state.last)
+                Self.session(from: record, before: state.last, at: now)
             }.sorted { ($0.openedAt, $0.sessionID ?? "") < ($1.openedAt, $1.sessionID ?? "") }
             state.last = sessions
             return sessions
@@ -136,7 +137,6 @@ package final class LogindSessions: Sendable {
         guard count >= 0 else { throw .sessions(Errno(-count, operation: "sd_get_sessions")) }
         defer { csdlogin_sessions_free(list, count) }
         guard let list else { return [] }
-        let now = UnixTime.now
         return UnsafeBufferPointer(start: list, count: Int(count)).compactMap { (raw: csdlogin_session) -> LogindRecord? in
             guard let id = string(raw.id), let state = string(raw.state), let sessionClass = string(raw.session_class) else {
                 return nil
@@ -144,7 +144,7 @@ package final class LogindSessions: Sendable {
             return LogindRecord(id: id, uid: raw.uid, state: state, sessionClass: sessionClass, type: string(raw.type),
                                 service: string(raw.service), tty: string(raw.tty), display: string(raw.display),
                                 leader: pid_t(raw.leader),
-                                startedAt: raw.started_usec == 0 ? now : UnixTime(seconds: Double(raw.started_usec) / 1e6))
+                                startedAt: raw.started_usec == 0 ? nil : UnixTime(seconds: Double(raw.started_usec) / 1e6))
         }
     }
 
@@ -153,8 +153,9 @@ package final class LogindSessions: Sendable {
     }
 
     /// `record` as a session to run in, or nil when NSS does not know its
-    /// user; the same session in `last` when NSS cannot be asked.
-    private static func session(from record: LogindRecord, before last: [LoginSession]) -> LoginSession? {
+    /// user; the same session in `last` when NSS cannot be asked. Opened at
+    /// logind's start time, else when first read (`now` the first time).
+    private static func session(from record: LogindRecord, before last: [LoginSession], at now: UnixTime) -> LoginSession? {
         let found: UserAccount?
         do throws(Errno) {
             found = try UserDatabase.user(id: record.uid)
@@ -169,7 +170,8 @@ package final class LogindSessions: Sendable {
         return LoginSession(user: account.name, uid: record.uid, service: record.service ?? "", tty: record.tty,
                             runtimeDirectory: hasRuntime ? runtime : nil, display: record.display,
                             waylandDisplay: wayland ? "wayland-0" : nil, bus: bus, sessionID: record.id,
-                            leader: record.leader, openedAt: record.startedAt)
+                            leader: record.leader,
+                            openedAt: record.startedAt ?? last.first { $0.sessionID == record.id }?.openedAt ?? now)
     }
 
     /// The type bits of what `path` names, not following a last symbolic
@@ -196,7 +198,8 @@ package struct LogindRecord: Sendable, Equatable {
     package var display: String?
     /// 0 when this libsystemd does not report it.
     package var leader: pid_t
-    package var startedAt: UnixTime
+    /// nil when this libsystemd does not report it.
+    package var startedAt: UnixTime?
 
     /// Whether a monitor runs in it: a user's own session, open.
     package var isMonitored: Bool {
