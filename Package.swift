@@ -42,6 +42,8 @@ let package = Package(
         // Desktop notifications on the session bus, through libsystemd's sd-bus
         // (whose message calls are variadic, so a C shim builds them).
         .target(name: "CSDBus", linkerSettings: [.linkedLibrary("systemd")]),
+        // The login sessions systemd-logind keeps, through libsystemd's sd-login.
+        .target(name: "CSDLogin", linkerSettings: [.linkedLibrary("systemd")]),
         // pam_familycontrols.so: tells the Guard a login session opened or closed. Compiled here
         // so every build checks it; linked, against libpam and libc alone, by Config/build-pam-module.sh.
         .target(
@@ -79,7 +81,7 @@ let package = Package(
         .target(
             name: "GuardKit",
             dependencies: ["SQLite", "PAM", "LockEngine", "FamilyConfiguration", "UpdateSignature", "SystemKit", "Varlink",
-                           "VarlinkServerKit", "GuardProtocol", "FamilyControlsModel", "AuthorizationRules"],
+                           "VarlinkServerKit", "GuardProtocol", "FamilyControlsModel", "AuthorizationRules", "CSDLogin"],
             plugins: ["EmbedInterface"]
         ),
         // Build-time only: the Guard's Varlink interface, embedded from Config/,
@@ -135,6 +137,9 @@ let package = Package(
             dependencies: ["GuardKit", "SQLite", "LockEngine", "FamilyConfiguration", "UpdateSignature", "Varlink",
                            "VarlinkClientKit", "VarlinkServerKit", "TestSupport"]
         ),
+        // Reads logind's sessions with the real libsystemd, run by GuardKitTests
+        // in a mount namespace of its own over logind state files they write.
+        .executableTarget(name: "logind-probe", dependencies: ["GuardKit"], path: "Tests/LogindProbe"),
         .testTarget(name: "FamilyCtlTests", dependencies: ["FamilyCtl", "GuardProtocol", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["SystemKit", "Varlink", "VarlinkClientKit", "TestSupport"]),
 

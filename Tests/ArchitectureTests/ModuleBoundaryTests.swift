@@ -90,7 +90,8 @@ import TestSupport
         }
         // The layers, bottom up: nothing reaches a layer above its own.
         let layers: [[String]] = [
-            ["CSystem", "CLibPAM", "CSQLite", "CSodium", "CSDBus", "CQRencode", "FamilyControlsModel", "FamilyControlsCombine"],
+            ["CSystem", "CLibPAM", "CSQLite", "CSodium", "CSDBus", "CSDLogin", "CQRencode", "FamilyControlsModel",
+             "FamilyControlsCombine"],
             ["CPAM", "SystemKit"],
             ["Varlink", "SQLite", "PAM", "LockEngine", "FamilyConfiguration", "UpdateSignature"],
             ["VarlinkClientKit", "VarlinkServerKit", "GuardProtocol"],
