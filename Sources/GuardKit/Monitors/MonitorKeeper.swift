@@ -23,6 +23,8 @@ package final class MonitorKeeper: Sendable {
     package struct Context: Sendable {
         /// The sessions open now, each once (``MonitorSessions``).
         var sessions: @Sendable () -> [MonitorSession]
+        /// logind's sessions, when it runs: its change descriptor is watched.
+        var logind: LogindSessions?
         /// The approved child authorizations now.
         var approvals: @Sendable () throws(GuardFailure) -> [AuthorizationRecord]
         /// The configuration now.

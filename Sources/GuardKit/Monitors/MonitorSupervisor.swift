@@ -283,8 +283,11 @@ extension MonitorKeeper {
                 }
                 if let output = instance.output { descriptors.append(pollfd(fd: output.rawValue, events: Int16(POLLIN), revents: 0)) }
             }
+            let logind = context.logind
+            if let logind { descriptors.append(pollfd(fd: logind.changeDescriptor, events: logind.changeEvents, revents: 0)) }
             let now = MonotonicInstant.now
             var timeout = instances.isEmpty && leaving.isEmpty ? Self.idleTick : Self.tick
+            if let wanted = logind?.changeTimeout { timeout = min(timeout, .milliseconds(Int64(max(wanted, 0)))) }
             for instance in instances.values {
                 if let due = instance.restartDue { timeout = min(timeout, max(now.duration(to: due), .zero)) }
             }
@@ -294,6 +297,7 @@ extension MonitorKeeper {
                 var value: UInt64 = 0
                 _ = read(wakeUp, &value, MemoryLayout<UInt64>.size)
             }
+            if let logind, descriptors.last?.revents ?? 0 != 0 { logind.acknowledgeChange() }
         }
 
         private func service() {

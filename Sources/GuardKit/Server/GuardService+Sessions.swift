@@ -82,10 +82,10 @@ extension GuardService {
     }
 
     /// The sessions the monitors run in now; those found ended are logged.
-    package func monitorSessions() -> [MonitorSession] {
+    package func monitorSessions(logind: LogindSessions?) -> [MonitorSession] {
         let (open, ended) = sessions.current()
         for session in ended { logger.info("session: \(session.user) ended: its leader is gone (\(Self.describe(session)))") }
-        return MonitorSessions.merge(logind: [], pam: open)
+        return MonitorSessions.merge(logind: logind?.current() ?? [], pam: open)
     }
 
     /// Starts the monitors' keeper: sessions from ``sessions``, approvals
@@ -93,10 +93,21 @@ extension GuardService {
     package func startMonitors(socketPath: String, stateDirectory: String) throws(Errno) {
         let restored = sessions.keepRecord(at: stateDirectory + "/sessions", logger: logger)
         if restored > 0 { logger.notice("session: \(restored) session(s) still open since the Guard last ran") }
-        let ledger = policy.ledger, families = policy.families, monitors = monitors
+        var opened: LogindSessions?
+        if LogindSessions.isRunning() {
+            do throws(LogindFailure) {
+                opened = try LogindSessions.open()
+                logger.notice("session: reading systemd-logind's sessions, and the PAM session module's that logind does not know")
+            } catch {
+                logger.warning("session: systemd-logind runs but its sessions cannot be read (\(error)); "
+                    + "only the PAM session module's sessions run monitors")
+            }
+        }
+        let logind = opened, ledger = policy.ledger, families = policy.families, monitors = monitors
         ledger.whenChanged { monitors.approvalsChanged() }
         try monitors.start(MonitorKeeper.Context(
-            sessions: { [self] in monitorSessions() },
+            sessions: { [self] in monitorSessions(logind: logind) },
+            logind: logind,
             approvals: { () throws(GuardFailure) in try ledger.authorizations() },
             configuration: { families.current.configuration },
             audit: { outcome, user, appID, detail in
