@@ -269,4 +269,51 @@ struct MonitorTests {
             #expect(try await monitors(guardd).first?["restarts"]?.intValue == 1000)
         }
     }
+
+    /// A session logind records: its state files in a private mount
+    /// namespace over /run/systemd (nothing outside it sees them), read by the
+    /// real libsystemd in the real Guard.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/run/systemd") && FileManager.default.fileExists(atPath: "/run/user"),
+                   "needs /run/systemd and /run/user to mount over"))
+    func inALogindSessionTheMonitorRunsUntilLogindSaysItIsClosing() async throws {
+        try await withGuard { guardd in
+            try declareMonitor(guardd)
+            let state = "\(guardd.directory)/logind"
+            for folder in ["sd/system", "sd/seats", "sd/sessions", "sd/users", "user"] {
+                try FileManager.default.createDirectory(atPath: "\(state)/\(folder)", withIntermediateDirectories: true,
+                                                        attributes: [.posixPermissions: 0o755])
+            }
+            let leader = try RunningApp(arguments: ["/usr/bin/setpriv", "--reuid=\(guardd.child.uid)", "--regid=\(guardd.child.gid)",
+                                                    "--clear-groups", "/bin/sleep", "600"])
+            defer {
+                kill(leader.process.processIdentifier, SIGKILL)
+                leader.stop()
+            }
+            func writeSession(_ sessionState: String) throws {
+                let text = ["UID=\(guardd.child.uid)", "USER=\(guardd.child.name)", "ACTIVE=1", "STATE=\(sessionState)",
+                            "REMOTE=0", "TYPE=tty", "CLASS=user", "SCOPE=session-c5.scope", "SERVICE=login", "TTY=tty3",
+                            "LEADER=\(leader.process.processIdentifier)", "REALTIME=1700000000000000"].joined(separator: "\n") + "\n"
+                let temporary = "\(state)/sd/sessions/.#c5"
+                try text.write(toFile: temporary, atomically: false, encoding: .utf8)
+                #expect(rename(temporary, "\(state)/sd/sessions/c5") == 0)
+            }
+            guardd.stop()
+            guardd.launchPrefix = ["/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
+                                   "mount --bind \"$0/sd\" /run/systemd && mount --bind \"$0/user\" /run/user && exec \"$@\"", state]
+            try await guardd.start()
+            #expect(await eventually { guardd.log.contains("session: reading systemd-logind's sessions") }, "\(guardd.log)")
+            try await approve(guardd)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await monitors(guardd).isEmpty, "no session yet")
+
+            try writeSession("active")
+            let pid = try #require(try await runningPID(guardd), "\(guardd.log)")
+            #expect(try await monitors(guardd).first?["session"]?.stringValue == "c5")
+            #expect(await eventually { guardd.log.contains("monitor up as pid \(pid) in session c5") }, "\(guardd.log)")
+
+            try writeSession("closing")
+            #expect(await eventually(timeout: .seconds(5)) { Self.isGone(pid) }, "\(guardd.log)")
+            #expect(try await guardianLog(guardd).contains("stopped in session c5: its session ended"))
+        }
+    }
 }

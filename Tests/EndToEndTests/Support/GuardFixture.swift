@@ -20,6 +20,8 @@ final class GuardFixture: @unchecked Sendable {
     let adult: ThrowawayUser
     /// The sandbox the Guard runs in; nil: root with every capability.
     var sandbox: GuardSandbox?
+    /// A command the Guard's is run under (`unshare …`), exec'ing its arguments.
+    var launchPrefix: [String] = []
     private(set) var process: Process?
     private var logHandle: FileHandle?
     /// How many times this fixture started the Guard.
@@ -110,7 +112,7 @@ final class GuardFixture: @unchecked Sendable {
         log.seekToEndOfFile()
         let guardCommand = [productPath("familycontrolsd"), "--socket", socket, "--state-dir", stateDirectory,
                             "--config", configPath, "--pam-dir", pamDirectory]
-        let command = sandbox?.wrap(guardCommand, sharing: directory) ?? guardCommand
+        let command = launchPrefix + (sandbox?.wrap(guardCommand, sharing: directory) ?? guardCommand)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst())
