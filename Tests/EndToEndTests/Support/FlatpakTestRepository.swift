@@ -40,7 +40,7 @@ final class FlatpakTestRepository: Sendable {
     /// commit (an update for whoever installed an earlier one).
     /// - Returns: the new commit.
     @discardableResult
-    func publish(version: Int, signedWith key: FlatpakSigningKey? = nil) throws -> String {
+    func publish(version: Int, signedWith key: FlatpakSigningKey? = nil, monitor: String? = nil) throws -> String {
         let fm = FileManager.default
         try? fm.removeItem(atPath: build)
         try fm.createDirectory(atPath: "\(build)/files/bin", withIntermediateDirectories: true)
@@ -68,6 +68,7 @@ final class FlatpakTestRepository: Sendable {
             Name=FamilyControls Flatpak test app
             Exec=\(Self.command)
             X-FamilyControls=true
+            \(monitor.map { "X-FamilyControls-Monitor=\($0)" } ?? "")
 
             """.write(toFile: "\(build)/files/share/applications/\(Self.appID).desktop", atomically: true, encoding: .utf8)
         try run("/usr/bin/flatpak", ["build-finish", build, "--command=\(Self.command)",
