@@ -28,21 +28,26 @@ struct MonitorLaunch: Hashable, Sendable {
             return try flatpak(record, deployment, configuration: configuration)
         }
         let folder = record.appPath
-        guard let directory = try? OpenedDirectory.open(folder),
-              let text = AppIdentifier.readDesktopEntry(directory, "\(record.appID).desktop") else {
-            throw .unreadableEntry("\(folder)/\(record.appID).desktop")
-        }
-        let entry = DesktopEntry(parsing: text)
-        guard let value = entry.monitor else { return nil }
-        let command: MonitorCommand
-        do throws(MonitorCommandError) {
-            command = try MonitorCommand(parsing: value)
-        } catch {
-            throw .invalid(error)
-        }
+        guard let (entry, command) = try declared(in: folder, record.appID) else { return nil }
         let program = try resolve(command.program, in: folder)
         return MonitorLaunch(appID: record.appID, appName: entry.name ?? record.appID, path: program,
                              arguments: [program] + command.arguments, directory: folder, isFlatpak: false)
+    }
+
+    /// The desktop entry `APPID.desktop` in `folder` and the monitor it
+    /// declares; nil when it declares none.
+    private static func declared(in folder: String, _ appID: String) throws(MonitorLaunchError) -> (DesktopEntry, MonitorCommand)? {
+        guard let directory = try? OpenedDirectory.open(folder),
+              let text = AppIdentifier.readDesktopEntry(directory, "\(appID).desktop") else {
+            throw .unreadableEntry("\(folder)/\(appID).desktop")
+        }
+        let entry = DesktopEntry(parsing: text)
+        guard let value = entry.monitor else { return nil }
+        do throws(MonitorCommandError) {
+            return (entry, try MonitorCommand(parsing: value))
+        } catch {
+            throw .invalid(error)
+        }
     }
 
     /// `program` inside `folder`, followed through links only as far as it
@@ -62,18 +67,8 @@ struct MonitorLaunch: Hashable, Sendable {
 
     private static func flatpak(_ record: AuthorizationRecord, _ deployment: FlatpakDeployment,
                                 configuration: GuardConfiguration) throws(MonitorLaunchError) -> MonitorLaunch? {
-        let applications = deployment.filesPath + "/share/applications"
-        guard let directory = try? OpenedDirectory.open(applications),
-              let text = AppIdentifier.readDesktopEntry(directory, "\(deployment.appID).desktop") else {
-            throw .unreadableEntry("\(applications)/\(deployment.appID).desktop")
-        }
-        let entry = DesktopEntry(parsing: text)
-        guard let value = entry.monitor else { return nil }
-        let command: MonitorCommand
-        do throws(MonitorCommandError) {
-            command = try MonitorCommand(parsing: value)
-        } catch {
-            throw .invalid(error)
+        guard let (entry, command) = try declared(in: deployment.filesPath + "/share/applications", deployment.appID) else {
+            return nil
         }
         // The program is checked where the sandbox will find it, as /app/PROGRAM.
         _ = try resolve(command.program, in: deployment.filesPath)

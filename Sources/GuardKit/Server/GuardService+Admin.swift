@@ -203,20 +203,29 @@ extension AuditEvent {
 }
 
 extension GuardService {
+    /// Who calls a method that streams, within the connection's bound of
+    /// streams; nil once the caller has been told why not.
+    func streamRequester(_ served: ServedCall) -> UserAccount? {
+        let requester: UserAccount
+        do throws(GuardFailure) {
+            requester = try self.requester(served.connection)
+        } catch {
+            fail(served.connection, error)
+            return nil
+        }
+        let limit = policy.limits.subscriptionsPerConnection
+        guard served.session.subscriptionCount < limit else {
+            fail(served.connection, GuardFailure(.limitReached, "this connection already follows \(limit) streams, its limit"))
+            return nil
+        }
+        return requester
+    }
+
     /// `WatchRequests`: the requests the caller may decide now, then again
     /// after every change, within the connection's bound of streams.
     func watchRequests(_ parameters: Guard.WatchRequests.Parameters, _ served: ServedCall) {
         let (connection, session) = (served.connection, served.session)
-        let requester: UserAccount
-        do throws(GuardFailure) {
-            requester = try self.requester(connection)
-        } catch {
-            return fail(connection, error)
-        }
-        let limit = policy.limits.subscriptionsPerConnection
-        guard session.subscriptionCount < limit else {
-            return fail(connection, GuardFailure(.limitReached, "this connection already follows \(limit) streams, its limit"))
-        }
+        guard let requester = streamRequester(served) else { return }
         // Each reply is the whole list as it is when sent, under one lock, so
         // the last one a watcher gets is never older than the last change.
         let sending = Mutex(())

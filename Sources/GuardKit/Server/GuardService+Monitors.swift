@@ -26,16 +26,7 @@ extension GuardService {
     /// connection's bound of streams.
     func watchMonitorAlerts(_ parameters: Guard.WatchMonitorAlerts.Parameters, _ served: ServedCall) {
         let (connection, session) = (served.connection, served.session)
-        let requester: UserAccount
-        do throws(GuardFailure) {
-            requester = try self.requester(connection)
-        } catch {
-            return fail(connection, error)
-        }
-        let limit = policy.limits.subscriptionsPerConnection
-        guard session.subscriptionCount < limit else {
-            return fail(connection, GuardFailure(.limitReached, "this connection already follows \(limit) streams, its limit"))
-        }
+        guard let requester = streamRequester(served) else { return }
         let token = monitors.watchAlerts { [policy] alert in
             guard requester.uid == 0 || policy.may(requester, administer: alert.user) else { return }
             connection.reply(Guard.WatchMonitorAlerts.Reply(alert: alert.wire).object, continues: true)
