@@ -52,6 +52,14 @@ if grep -q /usr/local "$root/lib/systemd/system/familycontrolsd.service" "$root/
     echo "build-deb.sh: a unit still names /usr/local" >&2
     exit 1
 fi
+# The PAM session module, where libpam-modules puts its own, and its
+# pam-auth-update profile (postinst adds it to /etc/pam.d/common-session).
+pam_dir=/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/security
+install -d "$root$pam_dir" "$root/usr/share/pam-configs"
+Config/build-pam-module.sh "$root$pam_dir/pam_familycontrols.so"
+chmod 0644 "$root$pam_dir/pam_familycontrols.so"
+strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root$pam_dir/pam_familycontrols.so"
+install -m 0644 Config/pam-configs/familycontrols "$root/usr/share/pam-configs/familycontrols"
 install -m 0644 Config/familycontrols.conf "$root/etc/familycontrols/familycontrols.conf"
 install -m 0644 pam.d/familycontrols-guardian pam.d/familycontrols-individual pam.d/familycontrols-guardian-code "$root/etc/pam.d/"
 # Guardians' one-time-code secrets (familyctl code enroll), root's alone.
@@ -83,7 +91,7 @@ cp Config/debian/control Config/debian/changelog "$stage/debian/"
 (
     cd "$stage"
     dpkg-shlibdeps -Tdebian/substvars root/usr/sbin/familycontrolsd root/usr/bin/familyctl \
-        root/usr/lib/familycontrols/demo/familycontrols-demo
+        root/usr/lib/familycontrols/demo/familycontrols-demo "root$pam_dir/pam_familycontrols.so"
     echo "misc:Static-Built-Using=$static_built_using" >> debian/substvars
     dpkg-gencontrol -pfamilycontrols -Proot -Tdebian/substvars -fdebian/files
 )

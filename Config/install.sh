@@ -10,6 +10,7 @@
 #   PREFIX=/usr Config/install.sh      install under another prefix (default /usr/local)
 #   DESTDIR=DIR Config/install.sh      install into DIR as if it were /: nothing started
 #   BUILD_DIR=DIR Config/install.sh    build in DIR (default .build/static, see Config/build.sh)
+#   PAM_MODULE_DIR=DIR Config/install.sh  put pam_familycontrols.so in DIR (default: beside pam_unix.so)
 #
 # The programs are built with the Swift runtime linked in: they run without
 # the toolchain. Existing /etc files (pam.d services, familycontrols.conf) are
@@ -24,7 +25,7 @@ for option in "$@"; do
         --packages-only) start=packages ;;
         --no-packages) apt=no ;;
         --uninstall|--purge|--force) exec Config/uninstall.sh "$@" ;;
-        -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
         *) echo "install.sh: unknown option $option (try --help)" >&2; exit 2 ;;
     esac
 done
@@ -131,6 +132,54 @@ if [ -z "$dest" ] && command -v flatpak >/dev/null; then
     flatpak --installation=familycontrols remote-list >/dev/null
 fi
 
+# The PAM session module, which tells the Guard a session opened or closed
+# (monitors run in the child's sessions). It goes where libpam loads modules
+# from, beside pam_unix.so; pam-auth-update adds its profile to
+# /etc/pam.d/common-session. `optional`, and it never blocks: a login never
+# waits on, or fails for, the Guard. uninstall.sh finds the folder the same way.
+pam_module_dir() {
+    if [ -n "${PAM_MODULE_DIR:-}" ]; then echo "$PAM_MODULE_DIR"; return 0; fi
+    multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch 2>/dev/null || true)
+    for folder in ${multiarch:+/usr/lib/$multiarch/security /lib/$multiarch/security} \
+        /usr/lib64/security /lib64/security /usr/lib/security /lib/security; do
+        if [ -e "$folder/pam_unix.so" ]; then echo "$folder"; return 0; fi
+    done
+    return 1
+}
+package=
+if [ -z "$dest" ]; then
+    package=$(dpkg-query -W -f='${db:Status-Status}' familycontrols 2>/dev/null || true)
+fi
+if [ "$package" = installed ]; then
+    echo "    kept the PAM session module and its profile: the familycontrols package owns them"
+elif ! pam_dir=$(pam_module_dir); then
+    echo "install.sh: cannot find libpam's module folder (no pam_unix.so); set PAM_MODULE_DIR=FOLDER" >&2
+    exit 1
+else
+    echo "==> installing the PAM session module into $dest$pam_dir"
+    module=$(mktemp)
+    Config/build-pam-module.sh "$module"
+    install -d -m 0755 "$dest$pam_dir" "$dest/usr/share/pam-configs"
+    install -m 0644 "$module" "$dest$pam_dir/pam_familycontrols.so"
+    rm -f "$module"
+    # pam-auth-update reads its profiles from /usr/share/pam-configs alone, whatever the prefix.
+    install -m 0644 Config/pam-configs/familycontrols "$dest/usr/share/pam-configs/familycontrols"
+    if [ -n "$dest" ]; then
+        echo "    staged: on the target, run pam-auth-update --package to add pam_familycontrols.so to /etc/pam.d/common-session"
+    elif command -v pam-auth-update >/dev/null; then
+        DEBIAN_FRONTEND=noninteractive pam-auth-update --package || true
+        if ! grep -q pam_familycontrols.so /etc/pam.d/common-session; then
+            echo "install.sh: /etc/pam.d/common-session does not name pam_familycontrols.so (edited by hand, or the" \
+                 "profile turned off): sessions are not told to the Guard; pam-auth-update --enable familycontrols adds it" >&2
+        fi
+    else
+        stack=/etc/pam.d/system-login
+        [ -e "$stack" ] || stack=/etc/pam.d/system-auth
+        [ -e "$stack" ] || stack=/etc/pam.d/login
+        echo "install.sh: no pam-auth-update here: add the line 'session optional pam_familycontrols.so' at the end of $stack's session lines" >&2
+    fi
+fi
+
 if [ -d /run/systemd/system ] || [ -n "$dest" ]; then
     install -d -m 0755 "$dest/etc/systemd/system"
     # rm first: a removed Debian package leaves its units masked (links to /dev/null).
@@ -146,7 +195,7 @@ if [ -d /run/systemd/system ] || [ -n "$dest" ]; then
     if [ -z "$dest" ]; then systemctl daemon-reload; fi
 fi
 
-echo "==> installed: $dest$prefix/sbin/familycontrolsd, $dest$prefix/bin/familyctl, $dest/etc/pam.d/familycontrols-*, $dest/etc/familycontrols/familycontrols.conf"
+echo "==> installed: $dest$prefix/sbin/familycontrolsd, $dest$prefix/bin/familyctl, $dest/etc/pam.d/familycontrols-*, $dest/etc/familycontrols/familycontrols.conf${pam_dir:+, $dest$pam_dir/pam_familycontrols.so}"
 [ "$start" = yes ] || exit 0
 
 if [ -d /run/systemd/system ]; then

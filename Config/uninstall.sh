@@ -2,7 +2,8 @@
 # Removes what Config/install.sh installed, with the same PREFIX and DESTDIR.
 #
 #   Config/install.sh --uninstall            stop the Guard, remove the programs, units, man
-#                                            pages, completion and interface; keep /etc and the store
+#                                            pages, completion and interface, and the PAM session
+#                                            module (out of common-session first); keep /etc and the store
 #   Config/install.sh --uninstall --purge    also remove /etc/familycontrols, the pam.d services
 #                                            and the Guard's store, /var/lib/familycontrols
 #   Config/install.sh --uninstall --force    even while the Guard still locks an app
@@ -25,7 +26,7 @@ for option in "$@"; do
         --uninstall) ;;
         --purge) purge=yes ;;
         --force) force=yes ;;
-        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
         *) echo "uninstall.sh: unknown option $option (try --help)" >&2; exit 2 ;;
     esac
 done
@@ -100,6 +101,39 @@ if [ -z "$dest" ] && pid=$(pidof "$guard"); then
     echo "uninstall.sh: $guard still runs (pid $pid), outside systemd; stop it: kill $pid" >&2
 fi
 
+# The PAM session module: out of /etc/pam.d/common-session first, then its
+# profile and the module (the stack never names a missing module).
+# Found as install.sh finds it: beside pam_unix.so, or PAM_MODULE_DIR.
+pam_module_dir() {
+    if [ -n "${PAM_MODULE_DIR:-}" ]; then echo "$PAM_MODULE_DIR"; return 0; fi
+    multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch 2>/dev/null || true)
+    for folder in ${multiarch:+/usr/lib/$multiarch/security /lib/$multiarch/security} \
+        /usr/lib64/security /lib64/security /usr/lib/security /lib/security; do
+        if [ -e "$folder/pam_unix.so" ]; then echo "$folder"; return 0; fi
+    done
+    return 1
+}
+package=
+if [ -z "$dest" ]; then
+    package=$(dpkg-query -W -f='${db:Status-Status}' familycontrols 2>/dev/null || true)
+fi
+if [ "$package" = installed ]; then
+    echo "    kept the PAM session module and its profile: the familycontrols package owns them"
+else
+    if [ -z "$dest" ] && [ -e /usr/share/pam-configs/familycontrols ] && command -v pam-auth-update >/dev/null; then
+        echo "==> removing pam_familycontrols.so from /etc/pam.d/common-session"
+        DEBIAN_FRONTEND=noninteractive pam-auth-update --package --remove familycontrols || true
+    fi
+    if [ -z "$dest" ] && grep -ls pam_familycontrols.so /etc/pam.d/* >/dev/null; then
+        echo "uninstall.sh: $(grep -ls pam_familycontrols.so /etc/pam.d/* | tr '\n' ' ')still names pam_familycontrols.so: remove that line" >&2
+    fi
+    rm -f "$dest/usr/share/pam-configs/familycontrols"
+    [ -z "$dest" ] || rmdir "$dest/usr/share/pam-configs" 2>/dev/null || true
+    if pam_dir=$(pam_module_dir); then
+        rm -f "$dest$pam_dir/pam_familycontrols.so"
+    fi
+fi
+
 # The list install.sh installs: change both.
 echo "==> removing from $dest$prefix"
 rm -f "$guard" "$familyctl" \
@@ -115,10 +149,6 @@ rmdir "$dest$prefix/lib/familycontrols/demo" "$dest$prefix/lib/familycontrols" \
 rmdir "$dest$prefix/share/bash-completion/completions" "$dest$prefix/share/bash-completion" 2>/dev/null || true
 
 # The Debian package owns these files while it is installed: they stay.
-package=
-if [ -z "$dest" ]; then
-    package=$(dpkg-query -W -f='${db:Status-Status}' familycontrols 2>/dev/null || true)
-fi
 remove_config() { # shipped installed
     rm -f "$2.dist"
     if [ "$package" = installed ]; then

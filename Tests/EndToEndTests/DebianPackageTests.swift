@@ -29,7 +29,7 @@ struct DebianPackageTests {
     /// machine's files at the conffile paths are put back exactly as they were.
     private func withPackageInstalled(_ body: (_ install: ProcessResult) async throws -> Void) async throws {
         let deb = try await ReleaseBuild.debianPackage()
-        let before = try MachineFiles.take(Self.conffiles)
+        let before = try MachineFiles.take(Self.conffiles + DebianMachine.pamStack)
         do {
             // An administrator's configuration is there already (install.sh, or by hand).
             try FileManager.default.createDirectory(atPath: "/etc/familycontrols", withIntermediateDirectories: true)
@@ -46,10 +46,13 @@ struct DebianPackageTests {
             _ = try? await dpkg(["--purge", "familycontrols"], environment: ["FAMILYCONTROLS_KEEP_LOCKS": "yes"])
         }
         try before.restore()
-        #expect(try MachineFiles.take(Self.conffiles) == before, "the machine's own files are back as they were")
+        #expect(try MachineFiles.take(Self.conffiles + DebianMachine.pamStack) == before,
+                "the machine's own files are back as they were")
     }
 
     @Test func installServeAndPurgeLeaveTheMachineAsItWas() async throws {
+        let pamStackBefore = try MachineFiles.take(DebianMachine.pamStack)
+        let module = "/lib/\(DebianMachine.multiarch)/security/pam_familycontrols.so"
         try await withPackageInstalled { install in
             #expect(install.status == 0, "\(install.standardError)")
             #expect(Self.status() == "installed")
@@ -61,12 +64,22 @@ struct DebianPackageTests {
                          "/usr/share/man/man8/familyctl.8.gz", "/usr/share/man/man5/familycontrols.conf.5.gz",
                          "/usr/share/bash-completion/completions/familyctl", "/usr/share/doc/familycontrols/copyright",
                          "/usr/share/doc/familycontrols/changelog.Debian.gz",
-                         "/usr/share/familycontrols/org.familycontrols.guard.varlink"] + Self.conffiles {
+                         "/usr/share/familycontrols/org.familycontrols.guard.varlink",
+                         module, DebianMachine.pamProfile] + Self.conffiles {
                 #expect(paths.contains(path), "\(path) is not in the package")
                 #expect(FileManager.default.fileExists(atPath: path), "\(path) is not installed")
             }
             let unit = try String(contentsOfFile: "/lib/systemd/system/familycontrolsd.service", encoding: .utf8)
             #expect(unit.contains("\nExecStart=/usr/sbin/familycontrolsd\n"))
+            // postinst ran pam-auth-update: the session module is in the
+            // interactive session stack (not cron's), and links to libpam and libc alone.
+            let session = try String(contentsOfFile: "/etc/pam.d/common-session", encoding: .utf8)
+            #expect(session.contains("\nsession\toptional\tpam_familycontrols.so"), "\(session)")
+            let noninteractive = try String(contentsOfFile: "/etc/pam.d/common-session-noninteractive", encoding: .utf8)
+            #expect(!noninteractive.contains("pam_familycontrols.so"), "\(noninteractive)")
+            let needed = try await run("/usr/bin/readelf", ["-d", module]).requireSuccess().standardOutput
+                .split(separator: "\n").filter { $0.contains("(NEEDED)") }.map { $0.split(separator: "[").last ?? "" }
+            #expect(needed.sorted() == ["libc.so.6]", "libpam.so.0]"], "\(needed)")
             let mover = try String(contentsOfFile: "/lib/systemd/system/familycontrols-flatpak@.service", encoding: .utf8)
             #expect(mover.contains("/usr/sbin/familycontrolsd ") && !mover.contains("/usr/local"), "\(mover)")
             let conffiles = try await run("/usr/bin/dpkg-query", ["-W", "-f=${Conffiles}", "familycontrols"]).standardOutput
@@ -118,6 +131,9 @@ struct DebianPackageTests {
             let purge = try await dpkg(["--purge", "familycontrols"])
             #expect(purge.status == 0, "\(purge.standardError)")
             #expect(Self.status() == "not-installed")
+            // prerm ran pam-auth-update --remove: the stacks are as they were before the package.
+            let stackAfterPurge = (try? String(contentsOfFile: "/etc/pam.d/common-session", encoding: .utf8)) ?? ""
+            #expect(try MachineFiles.take(DebianMachine.pamStack) == pamStackBefore, "\(stackAfterPurge)")
             for path in paths {
                 var isDirectory: ObjCBool = false
                 guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { continue }
@@ -171,6 +187,27 @@ enum DebianMachine {
                             "/etc/pam.d/familycontrols-individual", "/etc/pam.d/familycontrols-guardian-code",
                             "/etc/flatpak/installations.d/familycontrols.conf",
                             "/etc/xdg/autostart/familycontrols-agent.desktop"]
+
+    /// What pam-auth-update writes: the session stacks, and its record of
+    /// the profiles it has seen and the lines it enabled.
+    static let pamStack = ["/etc/pam.d/common-session", "/etc/pam.d/common-session-noninteractive",
+                           "/var/lib/pam/seen", "/var/lib/pam/session", "/var/lib/pam/session-noninteractive"]
+    static let pamProfile = "/usr/share/pam-configs/familycontrols"
+
+    static var hasPAMAuthUpdate: Bool { FileManager.default.isExecutableFile(atPath: "/usr/sbin/pam-auth-update") }
+
+    /// The Debian multiarch triplet (x86_64-linux-gnu), or "" where there is none.
+    static let multiarch: String = {
+        let result = try? TestSupport.run("/bin/sh", ["-c", "dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch"])
+        return result?.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+    }()
+
+    /// Where libpam loads modules from, found as install.sh finds it: the folder holding pam_unix.so.
+    static let pamModuleDirectory: String? = {
+        let multiarchFolders = multiarch.isEmpty ? [] : ["/usr/lib/\(multiarch)/security", "/lib/\(multiarch)/security"]
+        return (multiarchFolders + ["/usr/lib64/security", "/lib64/security", "/usr/lib/security", "/lib/security"])
+            .first { FileManager.default.fileExists(atPath: "\($0)/pam_unix.so") }
+    }()
 
     static var hasDebianTools: Bool {
         ["dpkg", "dpkg-deb", "dpkg-shlibdeps", "dpkg-gencontrol", "dpkg-parsechangelog"]

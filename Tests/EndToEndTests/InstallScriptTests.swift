@@ -8,8 +8,11 @@ import TestSupport
 /// unless `--force`.
 @Suite(.serialized, .enabled(if: canRunGuard, "needs root, useradd, and `swift build` products"))
 struct InstallScriptTests {
-    /// What install.sh puts under PREFIX=/usr/local and /etc.
+    /// What install.sh puts under PREFIX=/usr/local and /etc, and the PAM
+    /// session module beside pam_unix.so with its pam-auth-update profile.
     static let installed = [
+        String((DebianMachine.pamModuleDirectory ?? "/lib/security").dropFirst()) + "/pam_familycontrols.so",
+        "usr/share/pam-configs/familycontrols",
         "usr/local/sbin/familycontrolsd", "usr/local/bin/familyctl",
         "usr/local/lib/familycontrols/demo/familycontrols-demo",
         "usr/local/lib/familycontrols/demo/org.familycontrols.Demo.desktop",
@@ -40,7 +43,8 @@ struct InstallScriptTests {
         return result.standardOutput.split(separator: "\n").map(String.init).sorted()
     }
 
-    @Test func installingIntoAStagedTreeAndUninstallingLeavesNothingBehind() async throws {
+    @Test(.enabled(if: DebianMachine.pamModuleDirectory != nil, "no pam_unix.so: cannot tell where libpam loads modules from"))
+    func installingIntoAStagedTreeAndUninstallingLeavesNothingBehind() async throws {
         try await withTemporaryDirectory { directory in
             let root = "\(directory)/root"
             let install = try await installScript(root)
@@ -51,6 +55,8 @@ struct InstallScriptTests {
             // The staged programs run on their own: the runtime is in them.
             let help = try await NoToolchain.sh(#""$1" --help"#, ["\(root)/usr/local/bin/familyctl"])
             #expect(help.status == 0 && help.standardOutput.hasPrefix("usage: familyctl"), "\(help.standardError)")
+            // A staged tree's session stack is the target's: pam-auth-update is left to it.
+            #expect(install.standardOutput.contains("staged: on the target, run pam-auth-update --package"), "\(install.standardOutput)")
 
             let uninstall = try await installScript(root, ["--uninstall"])
             #expect(uninstall.status == 0, "\(uninstall.standardError)")
@@ -99,6 +105,108 @@ struct InstallScriptTests {
             #expect(purge.status == 0, "\(purge.standardError)")
             #expect(try files(under: root) == [])
             #expect(!FileManager.default.fileExists(atPath: state))
+        }
+    }
+
+    // MARK: - The PAM session module, on this very machine
+
+    /// What install.sh changes on the machine outside its PREFIX, put back
+    /// after the test whatever happens: the /etc files (and their *.dist),
+    /// the session stacks, the profile and the module.
+    static var machineFiles: [String] {
+        DebianMachine.conffiles + DebianMachine.conffiles.map { $0 + ".dist" } + DebianMachine.pamStack
+            + [DebianMachine.pamProfile, "\(DebianMachine.pamModuleDirectory ?? "/lib/security")/pam_familycontrols.so"]
+    }
+
+    /// install.sh (or --uninstall) on the machine itself: no DESTDIR, the
+    /// programs under `prefix`, no Guard asked but the one on `socket`.
+    private func installOnMachine(prefix: String, socket: String, _ options: [String] = ["--no-packages", "--no-start"])
+        async throws -> ProcessResult {
+        _ = try await ReleaseBuild.binDirectory()
+        return try await run("\(packageRoot)/Config/install.sh", options,
+                             environment: ["DESTDIR": String?.none, "PREFIX": prefix, "FAMILYCONTROLS_SOCKET": socket])
+    }
+
+    /// `su - USER -c COMMAND` as root: the machine's own /etc/pam.d/su-l,
+    /// which includes common-session (Debian's runuser-l does not), in a mount
+    /// namespace of its own where the module's default socket,
+    /// /run/familycontrols/guard.socket, leads to `socket`.
+    private func login(_ user: ThrowawayUser, _ command: String, socket: String) async throws -> ProcessResult {
+        let script = """
+            mount -t tmpfs -o size=1m,mode=0755 none /run/familycontrols || exit 90
+            ln -s "$1" /run/familycontrols/guard.socket || exit 91
+            exec /usr/bin/su - "$2" -s /bin/sh -c "$3"
+            """
+        return try await run("/usr/bin/unshare", ["--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh",
+                                                 socket, user.name, command])
+    }
+
+    @Test(.enabled(if: DebianMachine.hasPAMAuthUpdate, "needs pam-auth-update (libpam-runtime) to manage common-session"),
+          .enabled(if: DebianMachine.pamModuleDirectory != nil, "no pam_unix.so: cannot tell where libpam loads modules from"),
+          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/su"), "needs su (util-linux)"),
+          .enabled(if: DebianMachine.status() == "not-installed", "familycontrols is installed here: it owns the module"),
+          .enabled(if: !FileManager.default.fileExists(atPath: DebianMachine.state),
+                   "/var/lib/familycontrols exists: an uninstall here could touch that store"))
+    func installingOnTheMachineAddsTheSessionModuleToLoginsWhichNeverWaitForTheGuard() async throws {
+        try await withGuard { guardd in
+            let prefix = "\(guardd.directory)/prefix"
+            let module = "\(DebianMachine.pamModuleDirectory ?? "")/pam_familycontrols.so"
+            let before = try MachineFiles.take(Self.machineFiles)
+            let stacksBefore = try MachineFiles.take(DebianMachine.pamStack)
+            let flatpakInstallation = "/var/lib/familycontrols-flatpak"
+            let hadFlatpakInstallation = FileManager.default.fileExists(atPath: flatpakInstallation)
+            let hadRuntimeFolder = FileManager.default.fileExists(atPath: "/run/familycontrols")
+            try FileManager.default.createDirectory(atPath: "/run/familycontrols", withIntermediateDirectories: true)
+            let nobody = "\(guardd.directory)/none.socket"
+            func putBack() async throws {
+                if FileManager.default.fileExists(atPath: module) || FileManager.default.fileExists(atPath: "\(prefix)/bin/familyctl") {
+                    _ = try? await installOnMachine(prefix: prefix, socket: nobody, ["--uninstall", "--force"])
+                }
+                try before.restore()
+                if !hadFlatpakInstallation { try? FileManager.default.removeItem(atPath: flatpakInstallation) }
+                if !hadRuntimeFolder { rmdir("/run/familycontrols") }
+            }
+            do {
+                let install = try await installOnMachine(prefix: prefix, socket: nobody)
+                #expect(install.status == 0, "\(install.standardError)")
+                // Twice is fine: the stack still names the module once.
+                let again = try await installOnMachine(prefix: prefix, socket: nobody)
+                #expect(again.status == 0, "\(again.standardError)")
+                let session = try String(contentsOfFile: "/etc/pam.d/common-session", encoding: .utf8)
+                #expect(session.components(separatedBy: "\nsession\toptional\tpam_familycontrols.so").count == 2, "\(session)")
+                #expect(FileManager.default.fileExists(atPath: module))
+                #expect(FileManager.default.fileExists(atPath: DebianMachine.pamProfile))
+
+                // A login through the machine's stack tells the running Guard, opened and closed.
+                let told = try await login(guardd.child, "echo in", socket: guardd.socket)
+                #expect(told.status == 0, "\(told.standardError)")
+                #expect(told.standardOutput == "in\n", "\(told.standardOutput)")
+                #expect(guardd.log.contains("session: \(guardd.child.name) opened (service su-l"), "\(guardd.log)")
+                #expect(await eventually { guardd.log.contains("session: \(guardd.child.name) closed (service su-l") },
+                        "\(guardd.log)")
+
+                // The Guard stopped: the login still succeeds, at once.
+                guardd.stop()
+                let started = ContinuousClock.now
+                let alone = try await login(guardd.child, "echo in", socket: guardd.socket)
+                let took = ContinuousClock.now - started
+                #expect(alone.status == 0, "\(alone.standardError)")
+                #expect(alone.standardOutput == "in\n", "\(alone.standardOutput)")
+                #expect(took < .seconds(3), "the login took \(took)")
+
+                // Uninstalled: the stacks are as they were, the profile and the module gone.
+                let uninstall = try await installOnMachine(prefix: prefix, socket: nobody, ["--uninstall"])
+                #expect(uninstall.status == 0, "\(uninstall.standardError)")
+                let after = try String(contentsOfFile: "/etc/pam.d/common-session", encoding: .utf8)
+                #expect(!after.contains("pam_familycontrols"), "\(after)")
+                #expect(try MachineFiles.take(DebianMachine.pamStack) == stacksBefore, "the session stacks are back as they were")
+                #expect(!FileManager.default.fileExists(atPath: module), "\(module) is left")
+                #expect(!FileManager.default.fileExists(atPath: DebianMachine.pamProfile), "the profile is left")
+            } catch {
+                try await putBack()
+                throw error
+            }
+            try await putBack()
         }
     }
 
