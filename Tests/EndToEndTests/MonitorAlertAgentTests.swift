@@ -19,7 +19,8 @@ private final class StandInGuard {
     private let process: Process
 
     static let script = #"""
-        import json, os, socket, sys, threading, time
+        import json, os, signal, socket, sys, threading, time
+        signal.pthread_sigmask(signal.SIG_SETMASK, [])  # Foundation's Process starts it with signals blocked
         path, calls, mode, alert = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
         answered = threading.Event()
         def request(n):
@@ -82,7 +83,7 @@ private final class StandInGuard {
     }
 
     func stop() {
-        if process.isRunning { process.terminate() }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
         try? FileManager.default.removeItem(atPath: directory)
     }
@@ -163,6 +164,7 @@ struct MonitorAlertAgentTests {
             + "\\x1B[31mred\\u{202E}” (org.example.Hostile) for kid in session c2 was restarted 12 times in 1 minute, "
             + "last ended: signal 9; the Guard waits 30 seconds before starting it again"), "\(shown)")
         #expect(!shown.contains("\u{1B}["), "the terminal got the raw escape")
-        #expect(shown.contains("new request 2: "), "\(shown)")
+        // The requests go on beside the alert: the second one comes after it.
+        #expect(await eventually { ((try? desktop.terminal()) ?? "").contains("new request 2: ") }, "\(shown)")
     }
 }
