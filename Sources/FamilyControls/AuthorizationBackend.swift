@@ -17,6 +17,13 @@ package protocol AuthorizationBackend: Sendable {
     /// an unsigned one may need a guardian through `prompter`.
     func update(prompter: any Prompter) async -> Result<AppUpdateOutcome, GuardFailure>
 
+    /// What the environment says the process is: the monitor the Guard
+    /// started, until ``identifyMonitor()`` confirms it; nil when it says nothing.
+    var monitorClaim: MonitorClaim? { get }
+
+    /// The monitor the Guard says the calling process is (`IdentifyMonitor`), or none.
+    func identifyMonitor() async -> Result<IdentifiedMonitor?, GuardFailure>
+
     /// Follows the app's status: `update` hears every change, on any thread,
     /// until the returned value is stopped.
     func follow(_ update: @escaping @Sendable (AuthorizationStatus) -> Void) -> any StatusFollowing

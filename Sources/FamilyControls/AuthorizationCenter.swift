@@ -47,6 +47,8 @@ public final class AuthorizationCenter: ObservableObject, PublishingObservable, 
         var prompter: (any Prompter)?
         var follower: (any StatusFollowing)?
         var lastErrorMessage: String?
+        /// The Guard's answer to whether this process is the app's monitor, once it gave one.
+        var monitor: MonitorAnswer?
     }
     private let state: Mutex<State>
 
@@ -157,6 +159,7 @@ public final class AuthorizationCenter: ObservableObject, PublishingObservable, 
                 state.prompter = nil
                 state.follower = nil
                 state.lastErrorMessage = nil
+                state.monitor = nil
             }
             return state.follower
         }
@@ -167,6 +170,18 @@ public final class AuthorizationCenter: ObservableObject, PublishingObservable, 
     /// The backend now and its generation, for the calls of extensions.
     var currentBackend: (backend: any AuthorizationBackend, generation: Int) {
         state.withLock { ($0.backend, $0.generation) }
+    }
+
+    /// The Guard's answer to `IdentifyMonitor` kept for this backend, if it gave one.
+    func knownMonitor(generation: Int) -> MonitorAnswer? {
+        state.withLock { $0.generation == generation ? $0.monitor : nil }
+    }
+
+    /// Keeps the Guard's answer to `IdentifyMonitor` for the rest of the process.
+    func remember(_ answer: MonitorAnswer, generation: Int) {
+        state.withLock { state in
+            if state.generation == generation { state.monitor = answer }
+        }
     }
 
     func record(_ failure: GuardFailure, generation: Int) {

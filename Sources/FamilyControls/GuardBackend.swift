@@ -60,6 +60,18 @@ package struct GuardBackend: AuthorizationBackend {
         }
     }
 
+    package var monitorClaim: MonitorClaim? { MonitorClaim.fromEnvironment() }
+
+    package func identifyMonitor() async -> Result<IdentifiedMonitor?, GuardFailure> {
+        await Self.blocking {
+            do throws(GuardFailure) {
+                return .success(try GuardClient.identifyMonitor())
+            } catch {
+                return .failure(error)
+            }
+        }
+    }
+
     package func follow(_ update: @escaping @Sendable (AuthorizationStatus) -> Void) -> any StatusFollowing {
         StatusFollower(update: update)
     }

@@ -88,6 +88,27 @@ enum GuardClient {
         }
     }
 
+    /// Runs `IdentifyMonitor`: the monitor the Guard says this process is,
+    /// from the kernel's word on it, or none. One short call, bounded as a
+    /// status read is.
+    static func identifyMonitor() throws(GuardFailure) -> IdentifiedMonitor? {
+        let client = try connect()
+        defer { client.close() }
+        let reply: Guard.IdentifyMonitor.Reply
+        do throws(VarlinkClientError) {
+            let parameters = try client.call(Guard.IdentifyMonitor.method, parameters: Guard.IdentifyMonitor.Parameters().object,
+                                             timeout: .seconds(5))
+            do throws(ProtocolDecodingError) {
+                reply = try Guard.IdentifyMonitor.Reply(parameters, at: "", strict: false)
+            } catch {
+                throw VarlinkClientError.protocolViolation("the reply to IdentifyMonitor is not what the interface says: \(error)")
+            }
+        } catch {
+            throw GuardFailure(error, connecting: false)
+        }
+        return reply.monitor.map { IdentifiedMonitor(appID: $0.appID, user: $0.user, session: $0.session) }
+    }
+
     /// Calls `Method` with `more`, relays every prompt to `prompter`, and
     /// returns the last reply.
     private static func converse<Method: GuardMethod>(

@@ -100,6 +100,23 @@ public final class InMemoryGuard: Sendable {
         set { engine.isRunning = newValue }
     }
 
+    #if os(Linux)
+    /// The session this process runs in as the app's monitor, as if the
+    /// Guard had started it there (Linux only): set, the center's
+    /// ``AuthorizationCenter/monitorContext`` names this session (read once,
+    /// then kept, as from the real Guard); nil, the app was started any
+    /// other way. Set it before the app first asks.
+    public var monitorSession: String? {
+        get { engine.monitorSession }
+        set { engine.monitorSession = newValue }
+    }
+
+    /// How many times the center asked whether this process is the app's
+    /// monitor (`IdentifyMonitor`); never while ``monitorSession`` is nil,
+    /// since without the Guard's variables the center does not ask.
+    public var monitorIdentifications: Int { engine.identifications }
+    #endif
+
     // MARK: The sheet
 
     /// Answers the next sheets, in order, as they open: a request that is not

@@ -29,6 +29,9 @@ final class InMemoryGuardEngine: AuthorizationBackend {
         var nextID = 0
         var requests: [FamilyControlsMember] = []
         var revocations = 0
+        /// The session this process runs in as the app's monitor, if it does.
+        var monitorSession: String?
+        var identifications = 0
 
         /// The stored authorization as the shared rules read it.
         var recorded: RecordedAuthorization? {
@@ -51,6 +54,11 @@ final class InMemoryGuardEngine: AuthorizationBackend {
     var storedStatus: AuthorizationStatus { state.withLock { $0.status } }
     var requests: [FamilyControlsMember] { state.withLock { $0.requests } }
     var revocations: Int { state.withLock { $0.revocations } }
+    var identifications: Int { state.withLock { $0.identifications } }
+    var monitorSession: String? {
+        get { state.withLock { $0.monitorSession } }
+        set { state.withLock { $0.monitorSession = newValue } }
+    }
     var isRunning: Bool {
         get { state.withLock { $0.isRunning } }
         set { state.withLock { $0.isRunning = newValue } }
@@ -130,6 +138,19 @@ final class InMemoryGuardEngine: AuthorizationBackend {
             case .fail(let error):
                 return .failure(GuardFailure(error, error.errorDescription ?? error.caseName))
             }
+        }
+    }
+
+    /// The environment the Guard would have set, for the monitor it started.
+    var monitorClaim: MonitorClaim? {
+        state.withLock { state in state.monitorSession.map { MonitorClaim(appID: Self.app.appID, session: $0) } }
+    }
+
+    func identifyMonitor() async -> Result<IdentifiedMonitor?, GuardFailure> {
+        state.withLock { state in
+            state.identifications += 1
+            guard state.isRunning else { return .failure(Self.unavailable) }
+            return .success(state.monitorSession.map { IdentifiedMonitor(appID: Self.app.appID, user: Self.app.user, session: $0) })
         }
     }
 

@@ -6,8 +6,9 @@ import Glibc
 
 extension FamilyCtl {
     /// `familyctl agent [--if-guardian] [--config FILE]`: desktop
-    /// notifications of the caller's requests (``NotificationAgent``), or,
-    /// without a notification server, the lines of `requests --watch`.
+    /// notifications of the caller's requests and of their children's
+    /// monitors that keep ending (``NotificationAgent``), or, without a
+    /// notification server, the lines of `requests --watch` and of the alerts.
     static func agent(_ tokens: [String], socket: String?) throws(CommandFailure) {
         let arguments = try parse(tokens, valued: ["--config"], flags: ["--if-guardian"])
         guard arguments.operands.isEmpty else { throw CommandFailure(.usage, "agent takes no operands") }
@@ -20,6 +21,10 @@ extension FamilyCtl {
             notifier = try DesktopNotifier()
         } catch {
             writeToStandardError("familyctl: no desktop notifications (\(error)); printing requests here instead\n")
+            // Monitor alerts as lines beside the requests'; the requests' watch decides when the agent ends.
+            try NotificationAgent.watchAlerts(socket: GuardConnection.socketPath(socket)) { alert in
+                writeToStandardOutput("monitor alert: \(describe(alert))\n")
+            } ended: { _ in }
             try requests(["--watch"], socket: socket)
             return
         }

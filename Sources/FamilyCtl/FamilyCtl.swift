@@ -46,7 +46,9 @@ package enum FamilyCtl {
              summary: "Run in your graphical session: each request of your children becomes a desktop notification "
                 + "with Approve and Deny; your password is asked by pinentry in your own session and sent over the "
                 + "agent's own connection to the Guard. A request decided elsewhere withdraws its notification. "
-                + "Without a notification server it prints the requests, as requests --watch does. --if-guardian "
+                + "A child's monitor that keeps ending (see monitors) becomes a notification too, without actions. "
+                + "Without a notification server it prints the requests, as requests --watch does, and the monitor "
+                + "alerts. --if-guardian "
                 + "exits at once for someone who guards nobody (the autostart entry uses it).") { tokens, socket throws(CommandFailure) in
             try agent(tokens, socket: socket)
         },
@@ -70,6 +72,11 @@ package enum FamilyCtl {
                 + "authenticate, and when. TIME is 2026-11-30, \"2026-11-30 08:00\", today, yesterday, or an age "
                 + "such as 90min, 12h or 7d. The newest N events (default 1000, at most 2000). Your children's, "
                 + "or everyone's for root.") { tokens, socket throws(CommandFailure) in try log(tokens, socket: socket) },
+        Verb(name: "monitors", synopsis: ["monitors [--json]"],
+             summary: "The monitors the Guard runs: for each approved app that declares one (X-FamilyControls-Monitor=), "
+                + "in each login session of the child, whether it runs (its pid, since when), waits to be started "
+                + "again (when, after what), and how often it was restarted. Your children's, everyone's for root, "
+                + "your own otherwise.") { tokens, socket throws(CommandFailure) in try monitors(tokens, socket: socket) },
         Verb(name: "locks", synopsis: ["locks verify [--no-repair]"],
              summary: "Check every lock against the store, repair drift and finish unlocks a lease held up "
                 + "(the Guard also does this every [Locks] VerifyInterval=). Exits 1 when drift was found. "
@@ -300,6 +307,9 @@ package enum FamilyCtl {
 struct CommandFailure: Error {
     var code: ExitCode
     var message: String
+    /// The Varlink error the Guard answered with, when it did (such as
+    /// `org.varlink.service.MethodNotFound` from an older Guard).
+    var remoteError: String?
     init(_ code: ExitCode, _ message: String) {
         self.code = code
         self.message = message

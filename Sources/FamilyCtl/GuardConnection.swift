@@ -155,7 +155,9 @@ struct GuardConnection {
         if case .remote(let remote) = error {
             let failure = GuardFailure(remote: remote)
             let refused = failure?.kind == .permissionDenied || remote.name == VarlinkError.Name.permissionDenied
-            return CommandFailure(refused ? .permission : .failure, failure?.message ?? remote.name)
+            var command = CommandFailure(refused ? .permission : .failure, failure?.message ?? remote.name)
+            command.remoteError = remote.name
+            return command
         }
         if let tunnel { return tunnel.failure(after: error) }
         return CommandFailure(.unavailable, "the Guard did not answer: \(error)")

@@ -4,6 +4,7 @@ import Glibc
 import GuardProtocol
 import Synchronization
 import SystemKit
+import Varlink
 
 /// `familyctl agent` with a notification server: the guardian's requests,
 /// as the Guard's `WatchRequests` stream tells them, become desktop
@@ -11,16 +12,19 @@ import SystemKit
 /// request over the agent's own connection to the Guard, the password asked
 /// by pinentry in the guardian's own session. A request that ends
 /// elsewhere (decided by another guardian, expired, withdrawn by its app)
-/// has its notification withdrawn.
+/// has its notification withdrawn. A child's monitor that keeps ending
+/// (`WatchMonitorAlerts`, on a connection of its own) becomes a notification
+/// without actions; an older Guard without monitors leaves requests only.
 ///
-/// Three threads: this one owns the bus (sd-bus is not thread-safe); the
-/// watch reads the Guard's stream; each decision runs on a thread of its own
+/// Four threads: this one owns the bus (sd-bus is not thread-safe); the
+/// watches read the Guard's two streams; each decision runs on a thread of its own
 /// (a person answers pinentry there). The others hand what they learn to
 /// this one through ``Mailbox``.
 final class NotificationAgent {
     /// What the other threads tell the bus thread.
     enum Message: Sendable {
         case requests([Guard.Request])
+        case alert(Guard.MonitorAlert)
         case watchEnded(CommandFailure)
         case decided(request: Int64, outcome: String, decided: Bool)
     }
@@ -85,6 +89,9 @@ final class NotificationAgent {
         } catch {
             throw CommandFailure(.failure, "cannot start the watch: \(error)")
         }
+        try Self.watchAlerts(socket: socket) { [mailbox] alert in mailbox.post(.alert(alert)) } ended: { [mailbox] failure in
+            mailbox.post(.watchEnded(failure))
+        }
         while true {
             do throws(Errno) {
                 try notifier.wait(alsoFor: mailbox.wakeup.rawValue, timeout: nil)
@@ -95,6 +102,7 @@ final class NotificationAgent {
             for message in mailbox.take() {
                 switch message {
                 case .requests(let rows): show(rows)
+                case .alert(let alert): show(alert)
                 case .watchEnded(let failure): throw failure
                 case .decided(let request, let outcome, let decided): finished(request, outcome: outcome, decided: decided)
                 }
@@ -126,6 +134,51 @@ final class NotificationAgent {
         }
         requests = now
         firstList = false
+    }
+
+    /// A monitor that keeps ending: a notification with no action, and a line.
+    private func show(_ alert: Guard.MonitorAlert) {
+        do throws(Errno) {
+            _ = try notifier.notify(summary: Self.alertSummary, body: Self.body(alert), decidable: false)
+            writeToStandardOutput("monitor alert: \(FamilyCtl.describe(alert)) (notified)\n")
+        } catch {
+            writeToStandardError("familyctl: cannot post the notification of a monitor alert: \(error)\n")
+            writeToStandardOutput("monitor alert: \(FamilyCtl.describe(alert))\n")
+        }
+    }
+
+    /// The summary of a monitor alert's notification.
+    static let alertSummary = "A monitor keeps ending"
+
+    /// A monitor alert's notification body: the alert as the terminal shows
+    /// it, escaped as a request's is.
+    static func body(_ alert: Guard.MonitorAlert) -> String {
+        let line = FamilyCtl.describe(alert)
+        return markupEscaped(line.prefix(1).uppercased() + line.dropFirst() + ".")
+    }
+
+    /// Follows `WatchMonitorAlerts` on a connection and a thread of its own,
+    /// handing each alert to `each`. An older Guard, without the method,
+    /// ends nothing: the agent carries on with requests only. Any other
+    /// ending is handed to `ended`.
+    static func watchAlerts(socket: String, _ each: @escaping @Sendable (Guard.MonitorAlert) -> Void,
+                            ended: @escaping @Sendable (CommandFailure) -> Void) throws(CommandFailure) {
+        do throws(Errno) {
+            try SystemThread.spawn(name: "agent-alerts") {
+                do throws(CommandFailure) {
+                    let connection = try GuardConnection(socket: socket)
+                    try connection.stream(Guard.WatchMonitorAlerts.self, .init()) { reply in
+                        if let alert = reply.alert { each(alert) }
+                    }
+                    ended(CommandFailure(.unavailable, "the Guard ended the watch of monitor alerts"))
+                } catch {
+                    if error.remoteError == VarlinkError.Name.methodNotFound { return }
+                    ended(error)
+                }
+            }.detach()
+        } catch {
+            throw CommandFailure(.failure, "cannot start the watch of monitor alerts: \(error)")
+        }
     }
 
     private func handle(_ event: DesktopNotifier.Event) {

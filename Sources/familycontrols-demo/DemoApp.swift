@@ -12,6 +12,7 @@ struct DemoApp {
                familycontrols-demo revoke [--stdin]
                familycontrols-demo update [--stdin]
                familycontrols-demo status
+               familycontrols-demo monitor
                familycontrols-demo --help
 
         request  ask for an authorization and print the status it ends in
@@ -20,6 +21,10 @@ struct DemoApp {
         update   swap in the new version staged beside this app's folder
                  (ROOT/.org.familycontrols.Demo.update; Linux only)
         status   print the current status
+        monitor  as the monitor the Guard runs (the desktop entry's
+                 X-FamilyControls-Monitor=), print a heartbeat line every
+                 second until SIGTERM; started any other way, say so and
+                 exit 2 (Linux only)
         --stdin  answer the prompts from standard input instead of a terminal
         """
 
@@ -56,6 +61,7 @@ struct DemoApp {
         case "revoke": await revoke()
         case "update": await update()
         case "status": printStatus()
+        case "monitor": await monitor()
         default: fail("familycontrols-demo: unknown verb \(verb)\n\(usage)", code: 2)
         }
     }
@@ -110,6 +116,38 @@ struct DemoApp {
             report(error)
             exit(1)
         }
+    }
+
+    /// The monitor: a heartbeat line every second, each written at once,
+    /// until SIGTERM (exit 0). Anyone else who runs it is told it is not the
+    /// monitor, with status 2.
+    static func monitor() async {
+        guard let context = await AuthorizationCenter.shared.monitorContext else {
+            var line = "familycontrols-demo: not running as this app's monitor: the Guard starts the monitor itself, "
+                + "as the child, in each of the child's sessions while the app is approved"
+            if let detail = AuthorizationCenter.shared.lastErrorMessage { line += " (\(detail))" }
+            fail(line, code: 2)
+        }
+        signal(SIGTERM) { _ in _exit(0) }
+        // Approved already (the Guard runs a monitor only then): the request
+        // answers at once, and the status follows the Guard from then on.
+        // Nobody is at a sheet here, so an alert is declined at once.
+        AuthorizationCenter.shared.prompter = NoOneHere()
+        try? await AuthorizationCenter.shared.requestAuthorization(for: .child)
+        var beat = 0
+        while true {
+            beat += 1
+            let status = AuthorizationCenter.shared.authorizationStatus
+            let line = "heartbeat \(beat): \(context.appID) for \(context.user) in session \(context.session), "
+                + "authorization \(status)\n"
+            FileHandle.standardOutput.write(Data(line.utf8))
+            try? await Task.sleep(for: .seconds(1))
+        }
+    }
+
+    /// The monitor's prompter: no one is at a monitor's screen to answer.
+    struct NoOneHere: Prompter {
+        func respond(to prompt: AuthorizationPrompt) -> String? { nil }
     }
 
     static func printStatus() {

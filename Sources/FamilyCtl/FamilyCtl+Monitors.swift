@@ -1,0 +1,71 @@
+import GuardProtocol
+import SystemKit
+import Varlink
+
+extension FamilyCtl {
+    /// `familyctl monitors [--json]`: the monitors the Guard runs in the
+    /// children's sessions (`ListMonitors`), one line each.
+    static func monitors(_ tokens: [String], socket: String?) throws(CommandFailure) {
+        let arguments = try parse(tokens, flags: ["--json"])
+        guard arguments.operands.isEmpty else { throw CommandFailure(.usage, "monitors takes no operands") }
+        let connection = try GuardConnection(socket: GuardConnection.socketPath(socket))
+        let rows = try connection.call(Guard.ListMonitors.self, .init()).monitors
+        print(arguments.has("--json") ? monitorsJSON(rows) : monitorsList(rows))
+    }
+
+    /// The documented `--json` form: the `ListMonitors` reply as the
+    /// interface types it, `{"monitors": [ … ]}`, its times (`startedAt`,
+    /// `restartAt`) written as ISO 8601 in UTC as every other form's are.
+    static func monitorsJSON(_ rows: [Guard.Monitor]) -> String {
+        let monitors: [JSONValue] = rows.map { row in
+            var object = row.object
+            object["startedAt"] = .string(isoDate(Double(row.startedAt)))
+            if let restartAt = row.restartAt { object["restartAt"] = .string(isoDate(Double(restartAt))) }
+            return .object(object)
+        }
+        return JSONValue.object(["monitors": .array(monitors)]).description
+    }
+
+    static func monitorsList(_ rows: [Guard.Monitor]) -> String {
+        guard !rows.isEmpty else { return "No monitors are running that you may see." }
+        return rows.map(describe).joined(separator: "\n")
+    }
+
+    /// One monitor, as a line: `APP for CHILD in session S: running as pid
+    /// P since TIME, restarted N times`; every name made safe to show.
+    static func describe(_ row: Guard.Monitor) -> String {
+        let ended = row.ended.map { DisplayText.sanitized($0) }
+        let state: String
+        switch row.state {
+        case "running":
+            state = "running as pid \(row.pid) since \(localTime(row.startedAt))"
+        case "waiting":
+            state = "waiting, starts again" + (row.restartAt.map { " at \(localTime($0))" } ?? " soon")
+                + (ended.map { " after \($0)" } ?? "")
+        default:
+            state = DisplayText.sanitized(row.state) + (ended.map { " after \($0)" } ?? "")
+        }
+        return "\(DisplayText.sanitized(row.appID)) for \(DisplayText.sanitized(row.user)) in session "
+            + "\(DisplayText.sanitized(row.session)): \(state), restarted \(times(row.restarts))"
+    }
+
+    /// A monitor that keeps ending, as a line: what the agent prints and,
+    /// escaped, what its notification says.
+    static func describe(_ alert: Guard.MonitorAlert) -> String {
+        let minutes = max(1, (alert.windowSeconds + 59) / 60)
+        let waiting = alert.waitingSeconds.map { "the Guard waits \(duration($0)) before starting it again" }
+            ?? "the Guard starts it again at once"
+        return "the monitor of “\(DisplayText.sanitized(alert.appName))” (\(DisplayText.sanitized(alert.appID))) for "
+            + "\(DisplayText.sanitized(alert.user)) in session \(DisplayText.sanitized(alert.session)) was restarted "
+            + "\(times(alert.restarts)) in \(minutes) minute\(minutes == 1 ? "" : "s"), last ended: "
+            + "\(DisplayText.sanitized(alert.ended)); \(waiting)"
+    }
+
+    private static func times(_ count: Int64) -> String { count == 1 ? "1 time" : "\(count) times" }
+
+    private static func duration(_ seconds: Int64) -> String {
+        seconds < 120 ? "\(seconds) second\(seconds == 1 ? "" : "s")" : "\((seconds + 59) / 60) minutes"
+    }
+
+    private static func localTime(_ seconds: Int64) -> String { UnixTime(seconds: Double(seconds)).localDescription }
+}

@@ -1,0 +1,53 @@
+@testable import FamilyCtl
+import GuardProtocol
+import SystemKit
+import Testing
+import Varlink
+
+/// `familyctl monitors`: one line per monitor the Guard lists, every name a
+/// child could choose escaped; and the `--json` form with dates.
+@Suite struct MonitorsTextTests {
+    @Test func eachStateIsOneLineAndHostileNamesAreEscaped() {
+        let running = Guard.Monitor(appID: "org.example.App", user: "kid", session: "c2", state: "running", pid: 4242,
+                                    startedAt: 1_800_000_000, restarts: 1)
+        let waiting = Guard.Monitor(appID: "org.example.\u{1B}[2JApp", user: "kid", session: "pam-77\n", state: "waiting",
+                                    pid: 0, startedAt: 1_800_000_000, restarts: 12, ended: "exit status 1",
+                                    restartAt: 1_800_000_030)
+        let stopped = Guard.Monitor(appID: "org.example.App", user: "kid", session: "c3", state: "stopped", pid: 0,
+                                    startedAt: 1_800_000_000, restarts: 0, ended: "signal 15")
+        let started = UnixTime(seconds: 1_800_000_000).localDescription
+        let again = UnixTime(seconds: 1_800_000_030).localDescription
+        let lines = FamilyCtl.monitorsList([running, waiting, stopped]).split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines == [
+            "org.example.App for kid in session c2: running as pid 4242 since \(started), restarted 1 time",
+            "org.example.\\x1B[2JApp for kid in session pam-77\\x0A: waiting, starts again at \(again) after exit status 1, "
+                + "restarted 12 times",
+            "org.example.App for kid in session c3: stopped after signal 15, restarted 0 times",
+        ])
+        #expect(FamilyCtl.monitorsList([]) == "No monitors are running that you may see.")
+    }
+
+    @Test func theJSONFormIsTheReplyWithDates() throws {
+        let waiting = Guard.Monitor(appID: "org.example.App", user: "kid", session: "c2", state: "waiting", pid: 0,
+                                    startedAt: 0, restarts: 2, ended: "signal 9", restartAt: 60)
+        let running = Guard.Monitor(appID: "org.example.App", user: "kid", session: "c3", state: "running", pid: 9,
+                                    startedAt: 0, restarts: 0)
+        let parsed = try JSONValue(parsing: Array(FamilyCtl.monitorsJSON([waiting, running]).utf8))
+        let array = try #require(parsed.objectValue?["monitors"]?.arrayValue)
+        let rows = array.compactMap { $0.objectValue }
+        #expect(rows.count == 2)
+        #expect(rows[0]["startedAt"] == .string("1970-01-01T00:00:00Z"))
+        #expect(rows[0]["restartAt"] == .string("1970-01-01T00:01:00Z"))
+        #expect(rows[0]["ended"] == .string("signal 9"))
+        #expect(rows[1]["restartAt"] == .null)
+        #expect(rows[1]["pid"] == .int(9))
+        #expect(rows[0].keys == Guard.Monitor.fieldNames)
+    }
+
+    @Test func anAlertNamesTheAppTheChildTheRestartsAndTheWait() {
+        let alert = Guard.MonitorAlert(appID: "org.example.App", appName: "<b>Demo</b>", user: "kid", session: "c2",
+                                       restarts: 5, windowSeconds: 120, ended: "signal 9", waitingSeconds: nil)
+        #expect(NotificationAgent.body(alert) == "The monitor of “&lt;b&gt;Demo&lt;/b&gt;” (org.example.App) for kid in "
+            + "session c2 was restarted 5 times in 2 minutes, last ended: signal 9; the Guard starts it again at once.")
+    }
+}
