@@ -26,7 +26,9 @@ struct MonitorTests {
         try script.write(toFile: "\(bin)/monitor", atomically: false, encoding: .utf8)
         chmod("\(bin)/monitor", 0o755)
         let entry = "\(guardd.appDirectory)/\(GuardFixture.appID).desktop"
-        let text = try String(contentsOfFile: entry, encoding: .utf8)
+        // In place of the demo's own monitor.
+        let text = try String(contentsOfFile: entry, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+            .filter { !$0.hasPrefix("X-FamilyControls-Monitor=") }.joined(separator: "\n")
         try (text + "X-FamilyControls-Monitor=bin/monitor\(arguments)\n").write(toFile: entry, atomically: false, encoding: .utf8)
         try TestSupport.sh("chown -R \(guardd.child.name): '\(guardd.appDirectory)'").requireSuccess()
     }
@@ -314,6 +316,102 @@ struct MonitorTests {
             try writeSession("closing")
             #expect(await eventually(timeout: .seconds(5)) { Self.isGone(pid) }, "\(guardd.log)")
             #expect(try await guardianLog(guardd).contains("stopped in session c5: its session ended"))
+        }
+    }
+
+    /// The demo as shipped: its own program is its monitor, and the library
+    /// tells it so, confirmed by the Guard.
+    @Test func theDemosMonitorKnowsItIsTheMonitorAndBeatsWhileAnythingElseIsToldItIsNot() async throws {
+        try await withGuard { guardd in
+            let logins = try await TestLoginSessions.make(in: "\(guardd.directory)/pam", socket: guardd.socket)
+            try await approve(guardd)
+            let session = try logins.login(guardd.child.name, "read line")
+            defer { session.stop() }
+            let name = "pam-\(session.process.processIdentifier)"
+            let beat = "monitor \(GuardFixture.appID) for \(guardd.child.name): heartbeat 2: \(GuardFixture.appID) for "
+                + "\(guardd.child.name) in session \(name), authorization approved"
+            #expect(await eventually { guardd.log.contains(beat) }, "\(guardd.log.suffix(3000))")
+            let monitor = try #require(try await monitors(guardd).first)
+            #expect(monitor["session"]?.stringValue == name)
+
+            // The same program run by the child, with the Guard's variables copied: not the monitor.
+            let forged = try await guardd.app(["monitor"], environment: ["FAMILYCONTROLS_MONITOR": GuardFixture.appID,
+                                                                        "FAMILYCONTROLS_MONITOR_SESSION": name])
+            #expect(forged.status == 2, "\(forged.standardOutput) \(forged.standardError)")
+            #expect(forged.standardError.contains("not"), "\(forged.standardError)")
+            // And the Guard says so to any process but the monitor.
+            let asked = try await guardd.call("IdentifyMonitor")
+            #expect(asked["monitor"] == nil || asked["monitor"] == .null, "\(asked)")
+
+            session.write("done\n")
+            #expect(await session.exitStatus() == 0)
+        }
+    }
+
+    /// A monitor that keeps ending alerts the child's guardian on their desktop agent.
+    @Test func aMonitorThatKeepsEndingAlertsTheGuardiansAgent() async throws {
+        try await withGuard { guardd in
+            try declareMonitor(guardd, "#!/bin/sh\nexit 4\n")
+            let desktop = try DesktopSession(as: guardd.guardian, socket: guardd.socket, withServer: false)
+            defer { desktop.stop() }
+            // The agent follows the Guard once it has said what waits.
+            #expect(await eventually { ((try? desktop.terminal()) ?? "").contains("No requests are waiting") })
+            try await Task.sleep(for: .milliseconds(500))
+            let logins = try await TestLoginSessions.make(in: "\(guardd.directory)/pam", socket: guardd.socket)
+            try await approve(guardd)
+            let session = try logins.login(guardd.child.name, "read line")
+            defer { session.stop() }
+            #expect(await eventually(timeout: .seconds(15)) { ((try? desktop.terminal()) ?? "").contains("monitor alert: ") },
+                    "\((try? desktop.terminal()) ?? "")\n\(guardd.log.suffix(2000))")
+            let shown = try desktop.terminal()
+            #expect(shown.contains("(\(GuardFixture.appID)) for \(guardd.child.name) in session pam-"), "\(shown)")
+            #expect(shown.contains("last ended: exit status 4"), "\(shown)")
+        }
+    }
+
+    /// In the shipped unit's sandbox (its capabilities, read from the unit)
+    /// the monitor runs and a stop is undone; each capability the monitors
+    /// need, dropped, breaks what the unit's comment says it breaks.
+    @Test func inTheUnitsSandboxTheMonitorRunsAndIsContinued() async throws {
+        try await withGuard(sandbox: try .unit()) { guardd in
+            try declareMonitor(guardd)
+            let logins = try await TestLoginSessions.make(in: "\(guardd.directory)/pam", socket: guardd.socket)
+            try await approve(guardd)
+            let session = try logins.login(guardd.child.name, "read line")
+            defer { session.stop() }
+            let pid = try #require(try await runningPID(guardd), "\(guardd.log)")
+            #expect(Self.status(pid)["Uid"]?.hasPrefix("\(guardd.child.uid)") == true)
+            #expect(try await asChild(guardd, "kill -STOP \(pid)").status == 0)
+            #expect(await eventually { guardd.log.contains("was stopped by signal 19; continued") }, "\(guardd.log)")
+        }
+    }
+
+    @Test func withoutCapSetuidNoMonitorRunsAndTheLogSaysWhy() async throws {
+        try await withGuard(sandbox: try .unit(without: "CAP_SETUID")) { guardd in
+            try declareMonitor(guardd)
+            let logins = try await TestLoginSessions.make(in: "\(guardd.directory)/pam", socket: guardd.socket)
+            try await approve(guardd)
+            let session = try logins.login(guardd.child.name, "read line")
+            defer { session.stop() }
+            #expect(await eventually { guardd.log.contains("could not start: setresuid") || guardd.log.contains("cannot start") },
+                    "\(guardd.log)")
+            #expect(guardd.log.contains("setresuid"), "\(guardd.log)")
+            #expect(try await runningPID(guardd, timeout: .seconds(1)) == nil)
+        }
+    }
+
+    @Test func withoutCapKillAStoppedMonitorOfTheChildCannotBeContinued() async throws {
+        try await withGuard(sandbox: try .unit(without: "CAP_KILL")) { guardd in
+            try declareMonitor(guardd)
+            let logins = try await TestLoginSessions.make(in: "\(guardd.directory)/pam", socket: guardd.socket)
+            try await approve(guardd)
+            let session = try logins.login(guardd.child.name, "read line")
+            defer { session.stop() }
+            let pid = try #require(try await runningPID(guardd), "\(guardd.log)")
+            #expect(try await asChild(guardd, "kill -STOP \(pid)").status == 0)
+            #expect(await eventually { guardd.log.contains("cannot be continued") }, "\(guardd.log)")
+            #expect(Self.status(pid)["State"]?.hasPrefix("T") == true)
+            kill(pid_t(pid), SIGKILL)
         }
     }
 }

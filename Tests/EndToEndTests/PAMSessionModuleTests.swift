@@ -8,35 +8,19 @@ import Varlink
 /// runuser, the real libpam loading the module, with its PAM configuration
 /// redirected by pam_wrapper (`PAM_WRAPPER_SERVICE_DIR`) so the machine's
 /// `/etc/pam.d` is never touched; the real Guard on its real socket.
-private let pamWrapper = "/usr/lib/x86_64-linux-gnu/libpam_wrapper.so"
+private let pamWrapper = pamWrapperLibrary
 
 @Suite(.serialized, .enabled(if: canManageUsers && FileManager.default.fileExists(atPath: pamWrapper),
                              "needs root and libpam-wrapper"))
 struct PAMSessionModuleTests {
 
-    /// Builds the module into `directory` and writes a `runuser-l` service
-    /// there: root needs no password, the module tells `socket`.
-    private func services(in directory: String, socket: String, options: String = "") async throws -> String {
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let module = "\(directory)/pam_familycontrols.so"
-        try await run("\(packageRoot)/Config/build-pam-module.sh", [module]).requireSuccess()
-        let services = "\(directory)/pam.d"
-        try FileManager.default.createDirectory(atPath: services, withIntermediateDirectories: true)
-        try """
-        auth sufficient pam_rootok.so
-        account required pam_permit.so
-        session required pam_permit.so
-        session optional \(module) socket=\(socket) \(options)
-
-        """.write(toFile: "\(services)/runuser-l", atomically: true, encoding: .utf8)
-        return services
+    /// `runuser -l USER -c COMMAND` with the module in `directory` telling `socket`.
+    private func services(in directory: String, socket: String, options: String = "") async throws -> TestLoginSessions {
+        try await TestLoginSessions.make(in: directory, socket: socket, options: options)
     }
 
-    /// `runuser -l USER -c COMMAND` with the services in `services`.
-    private func runuser(_ user: String, _ command: String, services: String) throws -> RunningApp {
-        try RunningApp(arguments: ["/usr/bin/env", "LD_PRELOAD=\(pamWrapper)", "PAM_WRAPPER=1",
-                                   "PAM_WRAPPER_SERVICE_DIR=\(services)", "/usr/sbin/runuser", "-l", user,
-                                   "-s", "/bin/sh", "-c", command])
+    private func runuser(_ user: String, _ command: String, services: TestLoginSessions) throws -> RunningApp {
+        try services.login(user, command)
     }
 
     private func sessions(_ guardd: GuardFixture) async throws -> [JSONObject] {

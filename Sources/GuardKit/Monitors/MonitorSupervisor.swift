@@ -306,8 +306,12 @@ extension MonitorKeeper {
                 guard let process = instance.process, let event = process.poll() else { continue }
                 switch event {
                 case .stopped(let signal):
-                    process.send(SIGCONT)
                     let how = "stopped by signal \(signal)"
+                    guard process.send(SIGCONT) else {
+                        context.logger.error("monitor: \(instance.key.appID) for \(instance.key.user) was \(how) and cannot be "
+                            + "continued: \(Errno.current("pidfd_send_signal")) (the Guard needs CAP_KILL)")
+                        continue
+                    }
                     instance.snapshot.ended = how
                     context.logger.warning("monitor: \(instance.key.appID) for \(instance.key.user) was \(how); continued")
                     context.audit("continued", instance.key.user, instance.key.appID,

@@ -12,8 +12,8 @@ struct TestLoginSessions {
     let services: String
 
     /// Builds the module into `directory` and writes a `runuser-l` service
-    /// there whose session stack tells `socket`.
-    static func make(in directory: String, socket: String) async throws -> TestLoginSessions {
+    /// there whose session stack tells `socket`, with the module's `options`.
+    static func make(in directory: String, socket: String, options: String = "") async throws -> TestLoginSessions {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let module = "\(directory)/pam_familycontrols.so"
         try await run("\(packageRoot)/Config/build-pam-module.sh", [module]).requireSuccess()
@@ -23,7 +23,7 @@ struct TestLoginSessions {
         auth sufficient pam_rootok.so
         account required pam_permit.so
         session required pam_permit.so
-        session optional \(module) socket=\(socket)
+        session optional \(module) socket=\(socket) \(options)
 
         """.write(toFile: "\(services)/runuser-l", atomically: true, encoding: .utf8)
         return TestLoginSessions(services: services)
