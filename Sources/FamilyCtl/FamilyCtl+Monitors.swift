@@ -17,13 +17,7 @@ extension FamilyCtl {
     /// interface types it, `{"monitors": [ … ]}`, its times (`startedAt`,
     /// `restartAt`) written as ISO 8601 in UTC as every other form's are.
     static func monitorsJSON(_ rows: [Guard.Monitor]) -> String {
-        let monitors: [JSONValue] = rows.map { row in
-            var object = row.object
-            object["startedAt"] = .string(isoDate(Double(row.startedAt)))
-            if let restartAt = row.restartAt { object["restartAt"] = .string(isoDate(Double(restartAt))) }
-            return .object(object)
-        }
-        return JSONValue.object(["monitors": .array(monitors)]).description
+        Guard.ListMonitors.Reply(monitors: rows).json(floats: isoDate)
     }
 
     static func monitorsList(_ rows: [Guard.Monitor]) -> String {
@@ -67,5 +61,5 @@ extension FamilyCtl {
         seconds < 120 ? "\(seconds) second\(seconds == 1 ? "" : "s")" : "\((seconds + 59) / 60) minutes"
     }
 
-    private static func localTime(_ seconds: Int64) -> String { UnixTime(seconds: Double(seconds)).localDescription }
+    private static func localTime(_ seconds: Double) -> String { UnixTime(seconds: seconds).localDescription }
 }

@@ -99,7 +99,7 @@ private struct MonitorBenchmark {
         let set = Process()
         set.executableURL = URL(fileURLWithPath: familyctl)
         set.arguments = ["set", "--user", user, "--app", Self.appID, "approved"]
-        set.environment = ["FAMILYCONTROLS_SOCKET": socket, "PATH": "/usr/bin:/bin"]
+        set.environment = [GuardEndpoint.socketVariable: socket, "PATH": "/usr/bin:/bin"]
         set.standardOutput = FileHandle.nullDevice
         try set.run()
         set.waitUntilExit()

@@ -39,9 +39,9 @@ import Varlink
         #expect(rows[0]["startedAt"] == .string("1970-01-01T00:00:00Z"))
         #expect(rows[0]["restartAt"] == .string("1970-01-01T00:01:00Z"))
         #expect(rows[0]["ended"] == .string("signal 9"))
-        #expect(rows[1]["restartAt"] == .null)
+        #expect(rows[1]["restartAt"] == nil || rows[1]["restartAt"] == .null)
         #expect(rows[1]["pid"] == .int(9))
-        #expect(rows[0].keys == Guard.Monitor.fieldNames)
+        #expect(Set(rows[0].keys) == Set(Guard.Monitor.fieldNames))
     }
 
     @Test func anAlertNamesTheAppTheChildTheRestartsAndTheWait() {

@@ -1,3 +1,5 @@
+import FamilyConfiguration
+import Foundation
 import Glibc
 @testable import GuardKit
 import SystemKit
@@ -54,5 +56,59 @@ import Testing
         let merged = MonitorSessions.merge(logind: [session(10, id: "3")], pam: [session(10, id: "3"), session(20, id: nil),
                                                                               session(30, id: "9")])
         #expect(merged.map(\.name) == ["3", "pam-20", "pam-30"])
+    }
+}
+
+/// The program a monitor command names, found inside the app's folder only.
+@Suite struct MonitorLaunchTests {
+    private func app(_ body: (String) throws -> Void) throws {
+        let folder = NSTemporaryDirectory() + "monitor-launch-\(getpid())-\(Int.random(in: 0..<1_000_000))/org.example.App"
+        try FileManager.default.createDirectory(atPath: folder + "/bin", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: (folder as NSString).deletingLastPathComponent) }
+        try body(folder)
+    }
+
+    private func record(_ folder: String) -> AuthorizationRecord {
+        AuthorizationRecord(user: "kid", uid: 1000, appID: "org.example.App", member: .child, status: .approved,
+                            updatedAt: .now, appPath: folder)
+    }
+
+    private func declare(_ folder: String, _ value: String) throws {
+        try "[Desktop Entry]\nName=App\nExec=app\nX-FamilyControls=true\nX-FamilyControls-Monitor=\(value)\n"
+            .write(toFile: folder + "/org.example.App.desktop", atomically: true, encoding: .utf8)
+    }
+
+    @Test func theProgramInsideTheFolderIsRunWithItsArguments() throws {
+        try app { folder in
+            FileManager.default.createFile(atPath: folder + "/bin/monitor", contents: Data("#!/bin/sh\n".utf8),
+                                           attributes: [.posixPermissions: 0o755])
+            try declare(folder, "bin/monitor --quiet")
+            let launch = try #require(try MonitorLaunch.of(record(folder), configuration: GuardConfiguration()))
+            #expect(launch.path.hasSuffix("/org.example.App/bin/monitor"))
+            #expect(launch.arguments == [launch.path, "--quiet"])
+            #expect(launch.appName == "App")
+            #expect(!launch.isFlatpak)
+        }
+    }
+
+    @Test func aLinkOutOfTheFolderAMissingOrNonExecutableProgramIsRefused() throws {
+        try app { folder in
+            try FileManager.default.createSymbolicLink(atPath: folder + "/bin/out", withDestinationPath: "/bin/sh")
+            try declare(folder, "bin/out")
+            #expect(throws: MonitorLaunchError.programOutsideTheApp("bin/out")) {
+                try MonitorLaunch.of(record(folder), configuration: GuardConfiguration())
+            }
+            try declare(folder, "bin/none")
+            #expect(throws: MonitorLaunchError.missingProgram("bin/none")) {
+                try MonitorLaunch.of(record(folder), configuration: GuardConfiguration())
+            }
+            FileManager.default.createFile(atPath: folder + "/bin/plain", contents: Data(), attributes: [.posixPermissions: 0o644])
+            try declare(folder, "bin/plain")
+            #expect(throws: MonitorLaunchError.notExecutable("bin/plain")) {
+                try MonitorLaunch.of(record(folder), configuration: GuardConfiguration())
+            }
+            try "[Desktop Entry]\nX-FamilyControls=true\n".write(toFile: folder + "/org.example.App.desktop", atomically: true, encoding: .utf8)
+            #expect(try MonitorLaunch.of(record(folder), configuration: GuardConfiguration()) == nil)
+        }
     }
 }

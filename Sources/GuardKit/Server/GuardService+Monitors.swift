@@ -40,8 +40,8 @@ extension MonitorSnapshot {
     /// The `Monitor` type of the interface.
     var wire: Guard.Monitor {
         Guard.Monitor(appID: appID, user: user, session: session, state: state.rawValue, pid: Int64(pid),
-                      startedAt: Int64(startedAt.seconds), restarts: Int64(restarts), ended: ended,
-                      restartAt: restartAt.map { Int64($0.seconds) })
+                      startedAt: startedAt.seconds, restarts: Int64(restarts), ended: ended,
+                      restartAt: restartAt?.seconds)
     }
 }
 
