@@ -32,12 +32,18 @@ private final class IdentifyingService: Sendable {
         Thread.detachNewThread { [self] in
             while true {
                 let connection = accept(listener, nil, nil)
-                guard connection >= 0 else { return }
+                guard connection >= 0 else { break }
                 serve(connection)
                 close(connection)
             }
+            // Closed here, after the last accept: closed by stop(), its number could be
+            // another test's listener by the time this thread accepts again.
+            close(listener)
+            stopped.signal()
         }
     }
+
+    private let stopped = DispatchSemaphore(value: 0)
 
     var calls: Int { state.withLock { $0.calls } }
 
@@ -59,7 +65,7 @@ private final class IdentifyingService: Sendable {
 
     func stop() {
         shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
+        stopped.wait()
         unlink(path)
     }
 }
