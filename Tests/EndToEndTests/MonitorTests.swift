@@ -37,6 +37,13 @@ struct MonitorTests {
         try await guardd.familyctl(["set", "--user", guardd.child.name, "--app", GuardFixture.appID, "approved"]).requireSuccess()
     }
 
+    /// The app approved, then the child logged in: a session that lasts until its input ends.
+    private func approvedAndLoggedIn(_ guardd: GuardFixture) async throws -> RunningApp {
+        let logins = try await TestLoginSessions.make(in: "\(guardd.directory)/pam", socket: guardd.socket)
+        try await approve(guardd)
+        return try logins.login(guardd.child.name, "read line")
+    }
+
     private func monitors(_ guardd: GuardFixture) async throws -> [JSONObject] {
         try await guardd.call("ListMonitors")["monitors"]?.arrayValue?.compactMap(\.objectValue) ?? []
     }
@@ -199,9 +206,7 @@ struct MonitorTests {
             FileManager.default.createFile(atPath: record, contents: nil)
             try await sh("chown \(guardd.child.name) '\(record)'").requireSuccess()
             try declareMonitor(guardd, "#!/bin/sh\ndate +%s.%N >> \"$1\"\nexit 3\n", arguments: " \(record)")
-            let logins = try await TestLoginSessions.make(in: "\(guardd.directory)/pam", socket: guardd.socket)
-            try await approve(guardd)
-            let session = try logins.login(guardd.child.name, "read line")
+            let session = try await approvedAndLoggedIn(guardd)
             defer { session.stop() }
             try await Task.sleep(for: .seconds(8))
             let starts = try String(contentsOfFile: record, encoding: .utf8).split(separator: "\n").compactMap { Double($0) }
@@ -221,9 +226,7 @@ struct MonitorTests {
     @Test func aGuardThatCrashedEndsTheMonitorsItLeftAndRunsThemAgainInTheSessionsStillOpen() async throws {
         try await withGuard { guardd in
             try declareMonitor(guardd)
-            let logins = try await TestLoginSessions.make(in: "\(guardd.directory)/pam", socket: guardd.socket)
-            try await approve(guardd)
-            let session = try logins.login(guardd.child.name, "read line")
+            let session = try await approvedAndLoggedIn(guardd)
             defer { session.stop() }
             let pid = try #require(try await runningPID(guardd), "\(guardd.log)")
             guardd.stop(signal: SIGKILL)
@@ -243,9 +246,7 @@ struct MonitorTests {
     @Test func theGuardsThreadsAndMemoryStayFlatOverAThousandRestarts() async throws {
         try await withGuard(extraConfiguration: "\n[Monitors]\nRestartsPerMinute=600\n") { guardd in
             try declareMonitor(guardd)
-            let logins = try await TestLoginSessions.make(in: "\(guardd.directory)/pam", socket: guardd.socket)
-            try await approve(guardd)
-            let session = try logins.login(guardd.child.name, "read line")
+            let session = try await approvedAndLoggedIn(guardd)
             defer { session.stop() }
             let guardPID = try #require(guardd.process?.processIdentifier)
             func measure() -> (threads: Int, kilobytes: Int, descriptors: Int) {
@@ -324,9 +325,7 @@ struct MonitorTests {
     /// tells it so, confirmed by the Guard.
     @Test func theDemosMonitorKnowsItIsTheMonitorAndBeatsWhileAnythingElseIsToldItIsNot() async throws {
         try await withGuard { guardd in
-            let logins = try await TestLoginSessions.make(in: "\(guardd.directory)/pam", socket: guardd.socket)
-            try await approve(guardd)
-            let session = try logins.login(guardd.child.name, "read line")
+            let session = try await approvedAndLoggedIn(guardd)
             defer { session.stop() }
             let name = "pam-\(session.process.processIdentifier)"
             let beat = "monitor \(GuardFixture.appID) for \(guardd.child.name): heartbeat 2: \(GuardFixture.appID) for "
@@ -358,9 +357,7 @@ struct MonitorTests {
             // The agent follows the Guard once it has said what waits.
             #expect(await eventually { ((try? desktop.terminal()) ?? "").contains("No requests are waiting") })
             try await Task.sleep(for: .milliseconds(500))
-            let logins = try await TestLoginSessions.make(in: "\(guardd.directory)/pam", socket: guardd.socket)
-            try await approve(guardd)
-            let session = try logins.login(guardd.child.name, "read line")
+            let session = try await approvedAndLoggedIn(guardd)
             defer { session.stop() }
             #expect(await eventually(timeout: .seconds(15)) { ((try? desktop.terminal()) ?? "").contains("monitor alert: ") },
                     "\((try? desktop.terminal()) ?? "")\n\(guardd.log.suffix(2000))")
@@ -376,9 +373,7 @@ struct MonitorTests {
     @Test func inTheUnitsSandboxTheMonitorRunsAndIsContinued() async throws {
         try await withGuard(sandbox: try .unit()) { guardd in
             try declareMonitor(guardd)
-            let logins = try await TestLoginSessions.make(in: "\(guardd.directory)/pam", socket: guardd.socket)
-            try await approve(guardd)
-            let session = try logins.login(guardd.child.name, "read line")
+            let session = try await approvedAndLoggedIn(guardd)
             defer { session.stop() }
             let pid = try #require(try await runningPID(guardd), "\(guardd.log)")
             #expect(Self.status(pid)["Uid"]?.hasPrefix("\(guardd.child.uid)") == true)
@@ -390,9 +385,7 @@ struct MonitorTests {
     @Test func withoutCapSetuidNoMonitorRunsAndTheLogSaysWhy() async throws {
         try await withGuard(sandbox: try .unit(without: "CAP_SETUID")) { guardd in
             try declareMonitor(guardd)
-            let logins = try await TestLoginSessions.make(in: "\(guardd.directory)/pam", socket: guardd.socket)
-            try await approve(guardd)
-            let session = try logins.login(guardd.child.name, "read line")
+            let session = try await approvedAndLoggedIn(guardd)
             defer { session.stop() }
             #expect(await eventually { guardd.log.contains("could not start: setresuid") || guardd.log.contains("cannot start") },
                     "\(guardd.log)")
@@ -404,9 +397,7 @@ struct MonitorTests {
     @Test func withoutCapKillAStoppedMonitorOfTheChildCannotBeContinued() async throws {
         try await withGuard(sandbox: try .unit(without: "CAP_KILL")) { guardd in
             try declareMonitor(guardd)
-            let logins = try await TestLoginSessions.make(in: "\(guardd.directory)/pam", socket: guardd.socket)
-            try await approve(guardd)
-            let session = try logins.login(guardd.child.name, "read line")
+            let session = try await approvedAndLoggedIn(guardd)
             defer { session.stop() }
             let pid = try #require(try await runningPID(guardd), "\(guardd.log)")
             #expect(try await asChild(guardd, "kill -STOP \(pid)").status == 0)
