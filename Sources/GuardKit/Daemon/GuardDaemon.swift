@@ -136,10 +136,18 @@ package enum GuardDaemon {
             policy.standingWarnings.replace(with: report.statusWarnings)
         }
         checkChildren(configuration)
+        // Before serving: the Guard that answers has its monitors' thread.
+        do throws(Errno) {
+            try service.startMonitors(socketPath: socketPath, stateDirectory: stateDirectory)
+        } catch {
+            logger.error("monitor: cannot start the monitors' keeper (\(error)); no approved app's monitor runs")
+        }
         let server: VarlinkServer
         switch makeServer(socketPath: socketPath, service: service, logger: logger) {
         case .success(let made): server = made
-        case .failure(let message): return fail(.failure, message)
+        case .failure(let message):
+            service.monitors.stopAll()
+            return fail(.failure, message)
         }
         logger.notice("familycontrolsd \(FamilyControlsVersion.string) serving \(server.path ?? "a socket from systemd") "
             + "(store \(store.path), config \(configPath))")
@@ -158,11 +166,6 @@ package enum GuardDaemon {
         } catch {
             logger.error("verify: cannot start the periodic lock check (\(error)); locks are checked only at start "
                 + "and on `familyctl locks verify`")
-        }
-        do throws(Errno) {
-            try service.startMonitors(socketPath: socketPath, stateDirectory: stateDirectory)
-        } catch {
-            logger.error("monitor: cannot start the monitors' keeper (\(error)); no approved app's monitor runs")
         }
 
         while true {
