@@ -181,8 +181,9 @@ package enum GuardDaemon {
                         logger.error("reload refused, keeping the previous configuration: the new one is unsafe")
                     } else {
                         policy.reload(reloaded)
-                        logger.notice("reloaded \(configPath)")
+                        // The children checked first: once the log says reloaded, root's status says what it found.
                         checkChildren(reloaded)
+                        logger.notice("reloaded \(configPath)")
                     }
                 } catch {
                     logger.error("reload refused, keeping the previous configuration: \(error)")
