@@ -93,7 +93,8 @@ private struct MonitorBenchmark {
         while !fm.fileExists(atPath: socket) && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
         let client = try VarlinkClient(path: socket, connectTimeout: .seconds(5), replyTimeout: .seconds(30))
         // A session of the user whose leader is this process, as the PAM module opens one.
-        let token = String((0..<32).map { _ in "0123456789abcdef".randomElement()! })
+        let digits = Array("0123456789abcdef")
+        let token = String((0..<32).map { _ in digits[Int.random(in: 0..<digits.count)] })
         _ = try client.call(GuardEndpoint.qualified("OpenSession"), parameters:
                             ["token": .string(token), "user": .string(user), "service": .string("bench")])
         let set = Process()

@@ -68,6 +68,10 @@ extension MonitorKeeper {
         private var approvals: [(record: AuthorizationRecord, launch: MonitorLaunch)] = []
         private var approvalsReadAt: MonotonicInstant?
         private var launchProblems: [String: String] = [:]
+        private var sessions: [MonitorSession] = []
+        private var sessionsReadAt: MonotonicInstant?
+        /// Set when the wake-up counter or logind's descriptor fired.
+        private var woken = true
         private var noGroup: gid_t = 65534
 
         init(context: Context, keeper: MonitorKeeper, wakeUp: CInt) {
@@ -98,7 +102,13 @@ extension MonitorKeeper {
             }
             var desired: [Key: (MonitorLaunch, MonitorSession)] = [:]
             if configuration.monitorsEnabled {
-                let sessions = context.sessions()
+                // Read again when told of a change, else once a second (a PAM
+                // session's leader exiting wakes nothing): not at every tick.
+                if woken || sessionsReadAt.map({ !(now < $0.advanced(by: .seconds(1))) }) ?? true {
+                    sessions = context.sessions()
+                    sessionsReadAt = now
+                    woken = false
+                }
                 for (record, launch) in approvals {
                     for session in sessions where session.session.uid == record.uid && session.session.user == record.user {
                         desired[Key(user: record.user, appID: record.appID, session: session.name)] = (launch, session)
@@ -296,8 +306,12 @@ extension MonitorKeeper {
             if descriptors[0].revents != 0 {
                 var value: UInt64 = 0
                 _ = read(wakeUp, &value, MemoryLayout<UInt64>.size)
+                woken = true
             }
-            if let logind, descriptors.last?.revents ?? 0 != 0 { logind.acknowledgeChange() }
+            if let logind, descriptors.last?.revents ?? 0 != 0 {
+                logind.acknowledgeChange()
+                woken = true
+            }
         }
 
         private func service() {
