@@ -18,6 +18,14 @@ extension SharedCenterTests {
             cancellable.cancel()
         }
 
+        /// The copy the tests compile is the seed itself, byte for byte.
+        @Test(.enabled(if: FileManager.default.fileExists(atPath: SeedReference.shared), "no ../shared/seed beside the package"))
+        func theCopyIsTheSeedByteForByte() throws {
+            let copy = try #require(FileManager.default.contents(atPath: SeedReference.path))
+            let seed = try #require(FileManager.default.contents(atPath: SeedReference.shared))
+            #expect(copy == seed, "Tests/AppIdioms/Seed differs from \(SeedReference.shared)")
+        }
+
         @Test func theReferenceTextHasItsFiveSnippets() throws {
             let blocks = try SeedReference.codeBlocks()
             #expect(blocks.count == 5, "\(blocks)")
@@ -109,6 +117,8 @@ extension SharedCenterTests {
 /// Apple's reference text and the program made of its Swift code blocks.
 enum SeedReference {
     static let path = "\(packageRoot)/Tests/AppIdioms/Seed/AuthorizationCenter-reference.txt"
+    /// The seed as the project's shared folder holds it, beside the package.
+    static let shared = "\(packageRoot)/../shared/seed/AuthorizationCenter-reference.txt"
 
     /// The text's Swift code blocks (```swift or ``` swift, to ```), line for line.
     static func codeBlocks() throws -> [[String]] {
