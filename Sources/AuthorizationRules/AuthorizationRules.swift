@@ -19,6 +19,19 @@ package enum AuthorizationRules {
         case revoke
     }
 
+    /// Whether a parent or guardian's one-time code, typed at the child's
+    /// screen, may decide `purpose`. It may approve a request; it never lifts
+    /// an approval: a code the child watched being typed (or caught in an
+    /// alert of its own) is still valid for a few seconds, and what lowers a
+    /// child's protection stays with the guardian's own session (`familyctl`,
+    /// the desktop agent, `-H`).
+    package static func oneTimeCodeMayDecide(_ purpose: Purpose) -> Bool {
+        switch purpose {
+        case .request: true
+        case .revoke: false
+        }
+    }
+
     /// Whether `app`'s user may ask as `member`: a child request only from a
     /// child in the family, an individual one only from someone who is not.
     /// - Returns: the refusal, or nil when the request may go on.

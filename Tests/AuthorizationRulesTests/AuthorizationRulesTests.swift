@@ -19,6 +19,11 @@ import Testing
         #expect(refusal?.message == "alice is not a child in the family configuration; ask an administrator to add them to Children=")
     }
 
+    @Test func aOneTimeCodeApprovesButNeverLiftsAnApproval() {
+        #expect(AuthorizationRules.oneTimeCodeMayDecide(.request))
+        #expect(!AuthorizationRules.oneTimeCodeMayDecide(.revoke))
+    }
+
     @Test func anIndividualRequestIsRefusedFromAChild() {
         #expect(AuthorizationRules.admission(.individual, isChild: false, app: app) == nil)
         let refusal = AuthorizationRules.admission(.individual, isChild: true, app: app)

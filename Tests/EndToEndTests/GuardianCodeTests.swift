@@ -154,13 +154,35 @@ struct GuardianCodeTests {
         }
     }
 
-    @Test func revokeFromTheAppTakesTheCodeToo() async throws {
+    /// The attack: the guardian types a code into an alert the child drew
+    /// ("for a new app"), and the child spends it, still valid, on a revoke of
+    /// the approved app. A code at the child's screen never lifts an
+    /// approval: the revoke's alert does not offer it, "here" is not taken,
+    /// and the approval and its lock stay; the revoke waits for the
+    /// guardian's own session instead.
+    @Test func aCodeAtTheChildsScreenNeverRevokes() async throws {
         try await withGuard(extraConfiguration: "MaxAttempts=1\nFailureDelay=0") { guardd in
             let enrolment = try await enroll(guardd)
             try await requestWithCode(guardd, code(enrolment)).requireSuccess()
-            let revoked = try await guardd.app(["revoke", "--stdin"],
-                                               input: "here\n\(guardd.guardian.name)\n\(code(enrolment, steps: 1))\n")
-            #expect(revoked.status == 0, "\(revoked.standardError)")
+            #expect(try await guardd.storedStatus() == "approved")
+
+            let captured = code(enrolment, steps: 1)
+            let revoked = try await guardd.app(["revoke", "--stdin"], input: "here\n\(guardd.guardian.name)\n\(captured)\n")
+            #expect(revoked.status != 0)
+            #expect(!revoked.standardError.contains("[continue/here/don't allow]"), "\(revoked.standardError)")
+            #expect(!revoked.standardError.contains("One-time password"))
+            #expect(try await guardd.storedStatus() == "approved")
+            #expect(try await guardd.lock(of: GuardFixture.appID) == "locked")
+
+            // The same revoke, continued, waits for the guardian's own session.
+            let app = try RunningApp(arguments: guardd.commandLine(as: guardd.child, executable: guardd.appExecutable,
+                                                                   ["revoke", "--stdin"]))
+            defer { app.stop() }
+            let id = try await app.waitForPendingRequest()
+            #expect(!app.standardError.contains("[continue/here/don't allow]"), "\(app.standardError)")
+            try await guardd.familyctlAsGuardian(["approve", String(id), "--stdin"], input: "\(guardd.guardian.password ?? "")\n")
+                .requireSuccess()
+            #expect(await app.exitStatus() == 0)
             #expect(try await guardd.storedStatus() == "notDetermined")
         }
     }

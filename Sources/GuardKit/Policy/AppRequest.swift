@@ -15,9 +15,9 @@ import SystemKit
 ///   │ continue                                                               │
 ///   ├─ a child, InSessionApproval=no ─► pending (GuardianDesk) ─► decided by │
 ///   │   or code                         a guardian, whose own call locks and │
-///   │                                   records; or "a parent or guardian is │
-///   │                                   here": their one-time code, in the   │
-///   │                                   session (GuardianCodeService)        │
+///   │                                   records; or, for a request only,     │
+///   │                                   "a parent or guardian is here":      │
+///   │                                   their one-time code, in the session  │
 ///   └─ otherwise ─► authenticating in the session (AuthenticationSheet) ─►   ▼
 ///                                                                         decided
 ///   decided ── the short save (AppTurns.save) ──► locked (LockKeeper) ──► recorded (AuthorizationLedger)
@@ -155,7 +155,7 @@ struct AppRequest {
         let sheet = policy.sheet
         let configuration = policy.family.configuration
         if member == .child && !configuration.inSessionApproval {
-            let offersCode = policy.offersGuardianCode(to: user)
+            let offersCode = AuthorizationRules.oneTimeCodeMayDecide(rulesPurpose) && policy.offersGuardianCode(to: user)
             switch try sheet.askAlert(question, member: member, caller: caller, channel: channel,
                                       offeringGuardianHere: offersCode) {
             case .refuse:
