@@ -276,6 +276,10 @@ int csystem_rename_exchange(int olddirfd, const char *oldpath, int newdirfd, con
     return (int)syscall(SYS_renameat2, olddirfd, oldpath, newdirfd, newpath, (unsigned int)RENAME_EXCHANGE);
 }
 
+int csystem_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath) {
+    return (int)syscall(SYS_renameat2, olddirfd, oldpath, newdirfd, newpath, (unsigned int)RENAME_NOREPLACE);
+}
+
 /* MARK: Processes and threads */
 
 int csystem_pidfd_open(int pid, unsigned int flags) {

@@ -58,6 +58,36 @@ extension OpenedDirectory {
     }
 }
 
+// What keeps a version's top folder out of the child's reach while it is
+// not immutable for a swap: its names, owner and mode as they are now, and
+// a name moved out of it.
+extension OpenedDirectory {
+    /// The names directly inside this folder now.
+    package func names() throws(Errno) -> Set<FileName> {
+        Set(try descriptor.readDirectory().map(\.name))
+    }
+
+    /// This folder's status now (``status`` is as it was when opened).
+    package func currentStatus() throws(Errno) -> FileStatus {
+        try descriptor.status()
+    }
+
+    /// Gives this folder itself `uid` and `gid` (`fchown(2)`), then, when
+    /// given, the permission bits `permissions` (`fchmod(2)`, which also sets
+    /// an ACL's mask).
+    package func setOwner(uid: UInt32, gid: UInt32, permissions: UInt32? = nil) throws(Errno) {
+        try descriptor.changeOwner(uid: uid, gid: gid)
+        if let permissions { try descriptor.changeMode(permissions) }
+    }
+
+    /// Moves `name`, directly inside this folder, to `newName` in `folder`,
+    /// never replacing anything there.
+    /// - Throws: ``Errno``; `EEXIST` when `newName` is taken.
+    package func move(_ name: FileName, to folder: OpenedDirectory, as newName: FileName) throws(Errno) {
+        try descriptor.move(name, to: folder.descriptor, as: newName)
+    }
+}
+
 extension OpenedDirectory {
     /// The same folder on a descriptor of its own, for a reader outside the
     /// lock engine (an update's signature check, say).

@@ -15,4 +15,13 @@ extension FileDescriptor {
             csystem_rename_exchange(rawValue, first.cString, rawValue, second.cString)
         }
     }
+
+    /// Moves `name` from this directory to `newName` in `directory`, never
+    /// replacing what `newName` holds (`renameat2(2)` with `RENAME_NOREPLACE`).
+    /// - Throws: ``Errno``: `EEXIST` when `newName` exists, `ENOENT` when `name` does not.
+    public func move(_ name: FileName, to directory: FileDescriptor, as newName: FileName) throws(Errno) {
+        _ = try retryingOnInterrupt("renameat2 RENAME_NOREPLACE") {
+            csystem_rename_noreplace(rawValue, name.cString, directory.rawValue, newName.cString)
+        }
+    }
 }

@@ -183,6 +183,10 @@ extern const int CSYSTEM_FS_APPEND_FL;
 /// headers do not declare it.
 int csystem_rename_exchange(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
 
+/// `renameat2(olddirfd, oldpath, newdirfd, newpath, RENAME_NOREPLACE)`: moves
+/// a name, failing with `EEXIST` rather than replacing what the new name holds.
+int csystem_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
+
 /* MARK: Processes and threads */
 
 /// `pidfd_open(2)` for a `pid_t`.

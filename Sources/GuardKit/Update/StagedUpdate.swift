@@ -86,41 +86,6 @@ struct StagedUpdate: Sendable {
         return StagedUpdate(appID: appID, parent: parent, approved: approved, staged: staged)
     }
 
-    /// Swaps the two versions' names in one step (`renameat2` with
-    /// `RENAME_EXCHANGE`): `ROOT/APPID` holds one whole version before and
-    /// after. Both top folders are locked (immutable), which forbids a
-    /// rename, so each loses the attribute for the rename only and gets it
-    /// back by descriptor whatever happens; everything inside them stays
-    /// immutable throughout.
-    /// - Throws: ``GuardFailure`` when the names no longer hold the two
-    ///   versions (nothing is swapped then) or the rename fails.
-    func exchange() throws(GuardFailure) {
-        try checkNames(swapped: false)
-        let folders = [approved, staged]
-        var cleared: [OpenedDirectory] = []
-        defer {
-            for folder in cleared { try? folder.setImmutable(true) }
-        }
-        do throws(Errno) {
-            for folder in folders where try folder.isImmutable() {
-                try folder.setImmutable(false)
-                cleared.append(folder)
-            }
-            try parent.exchange(appID, lockKey)
-        } catch {
-            let hint = error.rawValue == EACCES
-                ? " (the Guard needs CAP_DAC_OVERRIDE to rename in the child's app root; see familycontrolsd.service)" : ""
-            throw GuardFailure(.unavailable, "the new version of \(appID) could not be swapped in: \(error)\(hint); "
-                + "the approved version stays")
-        }
-        for folder in cleared {
-            do throws(Errno) { try folder.setImmutable(true) } catch {
-                throw GuardFailure(.unavailable, "the swapped folder \(DisplayText.sanitized(folder.path)) could not be locked again: \(error)")
-            }
-        }
-        cleared = []
-    }
-
     /// Before the swap (`swapped` false): whether `ROOT/APPID` holds the
     /// approved version and `ROOT/.APPID.update` the staged one. After it:
     /// whether `ROOT/APPID` holds the staged version (the old one may have
