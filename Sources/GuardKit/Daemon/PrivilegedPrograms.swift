@@ -80,15 +80,15 @@ struct PrivilegedPrograms {
             // Only folders and regular files matter; the kernel's file type spares a stat of anything else.
             if let type = entry.type, type != .directory && type != .regular { continue }
             guard let found = try? folder.status(of: entry.name) else { continue }
-            let childPath = (path == "/" ? "" : path) + "/" + entry.name.display
+            func childPath() -> String { (path == "/" ? "" : path) + "/" + entry.name.display }
             switch found.type {
             case .directory where found.device == device:
                 guard let child = try? folder.openChild(entry.name, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW) else { continue }
-                walk(child, path: childPath, status: found, device: device, chain: chain)
+                walk(child, path: childPath(), status: found, device: device, chain: chain)
             case .regular where found.permissions & 0o111 != 0:
                 let attribute = try? folder.extendedAttribute("security.capability", of: entry.name, limit: 64)
                 let capabilities = attribute.flatMap { $0 }.flatMap(FileCapabilities.init(attribute:))
-                let program = Program(path: childPath, status: found,
+                let program = Program(path: childPath(), status: found,
                                       capabilities: capabilities.flatMap { $0.permitted == 0 ? nil : $0 }, folders: chain)
                 if program.setUID || program.setGID || program.capabilities != nil { programs.append(program) }
             default:
