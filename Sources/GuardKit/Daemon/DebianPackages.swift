@@ -34,16 +34,30 @@ struct DebianPackages {
         available = true
         readOverrides(statOverride)
         guard !paths.isEmpty else { return }
-        let wanted = Set(paths.map { Array($0.utf8) })
-        let aliases = Self.mergedFolders()
+        // Each path as a list may write it (`/bin/su` for `/usr/bin/su` on a merged /usr), by length first:
+        // most of the lists' hundred thousand lines are then passed over with one comparison.
+        var wanted: [[UInt8]: String] = [:]
+        let merged = Self.mergedFolders()
+        for path in paths {
+            wanted[Array(path.utf8)] = path
+            for alias in merged where path.hasPrefix("/usr" + alias) {
+                wanted[Array(path.dropFirst("/usr".count).utf8)] = path
+            }
+        }
+        let lengths = Set(wanted.keys.map(\.count))
         for entry in entries.prefix(listLimit) where entry.name.display.hasSuffix(".list") {
             let package = String(entry.name.display.dropLast(".list".count))
             guard let list = try? folder.openChild(entry.name, flags: O_RDONLY),
                   let bytes = try? list.readAll(limit: 64 << 20) else { continue }
-            for line in bytes.split(separator: UInt8(ascii: "\n")) {
-                var path = Array(line)
-                if aliases.contains(where: { path.starts(with: $0) }) { path = Array("/usr".utf8) + path }
-                if wanted.contains(path) { owners[String(decoding: path, as: UTF8.self)] = package }
+            bytes.withUnsafeBufferPointer { buffer in
+                guard let base = buffer.baseAddress else { return }
+                var start = 0
+                while start < buffer.count {
+                    let rest = buffer.count - start
+                    let end = memchr(base + start, 0x0A, rest).map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - base } ?? buffer.count
+                    if lengths.contains(end - start), let path = wanted[Array(buffer[start..<end])] { owners[path] = package }
+                    start = end + 1
+                }
             }
         }
     }
@@ -67,13 +81,13 @@ struct DebianPackages {
 
     /// `/bin/`, `/sbin/`, `/lib…/` where they are links into `/usr` (merged
     /// /usr): a package listing `/bin/su` ships `/usr/bin/su`.
-    private static func mergedFolders() -> [[UInt8]] {
+    private static func mergedFolders() -> [String] {
         ["bin", "sbin", "lib", "lib32", "lib64", "libx32"].compactMap { name in
             var status = stat()
             guard lstat("/\(name)", &status) == 0, status.st_mode & S_IFMT == S_IFLNK,
                   let resolved = realpath("/\(name)", nil) else { return nil }
             defer { free(resolved) }
-            return String(cString: resolved) == "/usr/\(name)" ? Array("/\(name)/".utf8) : nil
+            return String(cString: resolved) == "/usr/\(name)" ? "/\(name)/" : nil
         }
     }
 
