@@ -255,7 +255,7 @@ struct ChildPrivilegeTests {
         try await withThrowawayUser(prefix: "g") { guardian in
             try await withThrowawayUser(prefix: "c") { child in
                 try await withFamily(guardian: guardian, child: child) { directory, config in
-                    try await withProgramCopy(of: "/usr/bin/chattr") { program in
+                    try await withProgramCopy(of: "/usr/bin/chattr", runnableBy: child) { program in
                         try await run("/usr/sbin/setcap", ["cap_linux_immutable+ep", program]).requireSuccess()
                         // The attack is real: a folder of the child's, locked as the Guard locks it, is unlocked with the copy.
                         let app = "\(directory)/app"
@@ -282,21 +282,22 @@ struct ChildPrivilegeTests {
         }
     }
 
-    @Test(arguments: [("4755", 0, "refused", "can run a program as root", "is setuid root (mode 4755)"),
+    @Test(arguments: [("4750", 0, "refused", "can run a program as root", "is setuid root (mode 4750)"),
                       ("4750", 0, "", "", ""),
-                      ("4755", -1, "refused", "can run a program as guardian GUARDIAN", "is setuid GUARDIAN (mode 4755)")])
+                      ("4750", -1, "refused", "can run a program as guardian GUARDIAN", "is setuid GUARDIAN (mode 4750)")])
     func setuidProgramOutsideThePackagesIsRefused(mode: String, owner: Int, severity: String, outcome: String, way: String)
         async throws {
         try await withThrowawayUser(prefix: "g") { guardian in
             try await withThrowawayUser(prefix: "c") { child in
                 try await withFamily(guardian: guardian, child: child) { directory, config in
-                    try await withProgramCopy(of: "/usr/bin/id") { program in
-                        // chown clears the setuid bit: owner first, then mode.
-                        chown(program, owner < 0 ? guardian.uid : 0, 0)
+                    try await withProgramCopy(of: "/usr/bin/id", runnableBy: child) { program in
+                        // chown clears the setuid bit: owner first, then mode. Without a way
+                        // (the second case) the group is root's, which the child is not in.
+                        chown(program, owner < 0 ? guardian.uid : 0, severity.isEmpty ? 0 : child.gid)
                         chmod(program, mode_t(mode, radix: 8) ?? 0)
                         let result = try await check(config, directory)
                         if severity.isEmpty {
-                            // Only root's group may run it (4750): nothing the child can use.
+                            // Only root's group may run it: nothing the child can use.
                             #expect(result.status == 0 && result.standardError.isEmpty, "\(result.standardError)")
                             return
                         }
@@ -386,12 +387,16 @@ struct ChildPrivilegeTests {
         return try await body(file)
     }
 
-    /// A copy of `source` in /usr/local/bin, where programs live and the check looks, removed after.
-    private func withProgramCopy<R>(of source: String, _ body: (String) async throws -> R) async throws -> R {
+    /// A copy of `source` in /usr/local/bin, where programs live and the check
+    /// looks, that only `child` (through its own group) and root may run, so
+    /// no other child on the machine meanwhile gains it; removed after.
+    private func withProgramCopy<R>(of source: String, runnableBy child: ThrowawayUser,
+                                    _ body: (String) async throws -> R) async throws -> R {
         let program = "/usr/local/bin/fctest" + String(UInt32.random(in: 0..<UInt32.max), radix: 36)
         try FileManager.default.copyItem(atPath: source, toPath: program)
         defer { unlink(program) }
-        chmod(program, 0o755)
+        chown(program, 0, child.gid)
+        chmod(program, 0o750)
         return try await body(program)
     }
 
