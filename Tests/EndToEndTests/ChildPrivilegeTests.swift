@@ -282,6 +282,22 @@ struct ChildPrivilegeTests {
         }
     }
 
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/sbin/setcap"), "needs setcap (libcap2-bin)"))
+    func theGuardLogsACapabilityProgramAndRootsStatusWarns() async throws {
+        let fixture = try await offload { try GuardFixture() }
+        defer { fixture.tearDown() }
+        try await withProgramCopy(of: "/usr/bin/chattr", runnableBy: fixture.child) { program in
+            try await run("/usr/sbin/setcap", ["cap_linux_immutable+ep", program]).requireSuccess()
+            try await fixture.start()
+            let said = "child \(fixture.child.name) can clear the locks (\(program) has capabilities cap_linux_immutable=ep, "
+                + "which no package ships)"
+            #expect(await eventually { fixture.log.contains("error familycontrolsd: \(program): refused: \(said)") }, "\(fixture.log)")
+            let status = try await fixture.familyctl(["status"])
+            #expect(status.status == 0, "\(status.standardError)")
+            #expect(status.standardError.hasPrefix("warning: \(said)"), "\(status.standardError)")
+        }
+    }
+
     @Test(arguments: [("4750", 0, "refused", "can run a program as root", "is setuid root (mode 4750)"),
                       ("4750", 0, "", "", ""),
                       ("4750", -1, "refused", "can run a program as guardian GUARDIAN", "is setuid GUARDIAN (mode 4750)")])

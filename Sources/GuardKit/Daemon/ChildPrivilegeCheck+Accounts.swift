@@ -38,6 +38,8 @@ extension ChildPrivilegeCheck {
 
         /// The other accounts with `child`'s uid, each as a way: a guardian
         /// (refused: the child is that guardian), anyone else (a warning).
+        /// Each names the other account's line in the passwd file, or no file
+        /// when it is not there (an NSS directory's), for the caller to name its own.
         func privileges(of child: UserAccount, guardians: Set<String>) -> [ChildPrivilege] {
             (accounts[child.uid] ?? []).filter { $0.name != child.name }.map { other in
                 let way = "uid \(child.uid) is also \(other.name)'s"
