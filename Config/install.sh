@@ -57,7 +57,9 @@ dest=${DESTDIR:-}
 #   codes), python3 and the varlink package (an independent client), systemd
 #   (systemd-analyze scores and checks the shipped unit; nothing is started)
 #   and libseccomp2 (the Guard run under the unit's system call filter), sudo
-#   (a child whom sudoers makes root is refused by --check-config), flatpak
+#   (a child whom sudoers makes root is refused by --check-config),
+#   libcap2-bin (setcap: a copy of chattr given cap_linux_immutable, which
+#   --check-config refuses), flatpak
 #   and dbus (a child installs, runs and updates a real Flatpak app offline,
 #   under dbus-run-session and a private system bus), polkitd (the same
 #   child updates, and cannot remove, an app in the Guard's root-owned
@@ -68,7 +70,7 @@ dest=${DESTDIR:-}
 packages="libpam0g-dev libsqlite3-dev libsodium-dev libpam-modules libpam-runtime e2fsprogs passwd login procps util-linux
     binutils g++ valgrind dpkg-dev
     libpam-wrapper sqlite3 strace xfsprogs btrfs-progs gcc libc6-dev perl libpam-oath oathtool python3 python3-pip
-    systemd libseccomp2 sudo flatpak dbus polkitd openssh-server openssh-client libsystemd-dev pinentry-tty pinentry-curses
+    systemd libseccomp2 sudo libcap2-bin flatpak dbus polkitd openssh-server openssh-client libsystemd-dev pinentry-tty pinentry-curses
     python3-dbus python3-gi xvfb dunst imagemagick libqrencode-dev qrencode"
 if [ "$apt" = no ]; then
     :

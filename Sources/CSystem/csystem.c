@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,6 +28,7 @@
 #include <sys/sysmacros.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <linux/fs.h>
 #include <linux/capability.h>
 
@@ -270,6 +272,16 @@ int csystem_get_inode_flags(int fd, int *flags) {
 
 int csystem_set_inode_flags(int fd, const int *flags) {
     return ioctl(fd, FS_IOC_SETFLAGS, flags);
+}
+
+long csystem_get_xattr_at(int dirfd, const char *name, const char *attribute, void *buffer, size_t size) {
+    char path[4200];
+    int length = snprintf(path, sizeof path, "/proc/self/fd/%d/%s", dirfd, name);
+    if (length < 0 || (size_t)length >= sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return (long)lgetxattr(path, attribute, buffer, size);
 }
 
 int csystem_rename_exchange(int olddirfd, const char *oldpath, int newdirfd, const char *newpath) {

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
 /// A user account as NSS reports it (`struct passwd`).
 public struct UserAccount: Hashable, Sendable {
@@ -59,6 +60,48 @@ public enum UserDatabase {
             getgrgid_r(gid, entry, buffer, size, result)
         }
     }
+
+    /// Every account NSS lists (`/etc/passwd`, and LDAP or SSSD where they
+    /// enumerate), in its order, at most `limit` of them; `complete` is false
+    /// when there were more. Accounts sharing a uid each appear, which the
+    /// lookups by name and uid cannot show.
+    ///
+    /// Maps to `setpwent(3)`, `getpwent_r(3)` and `endpwent(3)`; the
+    /// enumeration is process-wide state, so calls are serialised.
+    /// - Throws: ``Errno`` when the enumeration itself fails.
+    public static func allUsers(limit: Int) throws(Errno) -> (accounts: [UserAccount], complete: Bool) {
+        try enumeration.withLock { _ throws(Errno) in try enumerateUsers(limit: limit) }
+    }
+
+    private static func enumerateUsers(limit: Int) throws(Errno) -> (accounts: [UserAccount], complete: Bool) {
+        setpwent()
+        defer { endpwent() }
+        var accounts: [UserAccount] = []
+        var size = 4096
+        var buffer = UnsafeMutablePointer<CChar>.allocate(capacity: size)
+        defer { buffer.deallocate() }
+        while accounts.count < limit {
+            var entry = passwd()
+            var result: UnsafeMutablePointer<passwd>?
+            let code = getpwent_r(&entry, buffer, size, &result)
+            if code == ERANGE, size < 1 << 24 {
+                size *= 4
+                buffer.deallocate()
+                buffer = UnsafeMutablePointer<CChar>.allocate(capacity: size)
+                continue
+            }
+            if code == ENOENT { return (accounts, true) }
+            if code != 0 { throw Errno(code, operation: "getpwent_r") }
+            guard let found = result?.pointee else { return (accounts, true) }
+            accounts.append(UserAccount(name: String(cString: found.pw_name), uid: found.pw_uid, gid: found.pw_gid,
+                                        home: String(cString: found.pw_dir), shell: String(cString: found.pw_shell)))
+        }
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        return (accounts, getpwent_r(&entry, buffer, size, &result) != 0 || result == nil)
+    }
+
+    private static let enumeration = Mutex(())
 
     private static func lookupGroup(
         _ operation: String,
@@ -127,3 +170,4 @@ public enum UserDatabase {
         }
     }
 }
+

@@ -6,8 +6,9 @@ import TestSupport
 /// A child who can become root or a guardian, or change the Guard, defeats
 /// every lock: `familycontrolsd --check-config` refuses it, naming the child
 /// and the way; the Guard logs it and root's `familyctl status` warns. Real
-/// throwaway users in the machine's real groups, real files in
-/// /etc/sudoers.d, the real sudo and the real daemon.
+/// throwaway users in the machine's real groups (and sharing a uid), real
+/// files in /etc/sudoers.d and /etc/doas.conf, real setuid and capability
+/// programs in /usr/local/bin, the real sudo and the real daemon.
 @Suite(.serialized, .enabled(if: canRunGuard, "needs root, useradd, and `swift build` products"))
 struct ChildPrivilegeTests {
     private let daemon = productPath("familycontrolsd")
@@ -210,6 +211,209 @@ struct ChildPrivilegeTests {
                 #expect(again.standardError.hasPrefix("warning: child \(fixture.child.name) can become root"), "\(again.standardError)")
             }
         }
+    }
+
+    @Test(arguments: [("permit nopass CHILD as root", "refused", "can become root"),
+                      ("permit persist CHILD", "refused", "can become root"),
+                      ("permit nopass CHILD as GUARDIAN", "refused", "can log in as guardian GUARDIAN"),
+                      ("permit nopass CHILD as root cmd /usr/bin/true", "warning", "can run commands as root")])
+    func doasPermitAsRootIsRefused(rule: String, severity: String, outcome: String) async throws {
+        try await withThrowawayUser(prefix: "g") { guardian in
+            try await withThrowawayUser(prefix: "c") { child in
+                try await withFamily(guardian: guardian, child: child) { directory, config in
+                    let written = rule.replacing("CHILD", with: child.name).replacing("GUARDIAN", with: guardian.name)
+                    try await withDoasConfiguration("# written by a test\n\(written)\n") { file in
+                        let result = try await check(config, directory)
+                        #expect(result.status == (severity == "refused" ? 3 : 0), "\(result.standardError)")
+                        let said = "\(file):2: \(severity): child \(child.name) "
+                            + "\(outcome.replacing("GUARDIAN", with: guardian.name)) (doas: \(written)): "
+                        #expect(result.standardError.contains(said), "\(result.standardError)")
+                    }
+                    // The same family passes once the rule is gone.
+                    let after = try await check(config, directory)
+                    #expect(after.status == 0 && after.standardError.isEmpty, "\(after.standardError)")
+                }
+            }
+        }
+    }
+
+    @Test func doasDenyAfterAPermitPassesSinceTheLastRuleDecides() async throws {
+        try await withThrowawayUser(prefix: "g") { guardian in
+            try await withThrowawayUser(prefix: "c") { child in
+                try await withFamily(guardian: guardian, child: child) { directory, config in
+                    try await withDoasConfiguration("permit nopass \(child.name) as root\ndeny \(child.name)\n") { _ in
+                        let result = try await check(config, directory)
+                        #expect(result.status == 0 && result.standardError.isEmpty, "\(result.standardError)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/sbin/setcap"), "needs setcap (libcap2-bin)"))
+    func fileCapabilityProgramIsRefused() async throws {
+        try await withThrowawayUser(prefix: "g") { guardian in
+            try await withThrowawayUser(prefix: "c") { child in
+                try await withFamily(guardian: guardian, child: child) { directory, config in
+                    try await withProgramCopy(of: "/usr/bin/chattr", runnableBy: child) { program in
+                        try await run("/usr/sbin/setcap", ["cap_linux_immutable+ep", program]).requireSuccess()
+                        // The attack is real: a folder of the child's, locked as the Guard locks it, is unlocked with the copy.
+                        let app = "\(directory)/app"
+                        try FileManager.default.createDirectory(atPath: app, withIntermediateDirectories: false)
+                        chown(app, child.uid, child.gid)
+                        try await run("/usr/bin/chattr", ["+i", app]).requireSuccess()
+                        defer { _ = try? run("/usr/bin/chattr", ["-i", app]) as ProcessResult }
+                        let plain = try await run("/usr/sbin/runuser", ["-u", child.name, "--", "/usr/bin/chattr", "-i", app])
+                        #expect(plain.status != 0, "the child's own chattr cannot clear the lock")
+                        let cleared = try await run("/usr/sbin/runuser", ["-u", child.name, "--", program, "-i", app])
+                        #expect(cleared.status == 0, "\(cleared.standardError)")
+                        let flags = try await run("/usr/bin/lsattr", ["-d", app])
+                        #expect(flags.standardOutput.hasPrefix("-") && !flags.standardOutput.split(separator: " ")[0].contains("i"),
+                                "\(flags.standardOutput)")
+
+                        let result = try await check(config, directory)
+                        #expect(result.status == 3, "\(result.standardError)")
+                        #expect(result.standardError.contains("\(program): refused: child \(child.name) can clear the locks "
+                            + "(\(program) has capabilities cap_linux_immutable=ep, which no package ships): "
+                            + "cap_linux_immutable clears the immutable attribute the locks are made of"), "\(result.standardError)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/sbin/setcap"), "needs setcap (libcap2-bin)"))
+    func theGuardLogsACapabilityProgramAndRootsStatusWarns() async throws {
+        let fixture = try await offload { try GuardFixture() }
+        defer { fixture.tearDown() }
+        try await withProgramCopy(of: "/usr/bin/chattr", runnableBy: fixture.child) { program in
+            try await run("/usr/sbin/setcap", ["cap_linux_immutable+ep", program]).requireSuccess()
+            try await fixture.start()
+            let said = "child \(fixture.child.name) can clear the locks (\(program) has capabilities cap_linux_immutable=ep, "
+                + "which no package ships)"
+            #expect(await eventually { fixture.log.contains("error familycontrolsd: \(program): refused: \(said)") }, "\(fixture.log)")
+            let status = try await fixture.familyctl(["status"])
+            #expect(status.status == 0, "\(status.standardError)")
+            #expect(status.standardError.hasPrefix("warning: \(said)"), "\(status.standardError)")
+        }
+    }
+
+    @Test(arguments: [("4750", 0, "refused", "can run a program as root", "is setuid root (mode 4750)"),
+                      ("4750", 0, "", "", ""),
+                      ("4750", -1, "refused", "can run a program as guardian GUARDIAN", "is setuid GUARDIAN (mode 4750)")])
+    func setuidProgramOutsideThePackagesIsRefused(mode: String, owner: Int, severity: String, outcome: String, way: String)
+        async throws {
+        try await withThrowawayUser(prefix: "g") { guardian in
+            try await withThrowawayUser(prefix: "c") { child in
+                try await withFamily(guardian: guardian, child: child) { directory, config in
+                    try await withProgramCopy(of: "/usr/bin/id", runnableBy: child) { program in
+                        // chown clears the setuid bit: owner first, then mode. Without a way
+                        // (the second case) the group is root's, which the child is not in.
+                        chown(program, owner < 0 ? guardian.uid : 0, severity.isEmpty ? 0 : child.gid)
+                        chmod(program, mode_t(mode, radix: 8) ?? 0)
+                        let result = try await check(config, directory)
+                        if severity.isEmpty {
+                            // Only root's group may run it: nothing the child can use.
+                            #expect(result.status == 0 && result.standardError.isEmpty, "\(result.standardError)")
+                            return
+                        }
+                        let asWhom = try await run("/usr/sbin/runuser", ["-u", child.name, "--", program, "-u"])
+                        #expect(asWhom.standardOutput == "\(owner < 0 ? guardian.uid : 0)\n", "the program runs as its owner")
+                        #expect(result.status == 3, "\(result.standardError)")
+                        let said = "\(program): \(severity): child \(child.name) \(outcome.replacing("GUARDIAN", with: guardian.name)) "
+                            + "(\(program) \(way.replacing("GUARDIAN", with: guardian.name)), which no package ships)"
+                        #expect(result.standardError.contains(said), "\(result.standardError)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func sharedUIDWithGuardianIsRefused() async throws {
+        try await withThrowawayUser(prefix: "c") { child in
+            try await withTemporaryDirectory { homes in
+                chmod(homes, 0o755)
+                let home = "\(homes)/guardian"
+                try await withThrowawayUser(prefix: "g", home: home, sharing: child.uid) { guardian in
+                    #expect(guardian.uid == child.uid)
+                    try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: false)
+                    try "PATH=/usr/bin:/bin\n".write(toFile: "\(home)/.profile", atomically: false, encoding: .utf8)
+                    chown(home, guardian.uid, guardian.gid)
+                    chown("\(home)/.profile", guardian.uid, guardian.gid)
+                    chmod(home, 0o700)
+                    try await withFamily(guardian: guardian, child: child) { directory, config in
+                        // The attack is real: the child, as itself, rewrites what runs when the guardian logs in.
+                        let wrote = try await run("/usr/sbin/runuser", ["-u", child.name, "--", "/bin/sh", "-c",
+                                                                        "echo 'echo child was here' >> \"$1\"", "sh", "\(home)/.profile"])
+                        #expect(wrote.status == 0, "\(wrote.standardError)")
+                        #expect(try String(contentsOfFile: "\(home)/.profile", encoding: .utf8).hasSuffix("echo child was here\n"))
+
+                        let result = try await check(config, directory)
+                        #expect(result.status == 3, "\(result.standardError)")
+                        let line = try passwdLine(of: guardian.name)
+                        #expect(result.standardError.contains("/etc/passwd:\(line): refused: child \(child.name) is guardian "
+                            + "\(guardian.name) (uid \(child.uid) is also \(guardian.name)'s): "), "\(result.standardError)")
+                        #expect(result.standardError.contains("\(home): refused: child \(child.name) can log in as guardian "
+                            + "\(guardian.name) (owns \(home))"), "\(result.standardError)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func sharedUIDWithAnotherAccountIsAWarning() async throws {
+        try await withThrowawayUser(prefix: "g") { guardian in
+            try await withThrowawayUser(prefix: "c") { child in
+                try await withThrowawayUser(prefix: "o", sharing: child.uid) { other in
+                    try await withFamily(guardian: guardian, child: child) { directory, config in
+                        let result = try await check(config, directory)
+                        #expect(result.status == 0, "\(result.standardError)")
+                        let line = try passwdLine(of: other.name)
+                        #expect(result.standardError == "/etc/passwd:\(line): warning: child \(child.name) is also user \(other.name) "
+                            + "(uid \(child.uid) is also \(other.name)'s): one uid is one user to the kernel: "
+                            + "whatever \(other.name) may do, the child may\n", "\(result.standardError)")
+                    }
+                }
+            }
+        }
+    }
+
+    /// The 1-based line of `name`'s entry in /etc/passwd.
+    private func passwdLine(of name: String) throws -> Int {
+        let lines = try String(contentsOfFile: "/etc/passwd", encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        return try #require(lines.firstIndex { $0.hasPrefix("\(name):") }) + 1
+    }
+
+    /// `/etc/doas.conf` holding `text` (mode 0400, as doas wants it) for `body`;
+    /// whatever was there before is put back after, or the file removed.
+    private func withDoasConfiguration<R>(_ text: String, _ body: (String) async throws -> R) async throws -> R {
+        let file = "/etc/doas.conf"
+        let saved = FileManager.default.contents(atPath: file)
+        let savedMode = (try? FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int) ?? nil
+        defer {
+            if let saved {
+                FileManager.default.createFile(atPath: file, contents: saved)
+                chmod(file, mode_t(savedMode ?? 0o400))
+            } else {
+                unlink(file)
+            }
+        }
+        try text.write(toFile: file, atomically: false, encoding: .utf8)
+        chmod(file, 0o400)
+        return try await body(file)
+    }
+
+    /// A copy of `source` in /usr/local/bin, where programs live and the check
+    /// looks, that only `child` (through its own group) and root may run, so
+    /// no other child on the machine meanwhile gains it; removed after.
+    private func withProgramCopy<R>(of source: String, runnableBy child: ThrowawayUser,
+                                    _ body: (String) async throws -> R) async throws -> R {
+        let program = "/usr/local/bin/fctest" + String(UInt32.random(in: 0..<UInt32.max), radix: 36)
+        try FileManager.default.copyItem(atPath: source, toPath: program)
+        defer { unlink(program) }
+        chown(program, 0, child.gid)
+        chmod(program, 0o750)
+        return try await body(program)
     }
 
     /// A rule in a file of its own in /etc/sudoers.d, checked by `visudo`, removed after.

@@ -116,6 +116,19 @@ struct ConfigurationCheckTests {
         }
     }
 
+    @Test func aChildGroupMemberWithRootsUIDIsRefused() async throws {
+        try await withThrowawayUser(prefix: "r", sharing: 0) { alias in
+            try await withThrowawayGroup(members: [alias.name]) { group in
+                try await withConfiguration("[Family]\nChildren=@\(group)\n") { directory, config in
+                    let result = try await check(config, pamDir: "\(directory)/pam.d")
+                    #expect(result.status == 3, "\(result.standardError)")
+                    #expect(result.standardError.contains("\(config):2: refused: root is a child here (Children=)"),
+                            "\(result.standardError)")
+                }
+            }
+        }
+    }
+
     @Test func theSameUserAsChildAndGuardianIsRefused() async throws {
         try await withThrowawayUser(prefix: "b") { both in
             try await withThrowawayUser(prefix: "c") { child in

@@ -25,14 +25,15 @@ public func randomPassword() -> String {
 }
 
 /// Creates a user named `fc<prefix><random>` (no home unless `home` names
-/// one, which the caller makes; `userdel -r` removes it), runs `body`, and
+/// one, which the caller makes; `userdel -r` removes it; with `sharing`, an
+/// account with that account's uid, `useradd -o -u`), runs `body`, and
 /// removes the user.
 public func withThrowawayUser<R>(
-    prefix: String = "u", password: Bool = true, home: String? = nil,
+    prefix: String = "u", password: Bool = true, home: String? = nil, sharing uid: UInt32? = nil,
     _ body: (ThrowawayUser) async throws -> R
 ) async throws -> R {
     // useradd and userdel wait on each other: never on the cooperative pool.
-    let user = try await offload { try makeThrowawayUser(prefix: prefix, password: password, home: home) }
+    let user = try await offload { try makeThrowawayUser(prefix: prefix, password: password, home: home, sharing: uid) }
     do {
         let result = try await body(user)
         try await offload { removeThrowawayUser(user) }
@@ -43,12 +44,13 @@ public func withThrowawayUser<R>(
     }
 }
 
-/// Creates a throwaway user whose home is `home` (not made here) or none;
-/// pair with ``removeThrowawayUser(_:)``.
-public func makeThrowawayUser(prefix: String = "u", password: Bool = true, home: String? = nil) throws -> ThrowawayUser {
+/// Creates a throwaway user whose home is `home` (not made here) or none,
+/// with the uid `uid` shares when given; pair with ``removeThrowawayUser(_:)``.
+public func makeThrowawayUser(prefix: String = "u", password: Bool = true, home: String? = nil,
+                              sharing uid: UInt32? = nil) throws -> ThrowawayUser {
     let suffix = String(UInt32.random(in: 0..<UInt32.max), radix: 36)
     let name = "fc\(prefix)\(suffix)"
-    let arguments = ["-s", "/bin/sh", "-U", "-M", "-d", home ?? "/nonexistent"]
+    let arguments = ["-s", "/bin/sh", "-U", "-M", "-d", home ?? "/nonexistent"] + (uid.map { ["-o", "-u", String($0)] } ?? [])
     try changeAccounts("/usr/sbin/useradd", arguments + [name])
     var secret: String?
     if password {
@@ -63,12 +65,16 @@ public func makeThrowawayUser(prefix: String = "u", password: Bool = true, home:
     guard let account = try UserDatabase.user(named: name) else {
         throw FixtureError("useradd made \(name) but NSS cannot see it")
     }
+
     return ThrowawayUser(name: name, uid: account.uid, gid: account.gid, home: account.home, password: secret)
 }
 
-/// Removes a user made by ``makeThrowawayUser(prefix:password:)``.
+/// Removes a user made by ``makeThrowawayUser(prefix:password:home:sharing:)``;
+/// its processes are killed first unless another account has its uid.
 public func removeThrowawayUser(_ user: ThrowawayUser) {
-    _ = try? run("/usr/bin/pkill", ["-KILL", "-u", user.name])
+    if (try? UserDatabase.user(id: user.uid))??.name == user.name {
+        _ = try? run("/usr/bin/pkill", ["-KILL", "-u", user.name])
+    }
     try? changeAccounts("/usr/sbin/userdel", ["-f", "-r", user.name])
 }
 

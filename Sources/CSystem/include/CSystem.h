@@ -177,6 +177,12 @@ extern const int CSYSTEM_FS_IMMUTABLE_FL;
 /// `FS_APPEND_FL`.
 extern const int CSYSTEM_FS_APPEND_FL;
 
+/// `lgetxattr(2)` of `name` inside the directory `dirfd`, reached as
+/// `/proc/self/fd/DIRFD/NAME` so the file is neither opened (an
+/// execute-only program cannot be) nor, if it is a link, followed.
+/// Returns the value's length, or -1 with errno (`ENODATA`: no such attribute).
+long csystem_get_xattr_at(int dirfd, const char *name, const char *attribute, void *buffer, size_t size);
+
 /// `renameat2(olddirfd, oldpath, newdirfd, newpath, RENAME_EXCHANGE)`
 /// (`rename(2)`): the two names swap their files in one step, so each name
 /// always holds one whole file or folder. Through `syscall(2)`: older glibc

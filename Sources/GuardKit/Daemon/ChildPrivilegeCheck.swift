@@ -5,9 +5,10 @@ import Glibc
 import SystemKit
 
 /// Whether a child could become someone else: root (a root-equivalent
-/// group, sudoers, polkit), a guardian (sudoers, the guardian's login
-/// files), or the Guard itself (its program, units, PAM services,
-/// configuration or store). Every lock is moot then, so `--check-config`
+/// group, sudoers, doas, polkit, a setuid or capability program outside the
+/// distribution's own), a guardian (sudoers, doas, a uid shared with one,
+/// the guardian's login files), or the Guard itself (its program, units,
+/// PAM services, configuration or store). Every lock is moot then, so `--check-config`
 /// reports each way, naming the child and the way.
 ///
 /// Unlike ``ConfigurationCheck`` these are facts about the machine, not the
@@ -21,8 +22,19 @@ package enum ChildPrivilegeCheck {
     /// The files read; the machine's own by default.
     package struct Sources: Sendable {
         package var sudoers = "/etc/sudoers"
+        /// OpenDoas's and a locally built doas's.
+        package var doas = ["/etc/doas.conf", "/usr/local/etc/doas.conf"]
         package var polkitAuthorities = ["/etc/polkit-1/localauthority.conf.d"]
         package var polkitRules = ["/etc/polkit-1/rules.d", "/usr/share/polkit-1/rules.d"]
+        /// Where programs live, searched for setuid and capability programs
+        /// (a link among them, such as a merged /usr's `/bin`, is skipped).
+        package var programFolders = ["/usr/local", "/usr/bin", "/usr/sbin", "/usr/libexec", "/usr/lib", "/usr/lib32",
+                                      "/usr/lib64", "/usr/libx32", "/usr/games", "/bin", "/sbin", "/lib", "/lib64", "/opt"]
+        /// dpkg's file lists and maintainer scripts, and `dpkg-statoverride`'s records.
+        package var packageDatabase = "/var/lib/dpkg/info"
+        package var statOverride = "/var/lib/dpkg/statoverride"
+        /// Named in findings about shared uids, with the account's line.
+        package var passwd = "/etc/passwd"
         package init() {}
     }
 
@@ -54,7 +66,8 @@ package enum ChildPrivilegeCheck {
         var report = ChildPrivilegeReport()
         let children = accounts(childrenOf: configuration)
         guard !children.isEmpty else { return report }
-        let guardians = accounts(guardiansOf: configuration).filter { guardian in !children.contains { $0.uid == guardian.uid } }
+        // By name: a guardian who shares a child's uid is still a guardian, whose files the child owns.
+        let guardians = accounts(guardiansOf: configuration).filter { guardian in !children.contains { $0.name == guardian.name } }
         var knownGroups: [(entry: (name: String, severity: ConfigurationFinding.Severity, outcome: String, why: String), group: GroupEntry)] = []
         for entry in groups {
             switch Result(catching: { () throws(Errno) in try UserDatabase.group(named: entry.name) }) {
@@ -70,6 +83,18 @@ package enum ChildPrivilegeCheck {
             report.unchecked.append(ConfigurationFinding(severity: .warning, file: file, line: 0,
                 message: "cannot be read (\(error)): what sudo allows the children is not checked; run --check-config as root"))
         }
+        let doas = DoasRules(paths: sources.doas)
+        for (file, error) in doas.unreadable {
+            report.unchecked.append(ConfigurationFinding(severity: .warning, file: file, line: 0,
+                message: "cannot be read (\(error)): what doas allows the children is not checked; run --check-config as root"))
+        }
+        let programs = ProgramReview(sources: sources, guardians: guardians,
+                                     groups: Dictionary(knownGroups.map { ($0.group.gid, ($0.entry.severity, $0.entry.why)) },
+                                                        uniquingKeysWith: { first, _ in first }))
+        report.unchecked += programs.unchecked
+        let shared = SharedUIDs(passwd: sources.passwd)
+        report.unchecked += shared.unchecked
+        let guardianNames = Set(accounts(guardiansOf: configuration).map(\.name))
         let files = ProtectedFiles(configPath: configPath, configuration: configuration, pamDirectory: pamDirectory,
                                    stateDirectory: stateDirectory, guardians: guardians)
         let polkit = PolkitIdentities(sources: sources)
@@ -109,6 +134,29 @@ package enum ChildPrivilegeCheck {
                             "whether one of them gives that guardian's shell depends on the commands", file: rule.file, line: rule.line)
                     }
                 }
+            }
+            // A rule with no `as` lets the child run as anyone: said once, as root.
+            var said: Set<[String]> = []
+            for target in [root] + guardians {
+                let (every, some) = doas.grants(child, groups: membership, as: target)
+                let isRoot = target.uid == 0
+                let whom = isRoot ? "root" : "guardian \(target.name)"
+                if let rule = every, said.insert([rule.file, String(rule.line)]).inserted {
+                    add(.refused, isRoot ? "can become root" : "can log in as guardian \(target.name)", "doas: \(rule.text.clipped)",
+                        "doas runs every command as \(whom) for it", file: rule.file, line: rule.line)
+                }
+                for rule in some where said.insert([rule.file, String(rule.line)]).inserted {
+                    add(.warning, "can run commands as \(whom)", "doas: \(rule.text.clipped)",
+                        "whether one of them gives \(isRoot ? "a root shell" : "that guardian's shell") depends on the commands",
+                        file: rule.file, line: rule.line)
+                }
+            }
+            for privilege in programs.privileges(of: child, groups: membership) {
+                add(privilege.severity, privilege.outcome, privilege.way, privilege.why, file: privilege.file, line: privilege.line)
+            }
+            for privilege in shared.privileges(of: child, guardians: guardianNames) {
+                add(privilege.severity, privilege.outcome, privilege.way, privilege.why,
+                    file: privilege.file.isEmpty ? nil : privilege.file, line: privilege.file.isEmpty ? nil : privilege.line)
             }
             for mention in polkit.mentions(of: child, groups: membership) {
                 add(.warning, "may be a polkit administrator", mention.way,

@@ -283,7 +283,10 @@ private struct Review {
             switch Result(catching: { () throws(Errno) in try UserDatabase.group(named: name) }) {
             case .success(let group?):
                 var names = Set(group.members)
-                if group.gid == 0 { names.insert("root") }
+                // An account sharing root's uid (`useradd -o -u 0`) is root, whatever its name.
+                if group.gid == 0 || group.members.contains(where: { (try? UserDatabase.user(named: $0))??.uid == 0 }) {
+                    names.insert("root")
+                }
                 return names
             case .success(nil):
                 if let role { note(.warning, line: line, "\(role) names @\(name), but no such group is known (NSS)") }

@@ -21,7 +21,8 @@ package enum GuardDaemon {
           --check-config    check the configuration and exit: 0 when it may be used
                             (warnings are printed), 3 when it is invalid or unsafe,
                             or when a child can become root or a guardian or change
-                            the Guard (a sudo group, sudoers, files it may write)
+                            the Guard (a sudo group, sudoers, doas, a setuid or
+                            capability program, a shared uid, files it may write)
           --configuration-only
                             with --check-config: check the configuration and its
                             PAM services only, not what the children can do (the

@@ -62,5 +62,18 @@ package struct GuardLimits: Sendable {
     package var auditScanBound = 100_000
 
     /// The Guard's own bounds.
+    // What --check-config and the Guard's start read about the machine.
+
+    /// Files and folders the search for setuid and capability programs
+    /// examines (about 80 000 on a desktop's /usr), beyond which it stops and
+    /// says so.
+    package var privilegedProgramEntries = 400_000
+    /// Levels of folders it descends.
+    package var privilegedProgramDepth = 32
+    /// dpkg file lists read to tell the distribution's programs.
+    package var packageLists = 50_000
+    /// Accounts listed (`getpwent`) to find uids shared between them.
+    package var accountsListed = 200_000
+
     package init() {}
 }
