@@ -135,6 +135,10 @@ extension LockKeeper {
                           let there = try? parent.status(ofChild: appID), FileIdentity(there) == newIdentity else { return [] }
                     var record = current
                     record.appIdentity = newIdentity
+                    // The version in place was let in (signed and newer, or by a guardian): the highest now.
+                    // A key a guardian let in is not known here; the recorded one stays, so a change asks again.
+                    record.highestVersion = UpdateVersion.highest(current.highestVersion,
+                                                                  Self.installedVersion(appID, in: parent, identity: newIdentity))
                     record.updatedAt = .now
                     let detail = "the rename was done before the Guard stopped; its records are finished at start"
                     try ledger.store.recordUpdateSwapped(
@@ -151,6 +155,17 @@ extension LockKeeper {
             }
         }
         return findings
+    }
+}
+
+extension LockKeeper {
+    /// The comparable version the folder `appID` in `parent`, if it is still
+    /// `identity`, declares; nil when it cannot be read.
+    fileprivate static func installedVersion(_ appID: String, in parent: OpenedDirectory, identity: FileIdentity) -> String? {
+        guard let folder = try? parent.openDirectory(appID), folder.identity == identity,
+              let descriptor = try? folder.reopened() else { return nil }
+        defer { descriptor.close() }
+        return UpdateAuthenticity.declaredVersion(appID: appID, of: descriptor)
     }
 }
 

@@ -95,6 +95,13 @@ package enum UpdateAuthenticity {
         return "\(DisplayText.sanitized(version, limit: 64)) (\(digest))"
     }
 
+    /// The comparable `X-FamilyControls-Version=` the version in `folder`
+    /// declares; nil for none, more than one, or an unreadable entry.
+    package static func declaredVersion(appID: String, of folder: FileDescriptor) -> String? {
+        let entry = (try? desktopEntry("\(appID).desktop", in: folder, which: "")) ?? nil
+        return entry?.comparableVersion.flatMap { UpdateVersion($0)?.text }
+    }
+
     /// The staged version may bring no desktop entry at its top but the app's own.
     private static func checkAppID(_ appID: String, of staged: FileDescriptor) throws(UpdateRefusal) {
         let entries: [DirectoryEntry]
