@@ -157,6 +157,10 @@ import TestSupport
             #expect(approved, "step \(step): the record does not match the folder: \(result.standardError)")
             let verified = try await guardd.familyctl(["locks", "verify"])
             #expect(verified.status == 0, "step \(step): \(verified.standardOutput)")
+            // The version in place is the highest the approval has had, whether the Guard recorded the swap or finished it.
+            let highest = try await run("/usr/bin/sqlite3", ["\(guardd.stateDirectory)/familycontrols.db",
+                                                            "SELECT update_version FROM authorizations"])
+            #expect(highest.standardOutput == (swapped ? "2\n" : "1\n"), "step \(step)")
         }
     }
 
