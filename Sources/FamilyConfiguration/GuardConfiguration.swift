@@ -87,6 +87,11 @@ package struct GuardConfiguration: Hashable, Sendable {
     /// again within any minute; past it, it waits until the minute is over.
     package var monitorRestartsPerMinute = 10
 
+    /// `[Updates] TrustedKeys=`: update keys (`ed25519:BASE64`) the
+    /// administrator trusts to sign new versions of child apps in app roots,
+    /// for every app (``TrustedUpdateKey/appID`` nil) or one (`APPID=ed25519:…`).
+    package var trustedUpdateKeys: [TrustedUpdateKey] = []
+
     /// The embedded defaults: no family yet, standard roots and services.
     package init() {}
 
@@ -227,13 +232,21 @@ package struct GuardConfiguration: Hashable, Sendable {
                     throw fail(entry.line, "unknown key \"\(entry.key.clipped)\" in [Monitors] (expected Enabled or RestartsPerMinute)")
                 }
             }
+        case ("Updates", nil):
+            for entry in section.entries {
+                guard entry.key == "TrustedKeys" else {
+                    throw fail(entry.line, "unknown key \"\(entry.key.clipped)\" in [Updates] (expected TrustedKeys)")
+                }
+                trustedUpdateKeys = try Self.trustedKeys(entry, current: trustedUpdateKeys, file: file)
+            }
         case ("Child", nil):
             throw fail(section.line, "[Child] needs a user name: [Child alice]")
-        case (let name, let argument?) where ["Family", "Apps", "Authentication", "Audit", "Locks", "Flatpak", "Monitors"].contains(name):
+        case (let name, let argument?)
+            where ["Family", "Apps", "Authentication", "Audit", "Locks", "Flatpak", "Monitors", "Updates"].contains(name):
             throw fail(section.line, "[\(name)] takes no argument, found \"\(argument.clipped)\"")
         default:
             throw fail(section.line, "unknown section [\(section.name.clipped)] "
-                + "(expected [Family], [Child NAME], [Apps], [Authentication], [Audit], [Locks], [Flatpak] or [Monitors])")
+                + "(expected [Family], [Child NAME], [Apps], [Authentication], [Audit], [Locks], [Flatpak], [Monitors] or [Updates])")
         }
     }
 
@@ -276,6 +289,22 @@ package struct GuardConfiguration: Hashable, Sendable {
                                   "Installations= expects absolute folders such as /var/lib/flatpak-extra, found \"\(token.clipped)\"")
             }
             if !result.contains(token) { result.append(token) }
+        }
+        return result
+    }
+
+    /// `TrustedKeys=`: `ed25519:BASE64` (every app) or `APPID=ed25519:BASE64`
+    /// (one app), separated by spaces; repeated keys add, an empty value clears.
+    private static func trustedKeys(_ entry: INIFile.Entry, current: [TrustedUpdateKey],
+                                    file: String) throws(ConfigError) -> [TrustedUpdateKey] {
+        if entry.value.isEmpty { return [] }
+        var result = current
+        for token in entry.value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init) {
+            guard let key = TrustedUpdateKey(token) else {
+                throw ConfigError(file: file, line: entry.line, "TrustedKeys= expects ed25519:BASE64 (the value of an app's "
+                    + "X-FamilyControls-UpdateKey=) or APPID=ed25519:BASE64, found \"\(token.clipped)\"")
+            }
+            if !result.contains(key) { result.append(key) }
         }
         return result
     }

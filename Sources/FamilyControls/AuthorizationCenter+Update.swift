@@ -6,11 +6,12 @@ import GuardProtocol
 /// Linux only: Apple's FamilyControls has no update call (the App Store
 /// updates apps).
 public enum AppUpdateOutcome: Sendable, Hashable {
-    /// Signed by the key the approved version declares
-    /// (`X-FamilyControls-UpdateKey=`): swapped in at once.
+    /// Signed by an update key the approval trusts (the one a parent or
+    /// guardian was shown when approving, or one the site configured),
+    /// and newer than every version before: swapped in at once.
     case signed
-    /// Not signed by that key: a parent or guardian approved it from their
-    /// own session (`familyctl approve ID`).
+    /// Otherwise: a parent or guardian approved it from their own session
+    /// (`familyctl approve ID`).
     case approvedByGuardian
 }
 
@@ -30,8 +31,8 @@ extension AuthorizationCenter {
     ///
     /// The Guard locks the staged folder first, so stop writing to it before
     /// calling. A version that keeps the app ID and `X-FamilyControls=true`
-    /// and is signed by the key the approved version declares is swapped in
-    /// at once; any other waits for a parent or guardian, which ``prompter``
+    /// and is signed by an update key the approval trusts (declaring it,
+    /// with a newer `X-FamilyControls-Version=`) is swapped in at once; any other waits for a parent or guardian, which ``prompter``
     /// is told of (a `pending` prompt). Afterwards the app's folder holds the
     /// new version, locked, and the old version is left, released, at the
     /// staging folder for the app to remove. The status stays approved.

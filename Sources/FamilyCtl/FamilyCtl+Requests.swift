@@ -102,11 +102,40 @@ extension FamilyCtl {
             [String(row.id), row.user, row.app, row.name, asksTo(row.purpose),
              isoDate(row.created), isoDate(row.expires), row.path]
         }
-        // An update's versions are long: one line each under the table.
-        let versions = rows.filter { $0.purpose == .update }.map { row in
-            "request \(row.id) updates \(row.app) from \(row.from ?? "?") to \(row.to ?? "?")"
+        // An update's versions and keys are long: one line each under the table.
+        let versions = rows.compactMap { row -> String? in
+            switch row.purpose {
+            case .update:
+                "request \(row.id) updates \(row.app) from \(row.from ?? "?") to \(row.to ?? "?")" + updateKeyText(row)
+            case .approve:
+                row.updateKey == nil ? nil : "request \(row.id)" + updateKeyText(row)
+            case .revoke:
+                nil
+            }
         }
         return columns([header] + table) + versions.map { "\n" + DisplayText.sanitized($0) }.joined()
+    }
+
+    /// What a request means for the app's update key, from "; …", or "":
+    /// for an approval, the key whose signed versions will go in without
+    /// asking; for an update, a change of key and the Guard's note.
+    static func updateKeyText(_ row: Guard.Request) -> String {
+        func shown(_ key: String?) -> String { key.map { DisplayText.sanitized($0, limit: 80) } ?? "none" }
+        switch row.purpose {
+        case .approve:
+            guard let key = row.updateKey else { return "" }
+            return "; once approved, new versions signed by its update key \(shown(key)) are swapped in without asking you"
+        case .update:
+            var text = ""
+            if row.updateKey != nil || row.formerUpdateKey != nil {
+                text += "; the update key changes from \(shown(row.formerUpdateKey)) to \(shown(row.updateKey))"
+                if row.updateKey != nil { text += ", and new versions it signs will then be swapped in without asking you" }
+            }
+            if let note = row.note { text += " (\(DisplayText.sanitized(note)))" }
+            return text
+        case .revoke:
+            return ""
+        }
     }
 
     private static func asksTo(_ purpose: Guard.Purpose) -> String {
@@ -126,5 +155,6 @@ extension FamilyCtl {
         case .update: "to be updated from \(shown(row.from ?? "?")) to \(shown(row.to ?? "?"))"
         }
         return "“\(shown(row.name))” (\(shown(row.app))) asks \(purpose) for \(shown(row.user)), at \(shown(row.path))"
+            + updateKeyText(row)
     }
 }

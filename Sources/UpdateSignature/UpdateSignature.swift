@@ -27,6 +27,20 @@ public enum UpdateSignature {
         return manifest
     }
 
+    /// The manifest of the version in `directory`, and which of `keys`
+    /// signed it: the manifest is made once, whatever the number of keys.
+    /// - Throws: as ``verify(_:with:limits:)``; ``UpdateSignatureError/signatureMismatch``
+    ///   when none of `keys` (or no key at all) signed it.
+    public static func verify(_ directory: FileDescriptor, withAnyOf keys: [UpdateKey],
+                              limits: UpdateManifest.Limits = UpdateManifest.Limits())
+        throws(UpdateSignatureError) -> (manifest: UpdateManifest, key: UpdateKey) {
+        let signature = try readSignature(in: directory)
+        let manifest = try UpdateManifest.compute(of: directory, limits: limits)
+        let message = manifest.signedMessage
+        guard let key = keys.first(where: { $0.verifies(signature, of: message) }) else { throw .signatureMismatch }
+        return (manifest, key)
+    }
+
     /// The signature of the version in `directory` by `key`, to write as its
     /// ``UpdateManifest/signatureFileName``.
     public static func sign(_ directory: FileDescriptor, with key: UpdateSigningKey,

@@ -46,7 +46,7 @@ public enum UpdateSignatureError: Error, Hashable, Sendable, CustomStringConvert
         case .malformedSignature(let size):
             "\(UpdateManifest.signatureFileName) holds \(size) bytes, not one 64-byte Ed25519 signature"
         case .signatureMismatch:
-            "the signature does not match: the version's files are not the ones the approved version's key signed"
+            "the signature does not match: the version's files are not the ones a trusted key signed"
         case .specialFile(let path):
             "\(path) is not a regular file, folder or symbolic link; a version may hold only those"
         case .hardLink(let path):

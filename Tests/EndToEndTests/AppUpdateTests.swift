@@ -157,6 +157,10 @@ import TestSupport
             #expect(approved, "step \(step): the record does not match the folder: \(result.standardError)")
             let verified = try await guardd.familyctl(["locks", "verify"])
             #expect(verified.status == 0, "step \(step): \(verified.standardOutput)")
+            // The version in place is the highest the approval has had, whether the Guard recorded the swap or finished it.
+            let highest = try await run("/usr/bin/sqlite3", ["\(guardd.stateDirectory)/familycontrols.db",
+                                                            "SELECT update_version FROM authorizations"])
+            #expect(highest.standardOutput == (swapped ? "2\n" : "1\n"), "step \(step)")
         }
     }
 
@@ -256,25 +260,37 @@ extension GuardFixture {
     /// `ROOT/.APPID.update`, beside the child's approved demo.
     var stagingDirectory: String { "\(appsRoot)/\(child.name)/.\(Self.appID).update" }
 
-    /// Makes an update key the child's (the app's developer, here), declares
-    /// it in the child's demo's desktop entry, and writes `VERSION` 1.
-    /// - Returns: the secret key file's path.
-    func declareUpdateKey() async throws -> String {
-        let key = "\(directory)/update-\(child.name).key"
-        let made = try await run(productPath("familycontrols-sign"), ["keygen", key]).requireSuccess()
+    /// Makes an update key in a file the child owns (the app's developer's
+    /// key, or the child's own).
+    /// - Returns: the secret key file's path and the key, `ed25519:BASE64`.
+    func makeUpdateKey(_ name: String = "update") async throws -> (file: String, key: String) {
+        let file = "\(directory)/\(name)-\(child.name).key"
+        let made = try await run(productPath("familycontrols-sign"), ["keygen", file]).requireSuccess()
         let line = made.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(line.hasPrefix("X-FamilyControls-UpdateKey=ed25519:"))
+        try await sh("chown \(child.name):\(child.name) '\(file)'").requireSuccess()
+        return (file, String(line.dropFirst("X-FamilyControls-UpdateKey=".count)))
+    }
+
+    /// Makes an update key the child's (the app's developer, here), declares
+    /// it in the child's demo's desktop entry, and makes it version 1
+    /// (`VERSION` and `X-FamilyControls-Version=`).
+    /// - Returns: the secret key file's path.
+    func declareUpdateKey() async throws -> String {
+        let (file, key) = try await makeUpdateKey()
         try await sh("""
             set -e
-            echo '\(line)' >> '\(appDirectory)/\(Self.appID).desktop'
+            echo 'X-FamilyControls-UpdateKey=\(key)' >> '\(appDirectory)/\(Self.appID).desktop'
+            echo 'X-FamilyControls-Version=1' >> '\(appDirectory)/\(Self.appID).desktop'
             echo 1 > '\(appDirectory)/VERSION'
-            chown \(child.name):\(child.name) '\(key)' '\(appDirectory)/VERSION'
+            chown \(child.name):\(child.name) '\(appDirectory)/VERSION'
             """).requireSuccess()
-        return key
+        return file
     }
 
     /// As the child: copies the approved demo to the staging folder, makes
-    /// it version `version`, runs `edit`, and signs it with `signingKey`.
+    /// it version `version` (its one `X-FamilyControls-Version=`), runs
+    /// `edit`, and signs it with `signingKey`.
     func stageUpdate(version: String, signingKey: String?, edit: String = "true") async throws -> ProcessResult {
         let staged = stagingDirectory
         let sign = signingKey.map { "'\(productPath("familycontrols-sign"))' sign-update '\($0)' '\(staged)'" } ?? "true"
@@ -283,9 +299,15 @@ extension GuardFixture {
             cp -a '\(appDirectory)' '\(staged)'
             rm -f '\(staged)/.familycontrols-signature'
             echo \(version) > '\(staged)/VERSION'
+            sed -i '/^X-FamilyControls-Version=/d' '\(staged)/\(Self.appID).desktop'
             echo 'X-FamilyControls-Version=\(version)' >> '\(staged)/\(Self.appID).desktop'
             \(edit)
             \(sign)
             """)
+    }
+
+    /// A sed command, as the child, that makes the desktop entry in `folder` declare `key` as its only update key.
+    func replacingUpdateKey(in folder: String, with key: String) -> String {
+        "sed -i 's|^X-FamilyControls-UpdateKey=.*|X-FamilyControls-UpdateKey=\(key)|' '\(folder)/\(Self.appID).desktop'"
     }
 }

@@ -161,7 +161,7 @@ import TestSupport
 
     @Test(arguments: [
         ("[Family]\nGuardian=bob\n", 2, "unknown key \"Guardian\" in [Family] (expected Guardians or Children)"),
-        ("[Family]\nChildren=alice\n[Famly]\n", 3, "unknown section [Famly] (expected [Family], [Child NAME], [Apps], [Authentication], [Audit], [Locks], [Flatpak] or [Monitors])"),
+        ("[Family]\nChildren=alice\n[Famly]\n", 3, "unknown section [Famly] (expected [Family], [Child NAME], [Apps], [Authentication], [Audit], [Locks], [Flatpak], [Monitors] or [Updates])"),
         ("Children=alice\n", 1, "Children= appears before any [Section] header"),
         ("[Family]\nChildren alice\n", 2, "expected Key=Value or [Section], found \"Children alice\""),
         ("[Family\n", 1, "expected a section header like [Family], found \"[Family\""),
@@ -365,6 +365,47 @@ struct FamilyMembershipTests {
         }
         #expect(throws: ConfigError(file: "test.conf", line: 1, "[Flatpak] takes no argument, found \"x\"")) {
             try parse("[Flatpak x]\n")
+        }
+    }
+}
+
+/// `[Updates] TrustedKeys=`: the update keys an administrator trusts.
+@Suite struct TrustedUpdateKeyConfigurationTests {
+    static let key = "ed25519:" + String(repeating: "A", count: 42) + "E="
+    static let other = "ed25519:" + String(repeating: "B", count: 42) + "A="
+
+    @Test func keysForEveryAppAndForOneAppAreRead() throws {
+        let configuration = try GuardConfiguration(parsing: """
+            [Updates]
+            TrustedKeys=\(Self.key) org.example.Demo=\(Self.other)
+            TrustedKeys=\(Self.key)
+            """, path: "test.conf")
+        #expect(configuration.trustedUpdateKeys == [
+            try #require(TrustedUpdateKey(Self.key)), try #require(TrustedUpdateKey("org.example.Demo=\(Self.other)")),
+        ])
+        #expect(configuration.trustedUpdateKeys.map(\.appID) == [nil, "org.example.Demo"])
+        let cleared = try GuardConfiguration(parsing: "[Updates]\nTrustedKeys=\(Self.key)\nTrustedKeys=\n", path: "test.conf")
+        #expect(cleared.trustedUpdateKeys.isEmpty)
+    }
+
+    @Test(arguments: [
+        "ed25519:short=",
+        "ed25519:" + String(repeating: "A", count: 42) + "B=",  // bits beyond the 32nd byte: not canonical
+        "ed25519:" + String(repeating: "A", count: 43),
+        "rsa:" + String(repeating: "A", count: 42) + "E=",
+        "org..Demo=ed25519:" + String(repeating: "A", count: 42) + "E=",
+        "org.example.Demo=",
+    ])
+    func aMalformedKeyIsAnErrorNamingTheLine(_ token: String) {
+        #expect(throws: ConfigError(file: "test.conf", line: 2, "TrustedKeys= expects ed25519:BASE64 (the value of an app's "
+            + "X-FamilyControls-UpdateKey=) or APPID=ed25519:BASE64, found \"\(token.clipped)\"")) {
+            try GuardConfiguration(parsing: "[Updates]\nTrustedKeys=\(token)\n", path: "test.conf")
+        }
+    }
+
+    @Test func anUnknownKeyInUpdatesIsAnError() {
+        #expect(throws: ConfigError(file: "test.conf", line: 2, "unknown key \"Keys\" in [Updates] (expected TrustedKeys)")) {
+            try GuardConfiguration(parsing: "[Updates]\nKeys=x\n", path: "test.conf")
         }
     }
 }

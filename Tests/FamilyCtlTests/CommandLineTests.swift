@@ -62,6 +62,35 @@ import Foundation
         #expect(json.contains("\"from\":\"1.0 (manifest 0011223344556677)\""), "\(json)")
     }
 
+    /// What a guardian is shown of the update key: the key an approval will
+    /// trust, and a change of key in an update, in the list, the agent's
+    /// notification (``FamilyCtl/describe(_:)``) and `--json`.
+    @Test func theUpdateKeyAndItsChangeAreShownEscaped() throws {
+        let key = "ed25519:" + String(repeating: "A", count: 42) + "E="
+        let approve = Guard.Request(id: 4, user: "alice", app: "org.example.Paint", name: "Paint", path: "/apps/p",
+                                    purpose: .approve, created: 0, expires: 900, updateKey: key)
+        #expect(FamilyCtl.requestsTable([approve]).hasSuffix("\nrequest 4; once approved, new versions signed by its "
+            + "update key \(key) are swapped in without asking you"))
+        #expect(NotificationAgent.body(approve).contains("signed by its update key \(key)"))
+        #expect(FamilyCtl.requestsJSON([approve]).contains("\"updateKey\":\"\(key)\""))
+
+        let change = Guard.Request(id: 5, user: "alice", app: "org.example.Paint", name: "Paint", path: "/apps/p",
+                                   purpose: .update, created: 0, expires: 900, from: "1.0", to: "1.0.1",
+                                   updateKey: "ed25519:\u{1b}[2J", formerUpdateKey: key, note: "signed, but \u{1b}")
+        let line = FamilyCtl.describe(change)
+        #expect(line.contains("to be updated from 1.0 to 1.0.1"), "\(line)")
+        #expect(line.contains("; the update key changes from \(key) to ed25519:\\x1B[2J, and new versions it signs "
+            + "will then be swapped in without asking you (signed, but \\x1B)"), "\(line)")
+        #expect(!FamilyCtl.requestsTable([change]).unicodeScalars.contains { $0.value == 0x1b })
+
+        let dropped = Guard.Request(id: 6, user: "alice", app: "org.example.Paint", name: "Paint", path: "/apps/p",
+                                    purpose: .update, created: 0, expires: 900, from: "1", to: "2", formerUpdateKey: key)
+        #expect(FamilyCtl.describe(dropped).hasSuffix("; the update key changes from \(key) to none"))
+        let unchanged = Guard.Request(id: 7, user: "alice", app: "org.example.Paint", name: "Paint", path: "/apps/p",
+                                      purpose: .update, created: 0, expires: 900, from: "1", to: "2")
+        #expect(!FamilyCtl.describe(unchanged).contains("update key"))
+    }
+
     @Test func aVerbThatIsNoneIsAUsageError() {
         #expect(FamilyCtl.main(["frobnicate"]) == ExitCode.usage.rawValue)
         #expect(FamilyCtl.main(["approve"]) == ExitCode.usage.rawValue)

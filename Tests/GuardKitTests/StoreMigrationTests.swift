@@ -4,6 +4,7 @@ import Testing
 import FamilyConfiguration
 import SQLite
 import SystemKit
+import UpdateSignature
 
 @Suite("Store: schema migrations")
 struct StoreMigrationTests {
@@ -128,6 +129,44 @@ struct StoreMigrationTests {
             again.at = UnixTime(seconds: 1001)
             #expect(try store.appendAudit(again, coalescingWithin: 60) == again.id)
             #expect(try store.auditEvents().map(\.count) == [2])
+        }
+    }
+
+    /// An approval made before the Guard recorded the update key a guardian
+    /// was shown trusts none: each of its updates is a guardian's decision.
+    @Test("a version 7 store's approvals trust no update key and know no version")
+    func version7ApprovalsTrustNoUpdateKey() throws {
+        let version7 = { (database: SQLiteDatabase) throws in
+            try StoreSchema.migrate(database, migrations: Array(StoreSchema.migrations.prefix(7)), logger: .quiet)
+            try database.execute("""
+                INSERT INTO authorizations (user, app_id, uid, member, status, approved_by, updated_at, app_path)
+                VALUES ('alice', 'org.example.Paint', 1001, 'child', 'approved', 'bob', 1700000000.25, '/opt/apps/org.example.Paint');
+                """)
+        }
+        try withPreparedFile(version7) { directory, _ throws in
+            let store = try Store.open(directory: directory, logger: .quiet)
+            let record = try #require(try store.authorization(user: "alice", appID: "org.example.Paint"))
+            #expect(record.status == .approved)
+            #expect(record.updateKey == nil)
+            #expect(record.highestVersion == nil)
+            #expect(record == .sample())
+        }
+    }
+
+    @Test("an approval's trusted update key and highest version read back as saved; a malformed key fails closed")
+    func updateKeyAndVersionRoundTrip() throws {
+        try withStore { store, _ throws in
+            var record = AuthorizationRecord.sample()
+            record.updateKey = try UpdateKey(declaration: "ed25519:" + String(repeating: "A", count: 42) + "E=")
+            record.highestVersion = "2.0.1"
+            try store.save(record)
+            #expect(try store.authorization(user: "alice", appID: "org.example.Paint") == record)
+            let database = try SQLiteDatabase(path: store.path)
+            try database.execute("UPDATE authorizations SET update_key = 'ed25519:nonsense'")
+            #expect(throws: StoreError.invalidValue(path: store.path, table: "authorizations", column: "update_key",
+                                                    value: "ed25519:nonsense")) {
+                try store.authorization(user: "alice", appID: "org.example.Paint")
+            }
         }
     }
 

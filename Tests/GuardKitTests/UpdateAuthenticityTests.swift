@@ -10,10 +10,11 @@ import UpdateSignature
 @Suite struct UpdateAuthenticityTests {
     static let appID = "org.example.Updated"
 
-    private func entry(key: UpdateKey?, capability: Bool = true) -> String {
+    private func entry(key: UpdateKey?, capability: Bool = true, version: String? = "2") -> String {
         var text = "[Desktop Entry]\nType=Application\nName=Updated\nExec=app\n"
         if capability { text += "X-FamilyControls=true\n" }
         if let key { text += "\(UpdateKey.desktopEntryKey)=\(key.declaration)\n" }
+        if let version { text += "X-FamilyControls-Version=\(version)\n" }
         return text
     }
 
@@ -27,11 +28,17 @@ import UpdateSignature
         try FileDescriptor.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
     }
 
-    /// The refusal of the staged version, or nil when it is accepted.
-    private func refusal(_ root: String) throws -> UpdateRefusal? {
-        let approved = try open("\(root)/approved"), staged = try open("\(root)/staged")
+    /// The refusal of the staged version, or nil when it is accepted. The
+    /// approval trusts `trusted` (else the key the approved version declares,
+    /// as a guardian approving it was shown), and has had version 1.
+    private func refusal(_ root: String, trusted: UpdateAuthenticity.Trust? = nil) throws -> UpdateRefusal? {
+        let staged = try open("\(root)/staged")
+        let approvedText = (try? String(contentsOfFile: "\(root)/approved/\(Self.appID).desktop", encoding: .utf8)) ?? ""
+        let trust = trusted ?? UpdateAuthenticity.Trust(recorded: DesktopEntry(parsing: approvedText).updateKey,
+                                                        highestVersion: "1")
         do {
-            _ = try UpdateAuthenticity.verify(appID: Self.appID, approved: approved, staged: staged)
+            let entry = try UpdateAuthenticity.checkKept(appID: Self.appID, staged: staged)
+            _ = try UpdateAuthenticity.verify(appID: Self.appID, staged: staged, entry: entry, trust: trust)
             return nil
         } catch {
             return error
@@ -48,13 +55,44 @@ import UpdateSignature
         }
     }
 
-    @Test func aVersionMayDeclareANewKeyWhenTheApprovedKeySignedIt() throws {
+    /// The trusted key signs a version declaring another key: the next
+    /// updates would follow a key no guardian saw, so a guardian decides.
+    @Test func aVersionDeclaringANewKeyNeedsAGuardianEvenWhenTheTrustedKeySignedIt() throws {
         try withTemporaryDirectorySync { root in
             let old = try UpdateSigningKey.generate(), new = try UpdateSigningKey.generate()
             try makeVersion("\(root)/approved", entry: entry(key: old.publicKey))
             try makeVersion("\(root)/staged", entry: entry(key: new.publicKey))
             try UpdateSignature.signInPlace(open("\(root)/staged"), with: old)
-            #expect(try refusal(root) == nil)
+            #expect(try refusal(root) == .keyChanged(from: old.publicKey, to: new.publicKey))
+            // Unless the administrator trusts the new key too.
+            let trust = UpdateAuthenticity.Trust(recorded: old.publicKey, configured: [new.publicKey], highestVersion: "1")
+            #expect(try refusal(root, trusted: trust) == nil)
+        }
+    }
+
+    /// Whatever key the approved folder declares now, only the approval's trusted key counts.
+    @Test func theKeyTheApprovedFolderDeclaresNowIsNotTrusted() throws {
+        try withTemporaryDirectorySync { root in
+            let shown = try UpdateSigningKey.generate(), childs = try UpdateSigningKey.generate()
+            try makeVersion("\(root)/approved", entry: entry(key: childs.publicKey))
+            try makeVersion("\(root)/staged", entry: entry(key: childs.publicKey))
+            try UpdateSignature.signInPlace(open("\(root)/staged"), with: childs)
+            let trust = UpdateAuthenticity.Trust(recorded: shown.publicKey, highestVersion: "1")
+            #expect(try refusal(root, trusted: trust) == .signature(.signatureMismatch))
+            #expect(try refusal(root, trusted: .init(recorded: nil, highestVersion: "1")) == .noUpdateKey(appID: Self.appID))
+        }
+    }
+
+    /// Signed by the trusted key, but not newer than every version the
+    /// approval has had, or with no version to compare: a guardian decides.
+    @Test(arguments: [("1", "1"), ("0.9", "1"), ("1.0", "1"), ("2-beta", "1"), (nil, "1"), ("2", nil)] as [(String?, String?)])
+    func aSignedVersionNotNewerNeedsAGuardian(_ version: String?, _ highest: String?) throws {
+        try withTemporaryDirectorySync { root in
+            let key = try UpdateSigningKey.generate()
+            try makeVersion("\(root)/staged", entry: entry(key: key.publicKey, version: version))
+            try UpdateSignature.signInPlace(open("\(root)/staged"), with: key)
+            let trust = UpdateAuthenticity.Trust(recorded: key.publicKey, highestVersion: highest)
+            #expect(try refusal(root, trusted: trust) == .notNewer(version: version, highest: highest))
         }
     }
 
@@ -102,7 +140,7 @@ import UpdateSignature
         }
     }
 
-    @Test func anApprovedVersionWithoutAKeyCannotBeUpdatedBySignature() throws {
+    @Test func anApprovalWithoutAKeyCannotBeUpdatedBySignature() throws {
         try withTemporaryDirectorySync { root in
             let key = try UpdateSigningKey.generate()
             try makeVersion("\(root)/approved", entry: entry(key: nil))
@@ -112,28 +150,21 @@ import UpdateSignature
         }
     }
 
-    @Test func aKeyDeclaredTwiceIsRefused() throws {
+    @Test func aStagedKeyDeclaredTwiceIsRefused() throws {
         try withTemporaryDirectorySync { root in
             let key = try UpdateSigningKey.generate(), other = try UpdateSigningKey.generate()
-            try makeVersion("\(root)/approved",
+            try makeVersion("\(root)/approved", entry: entry(key: key.publicKey))
+            try makeVersion("\(root)/staged",
                             entry: entry(key: key.publicKey) + "\(UpdateKey.desktopEntryKey)=\(other.publicKey.declaration)\n")
-            try makeVersion("\(root)/staged", entry: entry(key: key.publicKey))
             try UpdateSignature.signInPlace(open("\(root)/staged"), with: key)
-            #expect(try refusal(root) == .ambiguousUpdateKey(which: "approved", appID: Self.appID))
+            #expect(try refusal(root) == .ambiguousUpdateKey(which: "staged", appID: Self.appID))
         }
     }
 
-    @Test func aMalformedApprovedKeyIsRefused() throws {
-        try withTemporaryDirectorySync { root in
-            let key = try UpdateSigningKey.generate()
-            try makeVersion("\(root)/approved", entry: entry(key: nil) + "\(UpdateKey.desktopEntryKey)=ed25519:short\n")
-            try makeVersion("\(root)/staged", entry: entry(key: key.publicKey))
-            try UpdateSignature.signInPlace(open("\(root)/staged"), with: key)
-            guard case .signature(.malformedKey) = try refusal(root) else {
-                Issue.record("a malformed key was not refused as one: \(String(describing: try refusal(root)))")
-                return
-            }
-        }
+    @Test func aMalformedDeclaredKeyIsNoKey() {
+        let entry = DesktopEntry(parsing: "[Desktop Entry]\n\(UpdateKey.desktopEntryKey)=ed25519:short\n")
+        #expect(entry.updateKeys == ["ed25519:short"])
+        #expect(entry.updateKey == nil)
     }
 
     @Test func theDesktopEntryReadsEveryDeclaredUpdateKey() {

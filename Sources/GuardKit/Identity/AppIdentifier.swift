@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import SystemKit
+import UpdateSignature
 import LockEngine
 
 /// Establishes which app a connected process is: the executable it runs
@@ -115,7 +116,8 @@ package struct AppIdentifier: Sendable {
                 throw .execMismatch(path: entryPath, executable: executable)
             }
             let identity = AppIdentity(appID: appID, displayName: entry.name ?? appID, directory: path,
-                                       executable: executable, directoryIdentity: directory.identity)
+                                       executable: executable, directoryIdentity: directory.identity,
+                                       updateKey: entry.updateKey, version: entry.comparableVersion)
             return (identity, directory)
         }
         throw .notInAppDirectory(executable: executable, roots: roots)

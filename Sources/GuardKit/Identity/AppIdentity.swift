@@ -1,6 +1,7 @@
 import SystemKit
 import FamilyConfiguration
 import LockEngine
+import UpdateSignature
 
 /// Which app a process is, as the Guard established it from the kernel and
 /// the filesystem, never from what the process said.
@@ -24,9 +25,19 @@ package struct AppIdentity: Hashable, Sendable {
     /// architecture, branch and commit), and then ``directory`` is the
     /// folder ``FlatpakLockPlacement`` names.
     package var flatpak: FlatpakDeployment?
+    /// For an app in an app root, the update key its desktop entry declared
+    /// when it was identified (exactly one, well formed): what a guardian
+    /// approving it is shown, and what the approval then trusts.
+    package var updateKey: UpdateKey?
+    /// Its `X-FamilyControls-Version=` when it was identified, sanitized for
+    /// display; what a guardian approving it is shown.
+    package var version: String?
 
     package init(appID: String, displayName: String, directory: String, executable: String,
-                 directoryIdentity: FileIdentity, flatpak: FlatpakDeployment? = nil) {
+                 directoryIdentity: FileIdentity, flatpak: FlatpakDeployment? = nil,
+                 updateKey: UpdateKey? = nil, version: String? = nil) {
+        self.updateKey = updateKey
+        self.version = version.map { DisplayText.sanitized($0, limit: UpdateVersion.maximumLength) }
         self.appID = appID
         self.displayName = DisplayText.sanitized(displayName, limit: Self.displayNameLimit)
         self.directory = directory

@@ -1,4 +1,5 @@
 import SystemKit
+import UpdateSignature
 
 /// The parts of an app's desktop entry (`APPID.desktop`) the Guard reads:
 /// the display name, the `Exec=` program, and the Family Controls capability
@@ -17,9 +18,19 @@ package struct DesktopEntry: Hashable, Sendable {
     /// order: the key that signs the app's updates. More than one is an error
     /// its reader reports, not a choice made here.
     package var updateKeys: [String]
-    /// `X-FamilyControls-Version=`, the version an update request shows; the
-    /// first one given.
-    package var version: String?
+    /// Every value of `X-FamilyControls-Version=` in the main group, in order.
+    package var versions: [String]
+    /// The version an update request shows: the first one given.
+    package var version: String? { versions.first }
+    /// The version updates are compared by: the only one given, else nil
+    /// (none, or more than one, is no version to compare).
+    package var comparableVersion: String? { versions.count == 1 ? versions.first : nil }
+    /// The update key the entry declares, when it declares exactly one and
+    /// it is a well-formed `ed25519:` key; nil otherwise.
+    package var updateKey: UpdateKey? {
+        guard updateKeys.count == 1, let declaration = updateKeys.first else { return nil }
+        return try? UpdateKey(declaration: declaration)
+    }
     /// `X-FamilyControls-Monitor=`, the app's monitor command as written; the
     /// first one given (``MonitorCommand`` reads it).
     package var monitor: String?
@@ -35,7 +46,7 @@ package struct DesktopEntry: Hashable, Sendable {
         program = nil
         declaresFamilyControls = false
         updateKeys = []
-        version = nil
+        versions = []
         monitor = nil
         var inMainGroup = false
         for rawLine in TextLines(text) {
@@ -57,7 +68,7 @@ package struct DesktopEntry: Hashable, Sendable {
             } else if key.elementsEqual("X-FamilyControls-UpdateKey".utf8) {
                 updateKeys.append(String(Substring(value)))
             } else if key.elementsEqual("X-FamilyControls-Version".utf8) {
-                version = version ?? String(Substring(value))
+                versions.append(String(Substring(value)))
             } else if key.elementsEqual("X-FamilyControls-Monitor".utf8) {
                 monitor = monitor ?? String(Substring(value))
             }

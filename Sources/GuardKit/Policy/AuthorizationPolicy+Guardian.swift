@@ -1,6 +1,7 @@
 import FamilyControlsModel
 import GuardProtocol
 import SystemKit
+import UpdateSignature
 
 // A parent or guardian decides a child's request from their own session
 // (see ``GuardianDesk``).
@@ -39,6 +40,12 @@ extension AuthorizationPolicy {
                     user: caller.account.name, uid: caller.account.uid, appID: caller.app.appID, member: .child,
                     status: .approved, approvedBy: requester.name, updatedAt: .now, appPath: caller.app.directory,
                     appIdentity: caller.app.directoryIdentity, flatpak: caller.app.flatpak)
+                // What the guardian was shown (``summary(of:approve:)``, `familyctl requests`): the key
+                // whose signed versions go in without asking, and the version.
+                if caller.app.flatpak == nil {
+                    record.updateKey = caller.app.updateKey
+                    record.highestVersion = UpdateVersion.highest(nil, caller.app.version)
+                }
                 do throws(GuardFailure) {
                     record = try keeper.approve(record, directory: caller.directory, audit: ledger.event(
                         .approve, actor: requester.name, user: record.user, appID: record.appID, member: .child,
@@ -67,7 +74,8 @@ extension AuthorizationPolicy {
                 do throws(GuardFailure) {
                     switch update.change {
                     case .staged(let staged):
-                        try keeper.swapIn(staged, user: caller.account.name, actor: requester.name, detail: said)
+                        try keeper.swapIn(staged, user: caller.account.name, actor: requester.name, detail: said,
+                                          trusting: update.nextKey, version: update.version)
                     case .flatpak(let next, let from):
                         try keeper.letFlatpakUpdateIn(next, from: from, user: caller.account.name, actor: requester.name,
                                                       detail: said)
@@ -115,10 +123,12 @@ extension AuthorizationPolicy {
             case .flatpak: "let this version in: from \(request.update?.from ?? "?") to \(request.update?.to ?? "?"); "
                 + "the approval moves to it"
             case .staged, nil: "let the new version in: from \(request.update?.from ?? "?") to \(request.update?.to ?? "?"), "
-                + "locked in its place"
+                + "locked in its place" + (request.update?.keyChangeText.map { "; \($0)" } ?? "")
+                + (request.update?.note.map { " (\($0))" } ?? "")
             }
         case (.update, false): "keep the approved version"
-        case (.approve, true): "approve it: the app's folder will be locked"
+        case (.approve, true):
+            "approve it: the app's folder will be locked" + (request.caller.app.flatpak != nil ? "" : request.updateKeyConsequence)
         case (.approve, false): "deny it"
         case (.revoke, true): "lift the approval: the app's folder will no longer be protected from deletion"
         case (.revoke, false): "keep the approval"

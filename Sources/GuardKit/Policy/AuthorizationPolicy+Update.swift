@@ -8,7 +8,7 @@ import UpdateSignature
 extension AuthorizationPolicy {
     /// How an update was let in.
     package enum UpdateOutcome: Sendable, Equatable {
-        /// Signed by the key the approved version declares.
+        /// Signed by a key the approval trusts, and newer.
         case signed
         /// Approved by a parent or guardian from their own session.
         case approved
@@ -20,9 +20,11 @@ extension AuthorizationPolicy {
     ///
     /// The staged version is locked first, so what is checked is what is
     /// swapped in; an update that drops the capability or changes the app ID
-    /// is refused outright; one signed by the approved version's key is
-    /// swapped in at once; any other becomes an `update` request a parent or
-    /// guardian decides (``GuardianDesk``). Whatever refuses it releases the
+    /// is refused outright; one signed by a key the approval trusts (shown
+    /// to a guardian, or configured), declaring a trusted key and newer than
+    /// every version the approval has had, is swapped in at once; any other
+    /// becomes an `update` request a parent or guardian decides
+    /// (``GuardianDesk``), shown a change of key. Whatever refuses it releases the
     /// staged version back to the child, unchanged.
     /// - Throws: ``GuardFailure``, as the app hears it.
     package func update(from caller: Caller, over channel: any RequestChannel) throws(GuardFailure) -> UpdateOutcome {
@@ -60,16 +62,21 @@ private struct AppUpdate {
         try policy.turns.save(caller.key) { () throws(GuardFailure) in try keeper.lockStaged(update, user: user) }
         // From here the staged version is locked: every way out but a swap releases it.
         do throws(GuardFailure) {
-            return try decide(update)
+            let trust = UpdateAuthenticity.Trust(
+                recorded: record.updateKey, configured: policy.family.configuration.trustedUpdateKeys(for: appID),
+                highestVersion: record.highestVersion)
+            return try decide(update, trust: trust)
         } catch {
             policy.turns.save(caller.key) { keeper.releaseStaged(update, user: user, actor: user) }
             throw error
         }
     }
 
-    /// Checks the locked staged version, then swaps it in: at once when the
-    /// approved version's key signed it, else once a guardian approves it.
-    private func decide(_ update: StagedUpdate) throws(GuardFailure) -> AuthorizationPolicy.UpdateOutcome {
+    /// Checks the locked staged version, then swaps it in: at once when a
+    /// key the approval trusts signed it (``UpdateAuthenticity/verify``),
+    /// else once a guardian, shown what changes, approves it.
+    private func decide(_ update: StagedUpdate, trust: UpdateAuthenticity.Trust)
+        throws(GuardFailure) -> AuthorizationPolicy.UpdateOutcome {
         let approvedFolder: FileDescriptor
         let stagedFolder: FileDescriptor
         do throws(Errno) {
@@ -82,8 +89,9 @@ private struct AppUpdate {
             approvedFolder.close()
             stagedFolder.close()
         }
+        let entry: DesktopEntry
         do throws(UpdateRefusal) {
-            _ = try UpdateAuthenticity.checkKept(appID: appID, staged: stagedFolder)
+            entry = try UpdateAuthenticity.checkKept(appID: appID, staged: stagedFolder)
         } catch {
             refuse("\(error)")
             throw GuardFailure(.restricted, "the update of \(appID) is refused: \(error); nothing was swapped")
@@ -99,21 +107,31 @@ private struct AppUpdate {
         }
         let unsigned: UpdateRefusal?
         do throws(UpdateRefusal) {
-            _ = try UpdateAuthenticity.verify(appID: appID, approved: approvedFolder, staged: stagedFolder)
+            _ = try UpdateAuthenticity.verify(appID: appID, staged: stagedFolder, entry: entry, trust: trust)
             unsigned = nil
         } catch {
             unsigned = error
         }
+        let version = entry.comparableVersion
         guard let unsigned else {
+            // Signed by a trusted key and declaring one: the recorded key stays; the version is the highest now.
             try policy.turns.save(caller.key) { () throws(GuardFailure) in
-                try keeper.swapIn(update, user: user, actor: user, detail: "signed by the approved version's key")
+                try keeper.swapIn(update, user: user, actor: user, detail: "signed by a key the approval trusts, "
+                                    + "version \(version ?? "?") after \(trust.highestVersion ?? "none")",
+                                  trusting: trust.recorded, version: version)
             }
             return .signed
         }
         policy.logger.info("update: \(appID) for \(user) needs a parent or guardian: \(unsigned)")
-        let pending = PendingRequest.Update(
+        var pending = PendingRequest.Update(
             change: .staged(update), from: UpdateAuthenticity.describe(appID: appID, version: approvedFolder),
-            to: UpdateAuthenticity.describe(appID: appID, version: stagedFolder))
+            to: UpdateAuthenticity.describe(appID: appID, version: stagedFolder),
+            nextKey: entry.updateKey, version: version)
+        // What a guardian's yes makes the approval trust next: the key this version declares, shown when it changes.
+        if entry.updateKey != trust.recorded {
+            pending.keyChange = .init(from: trust.recorded, to: entry.updateKey)
+        }
+        if case .notNewer = unsigned { pending.note = "signed, but \(unsigned)" }
         let (outcome, timeout) = try policy.desk.awaitGuardian(.update, caller: caller, update: pending, channel: channel)
         // Approved: the guardian's own call swapped it in (``AuthorizationPolicy/decide``).
         try outcome.letIn(timeout: timeout) { guardian in

@@ -53,8 +53,14 @@ final class GuardianDesk: Sendable {
         case .revoke: "lift the approval of"
         case .update: "let in the new version of"
         }
+        // The audit keeps what the guardian is shown of the update key, as they are shown it.
+        let shownKey = switch purpose {
+        case .approve: caller.app.flatpak == nil ? caller.app.updateKey.map { "; its update key is \($0.declaration)" } ?? "" : ""
+        case .update: (update?.keyChangeText.map { "; \($0)" } ?? "") + (update?.note.map { " (\($0))" } ?? "")
+        case .revoke: ""
+        }
         ledger.audit(.request, actor: user, user: user, appID: appID, member: .child, outcome: .pending,
-                     detail: "request \(request.id): a parent or guardian is asked to \(what) it")
+                     detail: "request \(request.id): a parent or guardian is asked to \(what) it\(shownKey)")
         logger.notice("request \(request.id): \(appID) for \(user) waits for a parent or guardian "
             + "(familyctl approve \(request.id) or familyctl deny \(request.id))")
         channel.tell(AuthorizationPrompt(kind: .pending, message: "Ask a parent or guardian to \(what) "

@@ -5,6 +5,7 @@ import FamilyControlsModel
 import GuardProtocol
 import LockEngine
 import SystemKit
+import UpdateSignature
 
 // An update of an approved app in an app root: the staged version is locked
 // first (journaled under its own key), verified or approved, then swapped in
@@ -54,9 +55,13 @@ extension LockKeeper {
     /// - Parameters:
     ///   - actor: who let it in (the child for a signed update, else the guardian).
     ///   - detail: how, for the audit row ("signed …", "approved by …").
+    ///   - key: the update key the approval trusts from now on.
+    ///   - version: the new version's comparable version, which becomes the
+    ///     highest the approval has had when it is higher.
     /// - Throws: ``GuardFailure`` when the approval changed meanwhile, the
     ///   folders moved, or the rename failed: the old version stays.
-    func swapIn(_ update: StagedUpdate, user: String, actor: String, detail: String) throws(GuardFailure) {
+    func swapIn(_ update: StagedUpdate, user: String, actor: String, detail: String,
+                trusting key: UpdateKey?, version: String?) throws(GuardFailure) {
         guard let current = try ledger.authorization(user: user, appID: update.appID), current.member == .child,
               current.status == .approved, current.appIdentity == update.approved.identity else {
             throw GuardFailure(.authorizationConflict, "the approval of \(update.appID) changed while the update was "
@@ -76,6 +81,8 @@ extension LockKeeper {
         var record = current
         record.appIdentity = update.staged.identity
         record.appPath = update.appPath
+        record.updateKey = key
+        record.highestVersion = UpdateVersion.highest(current.highestVersion, version)
         record.updatedAt = .now
         let event = ledger.event(.update, actor: actor, user: user, appID: update.appID, member: .child,
                                  outcome: .swappedIn, detail: detail)
@@ -128,6 +135,10 @@ extension LockKeeper {
                           let there = try? parent.status(ofChild: appID), FileIdentity(there) == newIdentity else { return [] }
                     var record = current
                     record.appIdentity = newIdentity
+                    // The version in place was let in (signed and newer, or by a guardian): the highest now.
+                    // A key a guardian let in is not known here; the recorded one stays, so a change asks again.
+                    record.highestVersion = UpdateVersion.highest(current.highestVersion,
+                                                                  Self.installedVersion(appID, in: parent, identity: newIdentity))
                     record.updatedAt = .now
                     let detail = "the rename was done before the Guard stopped; its records are finished at start"
                     try ledger.store.recordUpdateSwapped(
@@ -144,6 +155,17 @@ extension LockKeeper {
             }
         }
         return findings
+    }
+}
+
+extension LockKeeper {
+    /// The comparable version the folder `appID` in `parent`, if it is still
+    /// `identity`, declares; nil when it cannot be read.
+    fileprivate static func installedVersion(_ appID: String, in parent: OpenedDirectory, identity: FileIdentity) -> String? {
+        guard let folder = try? parent.openDirectory(appID), folder.identity == identity,
+              let descriptor = try? folder.reopened() else { return nil }
+        defer { descriptor.close() }
+        return UpdateAuthenticity.declaredVersion(appID: appID, of: descriptor)
     }
 }
 

@@ -2,6 +2,7 @@ import FamilyControlsModel
 import GuardProtocol
 import Synchronization
 import SystemKit
+import UpdateSignature
 
 /// A child's request waiting for a parent or guardian to decide it from
 /// their own session (`familyctl approve ID`): to approve the app, or to lift
@@ -30,10 +31,34 @@ package final class PendingRequest: Sendable {
             case flatpak(FlatpakApproval, from: String)
         }
 
+        /// An update key that changes: the one the approval trusts now
+        /// (`from`) and the one the new version declares (`to`), nil for
+        /// none. Shown to the guardian; once they approve, `to` is trusted.
+        struct KeyChange: Sendable, Equatable {
+            let from: UpdateKey?
+            let to: UpdateKey?
+        }
+
         let change: Change
         /// The approved version and the new one, as the guardian sees them.
         let from: String
         let to: String
+        /// For a staged version: the update key it declares, which the
+        /// approval trusts once a guardian lets it in, and its comparable version.
+        var nextKey: UpdateKey? = nil
+        var version: String? = nil
+        /// The update key's change, when the new version declares another.
+        var keyChange: KeyChange? = nil
+        /// Why a signed version still needs the guardian, when it does
+        /// (not newer than every version the approval has had).
+        var note: String? = nil
+
+        /// The key's change in a sentence, nil when it does not change.
+        var keyChangeText: String? {
+            guard let keyChange else { return nil }
+            return "the update key changes from \(UpdateRefusal.shown(keyChange.from)) to \(UpdateRefusal.shown(keyChange.to))"
+                + (keyChange.to == nil ? "" : ", and new versions it signs will then be swapped in without asking you")
+        }
     }
 
     /// How a request ended.
@@ -74,6 +99,13 @@ package final class PendingRequest: Sendable {
     package var displayName: String { caller.app.displayName }
     /// Where the app directory was when it asked.
     package var path: String { caller.app.directory }
+
+    /// What approving an `approve` request of an app in an app root means
+    /// for its updates, as the guardian is shown it before deciding.
+    var updateKeyConsequence: String {
+        guard let key = caller.app.updateKey else { return "" }
+        return "; new versions signed by its update key \(key.declaration) will be swapped in without asking you"
+    }
 
     /// Ends the request with `outcome`, unless it has ended already.
     /// - Returns: whether this call ended it.

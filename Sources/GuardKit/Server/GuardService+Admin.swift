@@ -249,8 +249,15 @@ extension PendingRequest {
         case .revoke: .revoke
         case .update: .update
         }
+        let updateKey: String? = switch self.purpose {
+        case .approve: caller.app.flatpak == nil ? caller.app.updateKey?.declaration : nil
+        case .update: update?.keyChange?.to?.declaration
+        case .revoke: nil
+        }
         return Guard.Request(id: id, user: user, app: appID, name: displayName, path: path, purpose: purpose,
-                             created: created.seconds, expires: expires.seconds, from: update?.from, to: update?.to)
+                             created: created.seconds, expires: expires.seconds, from: update?.from, to: update?.to,
+                             updateKey: updateKey, formerUpdateKey: update?.keyChange?.from?.declaration,
+                             note: update?.note)
     }
 }
 

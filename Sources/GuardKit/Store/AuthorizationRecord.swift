@@ -4,6 +4,7 @@ import SystemKit
 import Glibc
 #endif
 import LockEngine
+import UpdateSignature
 
 /// One app's authorization for one user, as the store records it.
 package struct AuthorizationRecord: Hashable, Sendable {
@@ -32,6 +33,15 @@ package struct AuthorizationRecord: Hashable, Sendable {
     /// For a Flatpak app moved into the Guard's installation, where it
     /// updates from and the approved commit's time; nil otherwise.
     package var flatpakOrigin: FlatpakOrigin?
+    /// For a child's app in an app root, the update key this approval
+    /// trusts: the one a parent or guardian was shown when approving it (or
+    /// a later update of it). A staged version it signs, newer than
+    /// ``highestVersion``, is swapped in without asking; nil when no key
+    /// was shown (then every update is a guardian's decision).
+    package var updateKey: UpdateKey?
+    /// The highest `X-FamilyControls-Version=` this approval has had (a
+    /// comparable ``UpdateVersion``); nil when none is known.
+    package var highestVersion: String?
     /// When the record last changed: the exact value stored, so a record
     /// read back equals the one saved.
     package var updatedAt: UnixTime

@@ -2,6 +2,7 @@ import FamilyControlsModel
 import SystemKit
 import LockEngine
 import SQLite
+import UpdateSignature
 
 extension Store {
     /// The authorization of `appID` for `user`, or nil when none is recorded.
@@ -104,7 +105,7 @@ extension Store {
     }
 }
 
-private let authorizationColumns = "user, uid, app_id, member, status, approved_by, updated_at, app_path, app_device, app_inode, flatpak_installation, flatpak_deployment, flatpak_remote, flatpak_url, flatpak_commit_time"
+private let authorizationColumns = "user, uid, app_id, member, status, approved_by, updated_at, app_path, app_device, app_inode, flatpak_installation, flatpak_deployment, flatpak_remote, flatpak_url, flatpak_commit_time, update_key, update_version"
 
 extension StoreConnection {
     func upsert(_ record: AuthorizationRecord) throws(StoreError) {
@@ -113,14 +114,15 @@ extension StoreConnection {
         try execute(
             """
             INSERT INTO authorizations (\(authorizationColumns))
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
             ON CONFLICT (user, app_id) DO UPDATE SET
                 uid = excluded.uid, member = excluded.member, status = excluded.status,
                 approved_by = excluded.approved_by, updated_at = excluded.updated_at,
                 app_path = excluded.app_path, app_device = excluded.app_device, app_inode = excluded.app_inode,
                 flatpak_installation = excluded.flatpak_installation, flatpak_deployment = excluded.flatpak_deployment,
                 flatpak_remote = excluded.flatpak_remote, flatpak_url = excluded.flatpak_url,
-                flatpak_commit_time = excluded.flatpak_commit_time
+                flatpak_commit_time = excluded.flatpak_commit_time,
+                update_key = excluded.update_key, update_version = excluded.update_version
             """,
             [
                 .text(record.user), .integer(Int64(record.uid)), .text(record.appID),
@@ -132,6 +134,7 @@ extension StoreConnection {
                 .text(orNull: record.flatpak?.path),
                 .text(orNull: record.flatpakOrigin?.remote), .text(orNull: record.flatpakOrigin?.url),
                 record.flatpakOrigin.map { .integer(Int64(clamping: $0.commitTime)) } ?? .null,
+                .text(orNull: record.updateKey?.declaration), .text(orNull: record.highestVersion),
             ]
         )
     }
@@ -168,6 +171,14 @@ extension StoreConnection {
             }
             record.flatpakOrigin = FlatpakOrigin(remote: remote, url: url, commitTime: UInt64(time))
         }
+        if let declaration = row.string(at: 15) {
+            // A key that does not parse trusts nothing: refused, never read as "no key" silently.
+            guard let key = try? UpdateKey(declaration: declaration) else {
+                throw .invalidValue(path: path, table: table, column: "update_key", value: declaration)
+            }
+            record.updateKey = key
+        }
+        record.highestVersion = row.string(at: 16)
         return record
     }
 }

@@ -11,7 +11,7 @@ package enum StoreSchema {
     package static let applicationID: Int32 = 0x4661_6D43
 
     /// Every migration, oldest first; the last one's version is the current schema.
-    package static let migrations: [StoreMigration] = [version1, version2, version3, version4, version5, version6, version7]
+    package static let migrations: [StoreMigration] = [version1, version2, version3, version4, version5, version6, version7, version8]
 
     /// The schema version this code writes and reads.
     package static var currentVersion: Int { migrations.last?.version ?? 0 }
@@ -166,6 +166,22 @@ package enum StoreSchema {
                 CHECK ((flatpak_commit_time IS NULL) = (flatpak_remote IS NULL)
                        AND (flatpak_remote IS NULL) = (flatpak_url IS NULL)
                        AND (flatpak_remote IS NULL OR flatpak_deployment IS NOT NULL));
+            """
+    )
+
+    // A child's approval of an app in an app root records the update key a
+    // parent or guardian was shown (the one whose signed versions go in
+    // without asking) and the highest version it has had (a signed update
+    // must be newer). Approvals made before have neither: every update of
+    // theirs is a guardian's decision, as no guardian was shown a key.
+    private static let version8 = StoreMigration(
+        version: 8,
+        summary: "approvals record the update key a guardian was shown and the highest version",
+        sql: """
+            ALTER TABLE authorizations ADD COLUMN update_key TEXT
+                CHECK (update_key IS NULL OR update_key LIKE 'ed25519:%');
+            ALTER TABLE authorizations ADD COLUMN update_version TEXT
+                CHECK (update_version IS NULL OR length(update_version) BETWEEN 1 AND 64);
             """
     )
 

@@ -5,11 +5,11 @@ import SystemKit
 import UpdateSignature
 
 /// Whether a staged version of an approved app may replace it without a
-/// guardian: it keeps the app ID and the capability, and it is signed by the
-/// key the *approved* version declares (`X-FamilyControls-UpdateKey=`), never
-/// by a key the staged version brings. The staged version may declare a new
-/// key: the approved key's signature covers that line too, so the next update
-/// is verified with it.
+/// guardian: it keeps the app ID and the capability, it is signed by a key
+/// the *approval* trusts (the one a guardian was shown, or one an
+/// administrator configured: never merely the key a desktop entry declares
+/// now), it declares a trusted key in turn, and its version is newer than
+/// every version the approval has had.
 ///
 /// Both folders are read by descriptor: open each with `O_NOFOLLOW`, and keep
 /// the staged one out of the child's reach (locked) while this reads it and
@@ -18,32 +18,49 @@ package enum UpdateAuthenticity {
     /// The desktop entry's largest accepted size, as the Guard reads it at identification.
     static let desktopEntryLimit = 64 << 10
 
-    /// The staged version's manifest, when the approved version's key signed it.
+    /// What an approval trusts to carry its updates without a guardian.
+    package struct Trust: Sendable, Equatable {
+        /// The key a guardian was shown when approving (or approving an update), if any.
+        package var recorded: UpdateKey?
+        /// The keys an administrator configured for the app.
+        package var configured: [UpdateKey]
+        /// The highest version the approval has had.
+        package var highestVersion: String?
+
+        package init(recorded: UpdateKey?, configured: [UpdateKey] = [], highestVersion: String?) {
+            self.recorded = recorded
+            self.configured = configured
+            self.highestVersion = highestVersion
+        }
+
+        /// Every key that may sign an update in.
+        package var keys: [UpdateKey] { (recorded.map { [$0] } ?? []) + configured }
+    }
+
+    /// The staged version's manifest, when a key `trust` holds signed it,
+    /// it declares a trusted key, and its version is newer than
+    /// `trust.highestVersion`.
     /// - Parameters:
     ///   - appID: the app's ID, the approved folder's name.
-    ///   - approved: the approved version's folder.
-    ///   - staged: the staged version's folder.
+    ///   - staged: the staged version's folder, locked.
+    ///   - entry: its desktop entry, as ``checkKept(appID:staged:)`` read it.
+    ///   - trust: what the approval trusts.
     /// - Throws: ``UpdateRefusal``, saying why the update needs a guardian.
-    package static func verify(appID: String, approved: FileDescriptor, staged: FileDescriptor)
+    package static func verify(appID: String, staged: FileDescriptor, entry: DesktopEntry, trust: Trust)
         throws(UpdateRefusal) -> UpdateManifest {
-        let entryName = "\(appID).desktop"
-        let approvedEntry = try desktopEntry(entryName, in: approved, which: "approved")
-        guard let approvedEntry else {
-            throw .desktopEntryUnreadable(which: "approved", path: entryName, "it is missing")
+        let keys = trust.keys
+        guard !keys.isEmpty else { throw .noUpdateKey(appID: appID) }
+        let manifest: UpdateManifest
+        do { (manifest, _) = try UpdateSignature.verify(staged, withAnyOf: keys) } catch { throw .signature(error) }
+        // Signed, yet declaring a key no one trusts: the next updates would
+        // follow a key no guardian saw.
+        guard let declared = entry.updateKey, keys.contains(declared) else {
+            throw .keyChanged(from: trust.recorded, to: entry.updateKey)
         }
-        guard approvedEntry.updateKeys.count <= 1 else { throw .ambiguousUpdateKey(which: "approved", appID: appID) }
-        guard let declaration = approvedEntry.updateKeys.first else { throw .noUpdateKey(appID: appID) }
-        let key: UpdateKey
-        do { key = try UpdateKey(declaration: declaration) } catch { throw .signature(error) }
-
-        try checkAppID(appID, of: staged)
-        guard let stagedEntry = try desktopEntry(entryName, in: staged, which: "staged") else {
-            throw .appIDMissing(appID: appID)
+        guard UpdateVersion.isNewer(entry.comparableVersion, than: trust.highestVersion) else {
+            throw .notNewer(version: entry.comparableVersion ?? entry.version, highest: trust.highestVersion)
         }
-        guard stagedEntry.declaresFamilyControls else { throw .capabilityDropped(appID: appID) }
-        guard stagedEntry.updateKeys.count <= 1 else { throw .ambiguousUpdateKey(which: "staged", appID: appID) }
-
-        do { return try UpdateSignature.verify(staged, with: key) } catch { throw .signature(error) }
+        return manifest
     }
 
     /// Refuses a staged version that no one may let in, a guardian included:
@@ -76,6 +93,13 @@ package enum UpdateAuthenticity {
         }
         guard let version = entry?.version else { return digest }
         return "\(DisplayText.sanitized(version, limit: 64)) (\(digest))"
+    }
+
+    /// The comparable `X-FamilyControls-Version=` the version in `folder`
+    /// declares; nil for none, more than one, or an unreadable entry.
+    package static func declaredVersion(appID: String, of folder: FileDescriptor) -> String? {
+        let entry = (try? desktopEntry("\(appID).desktop", in: folder, which: "")) ?? nil
+        return entry?.comparableVersion.flatMap { UpdateVersion($0)?.text }
     }
 
     /// The staged version may bring no desktop entry at its top but the app's own.

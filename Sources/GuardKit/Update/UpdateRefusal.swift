@@ -12,11 +12,18 @@ package enum UpdateRefusal: Error, Hashable, Sendable, CustomStringConvertible {
     case appIDChanged(appID: String, found: String)
     /// The staged version's desktop entry no longer declares `X-FamilyControls=true`.
     case capabilityDropped(appID: String)
-    /// The approved version declares no update key, so only a guardian may update it.
+    /// The approval trusts no update key (none was shown to a guardian nor
+    /// configured), so only a guardian may update it.
     case noUpdateKey(appID: String)
+    /// Signed by a trusted key, but declaring another key (or none) for the
+    /// versions after it: a guardian is shown the change.
+    case keyChanged(from: UpdateKey?, to: UpdateKey?)
+    /// Signed by a trusted key, but not newer than every version the
+    /// approval has had (or with no version that can be compared).
+    case notNewer(version: String?, highest: String?)
     /// A desktop entry declares its update key more than once.
     case ambiguousUpdateKey(which: String, appID: String)
-    /// The approved version's declared key, or the staged version's signature, is not accepted.
+    /// The staged version's signature is missing or not a trusted key's.
     case signature(UpdateSignatureError)
 
     package var description: String {
@@ -30,11 +37,20 @@ package enum UpdateRefusal: Error, Hashable, Sendable, CustomStringConvertible {
         case .capabilityDropped(let appID):
             "the staged version's \(appID).desktop does not declare X-FamilyControls=true: an update cannot remove the capability"
         case .noUpdateKey(let appID):
-            "the approved version of \(appID) declares no \(UpdateKey.desktopEntryKey)=, so its updates need a guardian"
+            "no update key is trusted for the approval of \(appID) (none was shown to a parent or guardian when it "
+                + "was approved, nor configured by an administrator), so its updates need a guardian"
+        case .keyChanged(let from, let to):
+            "the staged version changes the update key from \(Self.shown(from)) to \(Self.shown(to))"
+        case .notNewer(let version, let highest):
+            "the staged version \(version.map { DisplayText.sanitized($0, limit: 64) } ?? "(no version)") is not newer than "
+                + "\(highest ?? "(no version)"), the highest this approval has had"
         case .ambiguousUpdateKey(let which, let appID):
             "the \(which) version's \(appID).desktop declares \(UpdateKey.desktopEntryKey)= more than once"
         case .signature(let error):
-            "the staged version is not signed by the approved version's key: \(error)"
+            "the staged version is not signed by a key the approval trusts: \(error)"
         }
     }
+
+    /// A key as a guardian sees it: `ed25519:BASE64`, or "none".
+    static func shown(_ key: UpdateKey?) -> String { key?.declaration ?? "none" }
 }
