@@ -12,7 +12,8 @@ import TestSupport
 struct UpdateSwapWindowTests {
     /// A Python racer run as the child: opens the folders it is given, says
     /// "ready", then (in mode `locked`, once every folder is immutable, as an
-    /// attacker who must not spoil the signature would) tries `mkdir plugins`
+    /// attacker who must not spoil the signature would; in mode `taken`, once
+    /// every folder is root's, and for one second) tries `mkdir plugins`
     /// and a `chmod`, which would let it open the folder to anyone, in each
     /// through its descriptor until `STOPFILE` exists, and prints what it managed.
     static let racer = """
@@ -27,6 +28,10 @@ struct UpdateSwapWindowTests {
         deadline = time.monotonic() + 120
         while mode == "locked" and not all(immutable(fd) for fd in fds) and not os.path.exists(stop) and time.monotonic() < deadline:
             time.sleep(0.001)
+        while mode == "taken" and not all(os.fstat(fd).st_uid == 0 for fd in fds) and time.monotonic() < deadline:
+            time.sleep(0.001)
+        if mode == "taken":
+            deadline = time.monotonic() + 1
         made, chmodded, errors = [], [], set()
         while not os.path.exists(stop) and time.monotonic() < deadline:
             for i, fd in enumerate(fds):
@@ -89,19 +94,20 @@ struct UpdateSwapWindowTests {
             let key = try await guardd.declareUpdateKey()
             try await guardd.requestApproved().requireSuccess()
             try await guardd.stageUpdate(version: "2", signingKey: key).requireSuccess()
-            guardd.stop()
-            try await guardd.start(environment: ["FAMILYCONTROLSD_TEST_UPDATE_PAUSE": "swap-taken:3"])
-            try await guardd.waitUntilReconciled()
+            // Descriptors opened while the folders are locked; the racer tries for one second once the Guard holds them.
             let stopFile = "\(guardd.directory)/stop-racer"
+            let racer = try await startRacer(guardd, folders: [guardd.appDirectory, guardd.stagingDirectory],
+                                             stopFile: stopFile, once: "taken")
+            guardd.stop()
+            try await guardd.start(environment: ["FAMILYCONTROLSD_TEST_UPDATE_PAUSE": "swap-taken:6"])
+            try await guardd.waitUntilReconciled()
             let updating = try RunningApp(arguments: guardd.commandLine(as: guardd.child, executable: guardd.appExecutable,
                                                                        ["update", "--stdin"]))
             defer { updating.stop() }
             #expect(await eventually { guardd.log.contains("update: paused at swap-taken") }, "never paused: \(guardd.log)")
-            // Descriptors opened now, as the folders are held: the racer tries for the rest of the pause.
-            let racer = try await startRacer(guardd, folders: [guardd.appDirectory, guardd.stagingDirectory], stopFile: stopFile)
-            try await Task.sleep(for: .seconds(1))
-            let (made, chmodded) = try await stop(racer, stopFile: stopFile)
+            #expect(await eventually(timeout: .seconds(30)) { racer.standardOutput.contains("made") }, "\(racer.standardError)")
             #expect(!guardd.log.contains("swapped in"), "the pause ended before the racer stopped; the test proves nothing")
+            let (made, chmodded) = try await stop(racer, stopFile: stopFile)
             #expect(await updating.exitStatus() == 0, "\(updating.standardError)")
             #expect(made.isEmpty, "the child added plugins/ to a folder being swapped")
             #expect(chmodded.isEmpty, "the child changed the mode of a folder being swapped")
