@@ -63,13 +63,14 @@ dest=${DESTDIR:-}
 #   child updates, and cannot remove, an app in the Guard's root-owned
 #   Flatpak installation, through flatpak-system-helper and polkit).
 #   libqrencode-dev: the QR code familyctl code enroll draws (qrencode, its
-#   command, checks the drawing in the tests); libpam-oath (above) is also what
+#   command, checks the drawing in the tests; tmux shows it on a real terminal
+#   and zbarimg, from zbar-tools, scans it back); libpam-oath (above) is also what
 #   the shipped familycontrols-guardian-code service runs.
 packages="libpam0g-dev libsqlite3-dev libsodium-dev libpam-modules libpam-runtime e2fsprogs passwd login procps util-linux
     binutils g++ valgrind dpkg-dev
     libpam-wrapper sqlite3 strace xfsprogs btrfs-progs gcc libc6-dev perl libpam-oath oathtool python3 python3-pip
     systemd libseccomp2 sudo flatpak dbus polkitd openssh-server openssh-client libsystemd-dev pinentry-tty pinentry-curses
-    python3-dbus python3-gi xvfb dunst imagemagick libqrencode-dev qrencode"
+    python3-dbus python3-gi xvfb dunst imagemagick libqrencode-dev qrencode tmux zbar-tools"
 if [ "$apt" = no ]; then
     :
 elif command -v apt-get >/dev/null; then
