@@ -128,9 +128,14 @@ install -d -m 0755 "$dest/etc/flatpak/installations.d"
 install_config Config/flatpak/familycontrols.conf "$dest/etc/flatpak/installations.d/familycontrols.conf" 0644
 # Flatpak opens every installation it is told of: without the installation's
 # repository every user's `flatpak run` fails ("While opening repository
-# /var/lib/familycontrols-flatpak/repo"). Root's first use of it makes it.
-if [ -z "$dest" ] && command -v flatpak >/dev/null; then
-    flatpak --installation=familycontrols remote-list >/dev/null
+# /var/lib/familycontrols-flatpak/repo"). Made here, as Flatpak's first use
+# would make it, whether or not Flatpak is installed yet.
+repo=$dest/var/lib/familycontrols-flatpak/repo
+if [ ! -e "$repo/config" ]; then
+    install -d -m 0755 "$dest/var/lib/familycontrols-flatpak" "$repo" "$repo/objects" "$repo/tmp" "$repo/tmp/cache" \
+        "$repo/refs" "$repo/refs/heads" "$repo/refs/mirrors" "$repo/refs/remotes" "$repo/state" "$repo/extensions"
+    printf '[core]\nrepo_version=1\nmode=bare-user-only\n' > "$repo/config"
+    chmod 0644 "$repo/config"
 fi
 
 # The PAM session module, which tells the Guard a session opened or closed
