@@ -211,22 +211,40 @@ struct FlatpakMoveApprovalTests {
         return ProcessResult(status: status, standardOutput: app.standardOutput, standardError: app.standardError)
     }
 
-    @Test func withNoMoveServiceAtItsSocketTheApprovalLocksInPlaceAndTheLogSaysSo() async throws {
-        // The child's Flatpak reads the test's own FLATPAK_CONFIG_DIR (systemHelper), as in the test above.
+    /// No systemd, so no move service at its socket (a container, the
+    /// foreground mode): the Guard moves the app in a helper process of its
+    /// own binary, and the child's `flatpak update` still works afterwards.
+    @Test func withNoMoveServiceAtItsSocketTheGuardMovesTheAppInAHelperAndTheChildCanStillUpdateIt() async throws {
         try await withFlatpakChild(systemHelper: true) { child in
+            let services = try #require(child.services)
             let socket = "\(child.directory)/no-move.socket"
             let guardd = try await offload { try GuardFixture(sandbox: GuardSandbox.fromEnvironment) }
             do {
-                try guardd.writeConfiguration(children: [child.user.name], extra: "\n[Flatpak]\nMoveService=\(socket)\n")
-                try await guardd.start()
+                try guardd.writeConfiguration(children: [child.user.name], extra: """
+
+                    [Flatpak]
+                    MoveService=\(socket)
+                    GuardInstallation=\(services.installation)
+                    """)
+                try await guardd.start(environment: ["FLATPAK_CONFIG_DIR": services.configurationDirectory])
                 let commit = try child.repository.commit()
                 let approved = try await guardd.flatpakRequestApproved(child)
                 #expect(approved.standardOutput == "status: approved\n", "\(approved.standardError)\n\(guardd.log)")
-                #expect(guardd.log.contains("is locked in place (no move service at \(socket))"), "\(guardd.log)")
-                #expect(child.activeCommit() == commit)
+                #expect(guardd.log.contains("no move service at \(socket); \(appID) for \(child.user.name) is moved by a helper"),
+                        "\(guardd.log)")
+                #expect(guardd.log.contains("moved into the Guard's installation \(services.installation) at commit \(commit)"),
+                        "\(guardd.log)")
+                #expect(child.activeCommit() == nil)
+                #expect(guardActive(services) == commit)
                 let row = try #require(try await guardd.statusJSON(user: child.user.name, appID: appID))
-                #expect(row["lock"] as? String == "locked")
-                #expect(row["path"] as? String == child.appFolder)
+                #expect(row["lock"] as? String == "not needed: a root-owned Flatpak installation")
+
+                // Commit times are in seconds: the update's must be later.
+                try await Task.sleep(for: .seconds(1.1))
+                let second = try await offload { try child.repository.publish(version: 2) }
+                let updated = try await child.flatpak(["update", "-y", "--noninteractive", appID])
+                #expect(updated.status == 0, "\(updated.standardError)")
+                #expect(guardActive(services) == second)
                 try await offload { guardd.tearDown() }
             } catch {
                 try await offload { guardd.tearDown() }
