@@ -218,7 +218,8 @@ struct FlatpakMoveApprovalTests {
         try await withFlatpakChild(systemHelper: true) { child in
             let services = try #require(child.services)
             let socket = "\(child.directory)/no-move.socket"
-            let guardd = try await offload { try GuardFixture(sandbox: GuardSandbox.fromEnvironment) }
+            // Without systemd the Guard runs without its unit's sandbox too.
+            let guardd = try await offload { try GuardFixture(sandbox: nil) }
             do {
                 try guardd.writeConfiguration(children: [child.user.name], extra: """
 
