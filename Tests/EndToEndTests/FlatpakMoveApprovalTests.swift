@@ -227,8 +227,18 @@ struct FlatpakMoveApprovalTests {
                     MoveService=\(socket)
                     GuardInstallation=\(services.installation)
                     """)
-                try await guardd.start(environment: ["FLATPAK_CONFIG_DIR": services.configurationDirectory])
                 let commit = try child.repository.commit()
+                // A move of this app a kill interrupted before its first step: its journal
+                // is left, and a move that did not recover first could not begin its own.
+                let moves = "\(guardd.stateDirectory)/flatpak-moves"
+                for folder in [guardd.stateDirectory, moves] {
+                    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false,
+                                                            attributes: [.posixPermissions: 0o700])
+                }
+                let journal = "\(moves)/\(child.user.uid)-\(appID)-\(FlatpakTestRepository.architecture)-\(FlatpakTestRepository.branch).move"
+                try ([String(child.user.uid), child.home, appID, FlatpakTestRepository.architecture, FlatpakTestRepository.branch,
+                      commit].joined(separator: "\t") + "\n").write(toFile: journal, atomically: false, encoding: .utf8)
+                try await guardd.start(environment: ["FLATPAK_CONFIG_DIR": services.configurationDirectory])
                 let approved = try await guardd.flatpakRequestApproved(child)
                 #expect(approved.standardOutput == "status: approved\n", "\(approved.standardError)\n\(guardd.log)")
                 #expect(guardd.log.contains("no move service at \(socket); \(appID) for \(child.user.name) is moved by a helper"),
@@ -237,6 +247,7 @@ struct FlatpakMoveApprovalTests {
                         "\(guardd.log)")
                 #expect(child.activeCommit() == nil)
                 #expect(guardActive(services) == commit)
+                #expect(!FileManager.default.fileExists(atPath: journal), "the interrupted move was recovered, this one done")
                 let row = try #require(try await guardd.statusJSON(user: child.user.name, appID: appID))
                 #expect(row["lock"] as? String == "not needed: a root-owned Flatpak installation")
 
