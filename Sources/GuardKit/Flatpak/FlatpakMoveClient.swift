@@ -16,9 +16,13 @@ package struct FlatpakMoveClient: Sendable {
     /// How long a move may take, a pull over the network included.
     package var timeout: Duration
 
-    package init(socketPath: String = defaultSocket, timeout: Duration = .seconds(1800)) {
+    /// How long a helper that answered may take to exit before it is killed.
+    package var exitGrace: Duration
+
+    package init(socketPath: String = defaultSocket, timeout: Duration = .seconds(1800), exitGrace: Duration = .seconds(2)) {
         self.socketPath = socketPath
         self.timeout = timeout
+        self.exitGrace = exitGrace
     }
 
     /// Asks the service to move the app; blocks until it answers.
@@ -75,7 +79,7 @@ package struct FlatpakMoveClient: Sendable {
         let approval = try Self.converse(request, on: socket, until: deadline, timeout: timeout,
                                          peer: "the move helper (pid \(helper.pid))")
         // It has answered: a moment to exit, then the kill.
-        _ = try? helper.waitForExit(until: .now.advanced(by: .seconds(2)))
+        _ = try? helper.waitForExit(until: .now.advanced(by: exitGrace))
         return approval
     }
 
