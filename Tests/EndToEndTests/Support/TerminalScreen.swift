@@ -34,10 +34,12 @@ enum TerminalScreen {
     static func decodeQRCode(_ argv: [String], password: String, done: String, after: String, before: String,
                              expectedPrefix: String) async throws -> Outcome {
         let script = #"""
-            import json, os, re, subprocess, sys, tempfile, time
+            import json, os, re, signal, subprocess, sys, tempfile, time
+            # The test runner's blocked signals would keep tmux's server from ending at kill-server.
+            signal.pthread_sigmask(signal.SIG_SETMASK, [])
             argv, password, done, after, before, prefix = json.loads(sys.argv[1])
-            sock = "fc-qr-%d" % os.getpid()
-            tmux = ["tmux", "-L", sock, "-f", "/dev/null"]
+            folder = tempfile.mkdtemp(prefix="fc-qr.")
+            tmux = ["tmux", "-S", folder + "/socket", "-f", "/dev/null"]
             def capture(colours):
                 return subprocess.run(tmux + ["capture-pane", "-p", "-t", "qr"] + (["-e"] if colours else []),
                                       capture_output=True, text=True).stdout
@@ -58,6 +60,7 @@ enum TerminalScreen {
                 screen = capture(True)
             finally:
                 subprocess.run(tmux + ["kill-server"], capture_output=True)
+                subprocess.run(["rm", "-rf", folder])
             expected = None
             for line in re.sub(r"\x1b\[[0-9;]*m", "", screen).split("\n"):
                 if line.startswith(prefix):
