@@ -65,13 +65,14 @@ dest=${DESTDIR:-}
 #   child updates, and cannot remove, an app in the Guard's root-owned
 #   Flatpak installation, through flatpak-system-helper and polkit).
 #   libqrencode-dev: the QR code familyctl code enroll draws (qrencode, its
-#   command, checks the drawing in the tests); libpam-oath (above) is also what
+#   command, checks the drawing in the tests; tmux shows it on a real terminal
+#   and zbarimg, from zbar-tools, scans it back); libpam-oath (above) is also what
 #   the shipped familycontrols-guardian-code service runs.
 packages="libpam0g-dev libsqlite3-dev libsodium-dev libpam-modules libpam-runtime e2fsprogs passwd login procps util-linux
     binutils g++ valgrind dpkg-dev
     libpam-wrapper sqlite3 strace xfsprogs btrfs-progs gcc libc6-dev perl libpam-oath oathtool python3 python3-pip
     systemd libseccomp2 sudo libcap2-bin flatpak dbus polkitd openssh-server openssh-client libsystemd-dev pinentry-tty pinentry-curses
-    python3-dbus python3-gi xvfb dunst imagemagick libqrencode-dev qrencode"
+    python3-dbus python3-gi xvfb dunst imagemagick libqrencode-dev qrencode tmux zbar-tools"
 if [ "$apt" = no ]; then
     :
 elif command -v apt-get >/dev/null; then
@@ -129,9 +130,14 @@ install -d -m 0755 "$dest/etc/flatpak/installations.d"
 install_config Config/flatpak/familycontrols.conf "$dest/etc/flatpak/installations.d/familycontrols.conf" 0644
 # Flatpak opens every installation it is told of: without the installation's
 # repository every user's `flatpak run` fails ("While opening repository
-# /var/lib/familycontrols-flatpak/repo"). Root's first use of it makes it.
-if [ -z "$dest" ] && command -v flatpak >/dev/null; then
-    flatpak --installation=familycontrols remote-list >/dev/null
+# /var/lib/familycontrols-flatpak/repo"). Made here, as Flatpak's first use
+# would make it, whether or not Flatpak is installed yet.
+repo=$dest/var/lib/familycontrols-flatpak/repo
+if [ ! -e "$repo/config" ]; then
+    install -d -m 0755 "$dest/var/lib/familycontrols-flatpak" "$repo" "$repo/objects" "$repo/tmp" "$repo/tmp/cache" \
+        "$repo/refs" "$repo/refs/heads" "$repo/refs/mirrors" "$repo/refs/remotes" "$repo/state" "$repo/extensions"
+    printf '[core]\nrepo_version=1\nmode=bare-user-only\n' > "$repo/config"
+    chmod 0644 "$repo/config"
 fi
 
 # The PAM session module, which tells the Guard a session opened or closed

@@ -179,6 +179,13 @@ remove_config Config/autostart/familycontrols-agent.desktop "$dest/etc/xdg/autos
 rmdir "$dest/etc/xdg/autostart" "$dest/etc/xdg" 2>/dev/null || true
 remove_config Config/flatpak/familycontrols.conf "$dest/etc/flatpak/installations.d/familycontrols.conf"
 rmdir "$dest/etc/flatpak/installations.d" "$dest/etc/flatpak" 2>/dev/null || true
+# Flatpak no longer opens the Guard's installation: an empty one goes (one
+# holding apps moved there stays, with its repository: they were the children's).
+flatpak_dir=$dest/var/lib/familycontrols-flatpak
+if [ ! -e "$dest/etc/flatpak/installations.d/familycontrols.conf" ] && [ -d "$flatpak_dir" ] \
+    && [ -z "$(ls -A "$flatpak_dir/app" 2>/dev/null)" ]; then
+    rm -rf "$flatpak_dir"
+fi
 
 if [ ! -e "$state" ]; then
     :

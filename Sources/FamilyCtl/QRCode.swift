@@ -34,9 +34,11 @@ package struct QRCode: Sendable {
     }
 
     /// The symbol drawn with block characters, two rows of modules per line
-    /// and `margin` light modules around it, as `qrencode -t UTF8` draws it:
-    /// light modules are the terminal's foreground, for a dark background.
-    package func terminalText(margin: Int = 2) -> String {
+    /// and `margin` light modules around it (4, the quiet zone a reader
+    /// needs), as `qrencode -t ANSIUTF8` draws it: every line sets both
+    /// colours, light modules white on black, so the code scans whatever
+    /// the terminal's own background and foreground are.
+    package func terminalText(margin: Int = 4) -> String {
         let side = width + 2 * margin
         func dark(_ row: Int, _ column: Int) -> Bool {
             let (r, c) = (row - margin, column - margin)
@@ -45,6 +47,7 @@ package struct QRCode: Sendable {
         }
         var text = ""
         for row in stride(from: 0, to: side, by: 2) {
+            text += "\u{1B}[40;37;1m"
             for column in 0..<side {
                 let top = dark(row, column)
                 let bottom = row + 1 < side && dark(row + 1, column)
@@ -56,7 +59,7 @@ package struct QRCode: Sendable {
                 }
                 text += block
             }
-            text += "\n"
+            text += "\u{1B}[0m\n"
         }
         return text
     }

@@ -211,22 +211,52 @@ struct FlatpakMoveApprovalTests {
         return ProcessResult(status: status, standardOutput: app.standardOutput, standardError: app.standardError)
     }
 
-    @Test func withNoMoveServiceAtItsSocketTheApprovalLocksInPlaceAndTheLogSaysSo() async throws {
-        // The child's Flatpak reads the test's own FLATPAK_CONFIG_DIR (systemHelper), as in the test above.
+    /// No systemd, so no move service at its socket (a container, the
+    /// foreground mode): the Guard moves the app in a helper process of its
+    /// own binary, and the child's `flatpak update` still works afterwards.
+    @Test func withNoMoveServiceAtItsSocketTheGuardMovesTheAppInAHelperAndTheChildCanStillUpdateIt() async throws {
         try await withFlatpakChild(systemHelper: true) { child in
+            let services = try #require(child.services)
             let socket = "\(child.directory)/no-move.socket"
-            let guardd = try await offload { try GuardFixture(sandbox: GuardSandbox.fromEnvironment) }
+            // Without systemd the Guard runs without its unit's sandbox too.
+            let guardd = try await offload { try GuardFixture(sandbox: nil) }
             do {
-                try guardd.writeConfiguration(children: [child.user.name], extra: "\n[Flatpak]\nMoveService=\(socket)\n")
-                try await guardd.start()
+                try guardd.writeConfiguration(children: [child.user.name], extra: """
+
+                    [Flatpak]
+                    MoveService=\(socket)
+                    GuardInstallation=\(services.installation)
+                    """)
                 let commit = try child.repository.commit()
+                // A move of this app a kill interrupted before its first step: its journal
+                // is left, and a move that did not recover first could not begin its own.
+                let moves = "\(guardd.stateDirectory)/flatpak-moves"
+                for folder in [guardd.stateDirectory, moves] {
+                    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false,
+                                                            attributes: [.posixPermissions: 0o700])
+                }
+                let journal = "\(moves)/\(child.user.uid)-\(appID)-\(FlatpakTestRepository.architecture)-\(FlatpakTestRepository.branch).move"
+                try ([String(child.user.uid), child.home, appID, FlatpakTestRepository.architecture, FlatpakTestRepository.branch,
+                      commit].joined(separator: "\t") + "\n").write(toFile: journal, atomically: false, encoding: .utf8)
+                try await guardd.start(environment: ["FLATPAK_CONFIG_DIR": services.configurationDirectory])
                 let approved = try await guardd.flatpakRequestApproved(child)
                 #expect(approved.standardOutput == "status: approved\n", "\(approved.standardError)\n\(guardd.log)")
-                #expect(guardd.log.contains("is locked in place (no move service at \(socket))"), "\(guardd.log)")
-                #expect(child.activeCommit() == commit)
+                #expect(guardd.log.contains("no move service at \(socket); \(appID) for \(child.user.name) is moved by a helper"),
+                        "\(guardd.log)")
+                #expect(guardd.log.contains("moved into the Guard's installation \(services.installation) at commit \(commit)"),
+                        "\(guardd.log)")
+                #expect(child.activeCommit() == nil)
+                #expect(guardActive(services) == commit)
+                #expect(!FileManager.default.fileExists(atPath: journal), "the interrupted move was recovered, this one done")
                 let row = try #require(try await guardd.statusJSON(user: child.user.name, appID: appID))
-                #expect(row["lock"] as? String == "locked")
-                #expect(row["path"] as? String == child.appFolder)
+                #expect(row["lock"] as? String == "not needed: a root-owned Flatpak installation")
+
+                // Commit times are in seconds: the update's must be later.
+                try await Task.sleep(for: .seconds(1.1))
+                let second = try await offload { try child.repository.publish(version: 2) }
+                let updated = try await child.flatpak(["update", "-y", "--noninteractive", appID])
+                #expect(updated.status == 0, "\(updated.standardError)")
+                #expect(guardActive(services) == second)
                 try await offload { guardd.tearDown() }
             } catch {
                 try await offload { guardd.tearDown() }

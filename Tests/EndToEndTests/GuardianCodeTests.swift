@@ -229,11 +229,31 @@ struct GuardianCodeTests {
             // The drawing: lines of block characters, all as wide as the symbol and its margin.
             // "\r\n" is one Character: split on both.
             let lines = terminal.output.split(whereSeparator: \.isNewline).map(String.init)
+                .filter { $0.hasPrefix("\u{1B}[40;37;1m") && $0.hasSuffix("\u{1B}[0m") }
+                .map { String($0.dropFirst("\u{1B}[40;37;1m".count).dropLast("\u{1B}[0m".count)) }
                 .filter { !$0.isEmpty && $0.unicodeScalars.allSatisfy { [" ", "\u{2588}", "\u{2580}", "\u{2584}"].contains($0) } }
             let width = try #require(lines.first?.count, "no QR code on the terminal")
             #expect(lines.allSatisfy { $0.count == width })
-            #expect((width - 4 - 17) % 4 == 0, "a QR symbol is 17 + 4 × version modules wide, with 2 on each side")
+            #expect((width - 8 - 17) % 4 == 0, "a QR symbol is 17 + 4 × version modules wide, with 4 on each side")
             #expect(lines.count == (width + 1) / 2)
+        }
+    }
+
+    /// The QR code on a real terminal (tmux), pictured as a terminal with a
+    /// dark and one with a light default background shows it, scans with a
+    /// real reader (zbarimg) to the `otpauth://` address enrolment printed.
+    @Test(.enabled(if: TerminalScreen.available, "needs tmux and zbarimg (zbar-tools; Config/install.sh installs it)"))
+    func theQRCodeScansOnADarkAndOnALightTerminal() async throws {
+        try await withGuard { guardd in
+            let command = ([productPath("familyctl"), "code", "enroll", "--socket", guardd.socket]).map { "'\($0)'" }
+                .joined(separator: " ")
+            let screen = try await TerminalScreen.decodeQRCode(
+                ["/usr/bin/setpriv", "--reuid=\(guardd.guardian.uid)", "--regid=\(guardd.guardian.gid)", "--clear-groups",
+                 "/bin/sh", "-c", command], password: guardd.guardian.password ?? "", done: "This is shown once",
+                after: "Scan it with an authenticator app", before: "or enter this key by hand", expectedPrefix: "or open: ")
+            #expect(screen.finished, "\(screen)")
+            #expect(screen.decodes["dark"] == true, "\(screen)")
+            #expect(screen.decodes["light"] == true, "\(screen)")
         }
     }
 

@@ -25,6 +25,7 @@ struct InstallScriptTests {
         "etc/xdg/autostart/familycontrols-agent.desktop",
         "etc/systemd/system/familycontrolsd.service", "etc/systemd/system/familycontrolsd.socket",
         "etc/systemd/system/familycontrols-flatpak@.service", "etc/systemd/system/familycontrols-flatpak.socket",
+        "var/lib/familycontrols-flatpak/repo/config",
     ]
 
     /// install.sh (or --uninstall with `options`) with DESTDIR=`root`, PREFIX=/usr/local.
@@ -63,6 +64,52 @@ struct InstallScriptTests {
             #expect(try files(under: root) == [])
             for folder in ["usr/local/lib/familycontrols", "usr/local/share/familycontrols", "usr/local/share/bash-completion", "etc/familycontrols"] {
                 #expect(!FileManager.default.fileExists(atPath: "\(root)/\(folder)"), "\(folder) left behind")
+            }
+        }
+    }
+
+    /// Installed on a machine without Flatpak, and Flatpak installed after:
+    /// the Guard's installation, named in `installations.d`, already has its
+    /// repository, so a real user's `flatpak list` (which opens every
+    /// installation) works.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/flatpak"), "needs flatpak (Config/install.sh installs it)"))
+    func installedBeforeFlatpakTheGuardsInstallationLeavesEveryUsersFlatpakWorking() async throws {
+        try await withTemporaryDirectory { directory in
+            chmod(directory, 0o755)
+            // A PATH with every program of this one but flatpak.
+            let path = "\(directory)/path"
+            try await sh("""
+                mkdir '\(path)'
+                for dir in $(echo "$PATH" | tr : ' '); do
+                    for program in "$dir"/*; do
+                        name=${program##*/}
+                        [ "$name" = flatpak ] || [ -e '\(path)'/"$name" ] || ln -s "$program" '\(path)'/"$name"
+                    done
+                done
+                """).requireSuccess()
+            let root = "\(directory)/root"
+            let install = try await installScript(root, environment: ["PATH": path])
+            #expect(install.status == 0, "\(install.standardError)")
+
+            // Flatpak present now; the staged tree's installation as this machine's Flatpak sees it.
+            let config = "\(directory)/flatpak"
+            try FileManager.default.createDirectory(atPath: "\(config)/installations.d", withIntermediateDirectories: true)
+            let named = try String(contentsOfFile: "\(root)/etc/flatpak/installations.d/familycontrols.conf", encoding: .utf8)
+            try named.replacingOccurrences(of: "Path=/var/lib/familycontrols-flatpak",
+                                           with: "Path=\(root)/var/lib/familycontrols-flatpak")
+                .write(toFile: "\(config)/installations.d/familycontrols.conf", atomically: true, encoding: .utf8)
+            try await sh("chmod -R a+rX '\(directory)'").requireSuccess()
+            let home = "\(directory)/home"
+            let user = try makeThrowawayUser(prefix: "k", password: false, home: home)
+            defer { removeThrowawayUser(user) }
+            try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+            try await sh("chown \(user.name): '\(home)'").requireSuccess()
+            for arguments in [["list", "--user"], ["list"], ["--installation=familycontrols", "list"], ["remotes"]] {
+                let listed = try await run("/usr/bin/setpriv", ["--reuid=\(user.uid)", "--regid=\(user.gid)", "--clear-groups",
+                                                                "/usr/bin/env", "-i", "HOME=\(home)", "PATH=/usr/bin:/bin",
+                                                                "FLATPAK_CONFIG_DIR=\(config)", "/usr/bin/flatpak"] + arguments)
+                #expect(listed.status == 0, "flatpak \(arguments.joined(separator: " ")): \(listed.standardError)")
+                #expect(!listed.standardError.contains("While opening repository"))
             }
         }
     }

@@ -43,21 +43,22 @@ import TestSupport
 
     /// libqrencode's own command draws the same symbol for the same text,
     /// options and margin: the module grid is libqrencode's, and the drawing
-    /// is the one `qrencode -t UTF8` makes.
+    /// is the one `qrencode -t ANSIUTF8` makes, both colours set on every line.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/qrencode"),
                    "needs qrencode (Debian package; Config/install.sh installs it)"),
           arguments: ["otpauth://totp/FamilyControls:bob%40lab?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=FamilyControls"
                       + "&algorithm=SHA1&digits=6&period=30", "hello"])
     func theTerminalDrawingIsLibqrencodesSymbol(text: String) async throws {
         let code = try #require(QRCode(SecretBytes(text)))
-        let drawn = code.terminalText(margin: 2)
-        let reference = try await run("/usr/bin/qrencode", ["-t", "UTF8", "-l", "M", "-m", "2", text])
+        let drawn = code.terminalText()
+        let reference = try await run("/usr/bin/qrencode", ["-t", "ANSIUTF8", "-l", "M", "-m", "4", text])
         #expect(reference.status == 0, "\(reference.standardError)")
         #expect(drawn == reference.standardOutput)
-        // Its size: the version's width (17 + 4 × version), two module rows a line.
+        // Its size: the version's width (17 + 4 × version) and the quiet zone, two module rows a line.
         #expect((code.width - 17) % 4 == 0 && code.width >= 21)
         let lines = drawn.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
-        #expect(lines.count == (code.width + 4 + 1) / 2)
-        #expect(lines.allSatisfy { $0.count == code.width + 4 })
+        #expect(lines.count == (code.width + 8 + 1) / 2)
+        #expect(lines.allSatisfy { $0.hasPrefix("\u{1B}[40;37;1m") && $0.hasSuffix("\u{1B}[0m") })
+        #expect(lines.allSatisfy { $0.dropFirst("\u{1B}[40;37;1m".count).dropLast("\u{1B}[0m".count).count == code.width + 8 })
     }
 }

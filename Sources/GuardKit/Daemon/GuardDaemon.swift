@@ -123,7 +123,7 @@ package enum GuardDaemon {
         do {
             policy = try AuthorizationPolicy(
                 store: store, configuration: configuration, locker: LockEngineLocker(journal: store, logger: logger),
-                settings: .init(pamDirectory: arguments["--pam-dir"]), logger: logger)
+                settings: .init(pamDirectory: arguments["--pam-dir"], stateDirectory: stateDirectory), logger: logger)
             service = try GuardService(policy: policy, logger: logger)
         } catch {
             return fail(.failure, "cannot start: \(error)")

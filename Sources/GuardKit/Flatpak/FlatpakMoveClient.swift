@@ -16,9 +16,13 @@ package struct FlatpakMoveClient: Sendable {
     /// How long a move may take, a pull over the network included.
     package var timeout: Duration
 
-    package init(socketPath: String = defaultSocket, timeout: Duration = .seconds(1800)) {
+    /// How long a helper that answered may take to exit before it is killed.
+    package var exitGrace: Duration
+
+    package init(socketPath: String = defaultSocket, timeout: Duration = .seconds(1800), exitGrace: Duration = .seconds(2)) {
         self.socketPath = socketPath
         self.timeout = timeout
+        self.exitGrace = exitGrace
     }
 
     /// Asks the service to move the app; blocks until it answers.
@@ -38,11 +42,104 @@ package struct FlatpakMoveClient: Sendable {
             guard try Socket.peerCredentials(of: socket.rawValue).uid == 0 else {
                 throw FlatpakMoveError.service("\(socketPath) is not root's")
             }
-            try socket.writeAll(FlatpakMoveWire.request(request))
         } catch let error as FlatpakMoveError {
             throw error
         } catch {
             throw .service("\(socketPath): \(error)")
+        }
+        return try Self.converse(request, on: socket, until: deadline, timeout: timeout, peer: socketPath)
+    }
+
+    /// Moves the app in a helper process of the Guard's own binary
+    /// (`familycontrolsd --flatpak-move-connection`, as the service runs it),
+    /// where no move service listens (no systemd: a container, the
+    /// foreground mode). The helper speaks the service's wire on a socket
+    /// pair as its standard input and output; it is killed at the deadline,
+    /// and reaped either way.
+    /// - Parameter arguments: the helper's options (`--state-dir`,
+    ///   `--installation-path`, `--flatpak-config-dir`).
+    /// - Returns: the approval, now of the Guard's installation.
+    /// - Throws: ``FlatpakMoveError/service(_:)`` when the helper cannot
+    ///   start, times out, or refuses (with its reason).
+    package func moveInHelper(_ request: FlatpakMoveRequest, executable: String = "/proc/self/exe",
+                              arguments: [String]) throws(FlatpakMoveError) -> FlatpakApproval {
+        let deadline = MonotonicInstant.now + timeout
+        let helper: HelperProcess
+        let socket: FileDescriptor
+        do throws(Errno) {
+            let (mine, theirs) = try Socket.makeStreamPair()
+            helper = try HelperProcess.spawn(executable, arguments: [FlatpakMoveCommand.connectionArgument] + arguments,
+                                             input: theirs.rawValue, output: theirs.rawValue)
+            theirs.close()
+            socket = mine
+        } catch {
+            throw .service("the move helper could not start: \(error)")
+        }
+        defer { helper.kill() }
+        let approval = try Self.converse(request, on: socket, until: deadline, timeout: timeout,
+                                         peer: "the move helper (pid \(helper.pid))")
+        // It has answered: a moment to exit, then the kill.
+        _ = try? helper.waitForExit(until: .now.advanced(by: exitGrace))
+        return approval
+    }
+
+    /// Finishes or undoes every move a killed helper left, in a helper of
+    /// the Guard's own binary (`familycontrolsd --flatpak-recover`), as the
+    /// service's unit does before each move; killed at the deadline.
+    /// - Returns: what it did, one line each.
+    /// - Throws: ``FlatpakMoveError/service(_:)`` when the helper cannot
+    ///   start, times out, or fails.
+    package func recoverInHelper(executable: String = "/proc/self/exe",
+                                 arguments: [String]) throws(FlatpakMoveError) -> [String] {
+        let deadline = MonotonicInstant.now + timeout
+        let helper: HelperProcess
+        let socket: FileDescriptor
+        do throws(Errno) {
+            let (mine, theirs) = try Socket.makeStreamPair()
+            helper = try HelperProcess.spawn(executable, arguments: [FlatpakMoveCommand.recoverArgument] + arguments,
+                                             input: theirs.rawValue, output: theirs.rawValue)
+            theirs.close()
+            socket = mine
+        } catch {
+            throw .service("the recovery helper could not start: \(error)")
+        }
+        defer { helper.kill() }
+        var output: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            do {
+                guard try Poll.wait(for: Int16(POLLIN), on: socket.rawValue, until: deadline) != nil else {
+                    throw FlatpakMoveError.service("the recovery helper did not finish within \(timeout)")
+                }
+                let count = try buffer.withUnsafeMutableBytes { bytes throws(Errno) in try socket.read(into: bytes) }
+                guard count > 0 else { break }
+                // What it did is kept up to the wire's bound; the rest is read and dropped.
+                if output.count < FlatpakMoveWire.lineLimit { output += buffer[0..<count] }
+            } catch let error as FlatpakMoveError {
+                throw error
+            } catch {
+                throw .service("the recovery helper (pid \(helper.pid)): \(error)")
+            }
+        }
+        let exit: HelperProcess.Exit?
+        do {
+            exit = try helper.waitForExit(until: deadline)
+        } catch {
+            throw .service("the recovery helper (pid \(helper.pid)): \(error)")
+        }
+        guard exit == .exited(0) else {
+            throw .service("the recovery helper (pid \(helper.pid)) \(exit.map(\.description) ?? "did not end")")
+        }
+        return output.split(separator: 10).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Sends `request` on `socket` and reads the one-line answer, until `deadline`.
+    private static func converse(_ request: FlatpakMoveRequest, on socket: FileDescriptor, until deadline: MonotonicInstant,
+                                 timeout: Duration, peer: String) throws(FlatpakMoveError) -> FlatpakApproval {
+        do {
+            try socket.writeAll(FlatpakMoveWire.request(request))
+        } catch {
+            throw .service("\(peer): \(error)")
         }
         var reply: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -58,7 +155,7 @@ package struct FlatpakMoveClient: Sendable {
             } catch let error as FlatpakMoveError {
                 throw error
             } catch {
-                throw .service("\(socketPath): \(error)")
+                throw .service("\(peer): \(error)")
             }
         }
         return try FlatpakMoveWire.parseReply(reply, for: request)

@@ -18,9 +18,14 @@ package final class AuthorizationPolicy: Sendable {
         package var pamDirectory: String?
         /// Denials kept per user; older ones are forgotten.
         package var maximumDenialsPerUser: Int
-        package init(pamDirectory: String? = nil, maximumDenialsPerUser: Int = 32) {
+        /// The Guard's state folder, where a Flatpak move run in a helper
+        /// journals (`flatpak-moves`), as the move service does.
+        package var stateDirectory: String
+        package init(pamDirectory: String? = nil, maximumDenialsPerUser: Int = 32,
+                     stateDirectory: String = GuardDaemon.defaultStateDirectory) {
             self.pamDirectory = pamDirectory
             self.maximumDenialsPerUser = maximumDenialsPerUser
+            self.stateDirectory = stateDirectory
         }
     }
 
@@ -61,7 +66,8 @@ package final class AuthorizationPolicy: Sendable {
         sheet = AuthenticationSheet(ledger: ledger, families: families, logger: logger, pamDirectory: settings.pamDirectory,
                                     authenticator: authenticator)
         desk = GuardianDesk(ledger: ledger, families: families, limits: limits, logger: logger)
-        keeper = LockKeeper(locker: locker, ledger: ledger, families: families, logger: logger, turns: turns)
+        keeper = LockKeeper(locker: locker, ledger: ledger, families: families, logger: logger, turns: turns,
+                            stateDirectory: settings.stateDirectory)
     }
 
     /// The family as last loaded.

@@ -21,8 +21,12 @@ package final class LockKeeper: Sendable {
     /// check leaves that lock alone, though no approval covers it.
     let updatesUnderWay = Mutex<Set<StatusHub.Key>>([])
 
+    /// The Guard's state folder, for a move run in a helper (its journal).
+    let stateDirectory: String
+
     init(locker: any AppLocker, ledger: AuthorizationLedger, families: FamilyState, logger: Logger,
-         turns: AppTurns) {
+         turns: AppTurns, stateDirectory: String) {
+        self.stateDirectory = stateDirectory
         self.locker = locker
         self.ledger = ledger
         self.families = families
@@ -191,22 +195,19 @@ package final class LockKeeper: Sendable {
     }
 
     /// Moves an approved app of a child's per-user Flatpak installation into
-    /// the Guard's, through the move service (``FlatpakMoveClient``), when
-    /// `[Flatpak] MoveService=` names a socket that exists.
+    /// the Guard's, through the move service (``FlatpakMoveClient``) when
+    /// `[Flatpak] MoveService=` names a socket that exists, else (no
+    /// systemd) in a helper process of the Guard's own binary.
     /// - Returns: the record of the moved app (the Guard's installation, the
     ///   same commit, its remote and time), or nil where the app is locked in
-    ///   place instead: not a per-user Flatpak app, or no move service.
-    /// - Throws: `Unavailable` when the service is there but the move fails:
-    ///   the app stays where it was, unapproved.
+    ///   place instead: not a per-user Flatpak app, or `MoveService=no`.
+    /// - Throws: `Unavailable` when the move fails: the app stays where it
+    ///   was, unapproved.
     func moveFlatpak(_ record: AuthorizationRecord) throws(GuardFailure) -> AuthorizationRecord? {
         guard let deployment = record.flatpak, case .user(let uid) = deployment.installation.kind else { return nil }
         let configuration = families.current.configuration
         guard let socket = configuration.flatpakMoveService else {
             logger.info("flatpak: \(record.appID) for \(record.user) is locked in place ([Flatpak] MoveService=no)")
-            return nil
-        }
-        guard access(socket, F_OK) == 0 else {
-            logger.info("flatpak: \(record.appID) for \(record.user) is locked in place (no move service at \(socket))")
             return nil
         }
         let suffix = "/.local/share/flatpak"
@@ -224,7 +225,21 @@ package final class LockKeeper: Sendable {
                                          branch: deployment.branch, commit: deployment.commit, deployment: opened.status)
         let approval: FlatpakApproval
         do {
-            approval = try FlatpakMoveClient(socketPath: socket).move(request)
+            if access(socket, F_OK) == 0 {
+                approval = try FlatpakMoveClient(socketPath: socket).move(request)
+            } else {
+                logger.info("flatpak: no move service at \(socket); \(record.appID) for \(record.user) is moved by a helper")
+                // The helper's Flatpak reads the Guard's own Flatpak configuration (FLATPAK_CONFIG_DIR, else /etc/flatpak).
+                let flatpakConfiguration = getenv("FLATPAK_CONFIG_DIR").map { ["--flatpak-config-dir", String(cString: $0)] } ?? []
+                let options = ["--state-dir", stateDirectory, "--installation-path", configuration.flatpakGuardInstallation]
+                    + flatpakConfiguration
+                let client = FlatpakMoveClient(socketPath: socket)
+                // As the service's unit does first: a move a kill interrupted is finished or undone.
+                for line in try client.recoverInHelper(arguments: options) {
+                    logger.notice("flatpak: recovered: \(DisplayText.sanitized(line))")
+                }
+                approval = try client.moveInHelper(request, arguments: options)
+            }
         } catch {
             ledger.audit(.lock, actor: AuditEvent.guardActor, user: record.user, appID: record.appID,
                          member: .child, outcome: .failed, detail: "move into the Guard's Flatpak installation: \(error)")

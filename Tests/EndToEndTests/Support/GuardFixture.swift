@@ -64,6 +64,13 @@ final class GuardFixture: @unchecked Sendable {
     deinit { tearDown() }
 
     func writeConfiguration(children: [String]? = nil, extra: String = "") throws {
+        // A test's Guard never moves a Flatpak app into the machine's own Guard
+        // installation: unless the test names a move service, apps are locked in place.
+        var extra = extra
+        if !extra.contains("MoveService=") {
+            extra = extra.contains("[Flatpak]\n") ? extra.replacingOccurrences(of: "[Flatpak]\n", with: "[Flatpak]\nMoveService=no\n")
+                : extra + "\n[Flatpak]\nMoveService=no\n"
+        }
         let text = """
             [Family]
             Guardians=\(guardian.name)
