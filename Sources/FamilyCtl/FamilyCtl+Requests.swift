@@ -103,8 +103,12 @@ extension FamilyCtl {
              isoDate(row.created), isoDate(row.expires), row.path]
         }
         // An update's versions are long: one line each under the table.
-        let versions = rows.filter { $0.purpose == .update }.map { row in
-            "request \(row.id) updates \(row.app) from \(row.from ?? "?") to \(row.to ?? "?")"
+        let versions = rows.compactMap { row -> String? in
+            switch row.purpose {
+            case .update: "request \(row.id) updates \(row.app) from \(row.from ?? "?") to \(row.to ?? "?")"
+            case .approve: row.to.map { "request \(row.id) approves \(row.app) at \($0)" }
+            case .revoke: nil
+            }
         }
         return columns([header] + table) + versions.map { "\n" + DisplayText.sanitized($0) }.joined()
     }
@@ -121,7 +125,7 @@ extension FamilyCtl {
     static func describe(_ row: Guard.Request) -> String {
         func shown(_ text: String) -> String { DisplayText.sanitized(text) }
         let purpose = switch row.purpose {
-        case .approve: "to provide parental controls"
+        case .approve: "to provide parental controls" + (row.to.map { " (\(shown($0)))" } ?? "")
         case .revoke: "to stop providing parental controls"
         case .update: "to be updated from \(shown(row.from ?? "?")) to \(shown(row.to ?? "?"))"
         }

@@ -250,7 +250,7 @@ extension PendingRequest {
         case .update: .update
         }
         return Guard.Request(id: id, user: user, app: appID, name: displayName, path: path, purpose: purpose,
-                             created: created.seconds, expires: expires.seconds, from: update?.from, to: update?.to)
+                             created: created.seconds, expires: expires.seconds, from: update?.from, to: update?.to ?? source)
     }
 }
 
