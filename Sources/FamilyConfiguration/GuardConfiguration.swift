@@ -80,6 +80,10 @@ package struct GuardConfiguration: Hashable, Sendable {
     /// (its `Path=` in `/etc/flatpak/installations.d/familycontrols.conf`),
     /// whose apps are recognised as a system installation's.
     package var flatpakGuardInstallation = "/var/lib/familycontrols-flatpak"
+    /// `[Flatpak] TrustedRemote=`, one a line: the remotes whose new commits
+    /// an approved app follows without a guardian. Nil (no such line): Flathub,
+    /// where the system installation has it with its keys; empty (`TrustedRemote=none`): none.
+    package var flatpakTrustedRemotes: [FlatpakTrustedRemote]?
     /// `[Monitors] Enabled=`: whether the Guard runs the monitors approved
     /// apps declare (`X-FamilyControls-Monitor=`) in their children's sessions.
     package var monitorsEnabled = true
@@ -214,9 +218,27 @@ package struct GuardConfiguration: Hashable, Sendable {
                         ? nil : try Self.absolutePath(entry, example: "/run/familycontrols-flatpak/move.socket", file: file)
                 case "GuardInstallation":
                     flatpakGuardInstallation = try Self.absolutePath(entry, example: "/var/lib/familycontrols-flatpak", file: file)
+                case "TrustedRemote":
+                    var remotes = flatpakTrustedRemotes ?? []
+                    if entry.value != "none" {
+                        switch FlatpakTrustedRemote.parse(entry.value) {
+                        case .success(let remote):
+                            guard !remotes.contains(where: { $0.name == remote.name }) else {
+                                throw fail(entry.line, "TrustedRemote= names remote \"\(remote.name)\" twice")
+                            }
+                            guard remotes.count < FlatpakTrustedRemote.limit else {
+                                throw fail(entry.line, "at most \(FlatpakTrustedRemote.limit) TrustedRemote= lines")
+                            }
+                            remotes.append(remote)
+                        case .failure(let error):
+                            throw fail(entry.line, "TrustedRemote= \(error) (for example: TrustedRemote=flathub "
+                                + "https://dl.flathub.org/repo/ 4C8E F5A3 ...), found \"\(entry.value.clipped)\"")
+                        }
+                    }
+                    flatpakTrustedRemotes = remotes
                 default:
                     throw fail(entry.line, "unknown key \"\(entry.key.clipped)\" in [Flatpak] (expected UserInstallations, "
-                        + "SystemInstallation, Installations, MoveService or GuardInstallation)")
+                        + "SystemInstallation, Installations, MoveService, GuardInstallation or TrustedRemote)")
                 }
             }
         case ("Monitors", nil):

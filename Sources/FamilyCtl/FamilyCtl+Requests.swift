@@ -102,13 +102,17 @@ extension FamilyCtl {
             [String(row.id), row.user, row.app, row.name, asksTo(row.purpose),
              isoDate(row.created), isoDate(row.expires), row.path]
         }
-        // An update's versions and keys are long: one line each under the table.
+        // An update's versions and keys, and an approval's source, are long: one line each under the table.
         let versions = rows.compactMap { row -> String? in
             switch row.purpose {
             case .update:
                 "request \(row.id) updates \(row.app) from \(row.from ?? "?") to \(row.to ?? "?")" + updateKeyText(row)
             case .approve:
-                row.updateKey == nil ? nil : "request \(row.id)" + updateKeyText(row)
+                switch (row.to, row.updateKey) {
+                case (nil, nil): nil
+                case (let source?, _): "request \(row.id) approves \(row.app) at \(source)" + updateKeyText(row)
+                case (nil, _): "request \(row.id)" + updateKeyText(row)
+                }
             case .revoke:
                 nil
             }
@@ -150,7 +154,7 @@ extension FamilyCtl {
     static func describe(_ row: Guard.Request) -> String {
         func shown(_ text: String) -> String { DisplayText.sanitized(text) }
         let purpose = switch row.purpose {
-        case .approve: "to provide parental controls"
+        case .approve: "to provide parental controls" + (row.to.map { " (\(shown($0)))" } ?? "")
         case .revoke: "to stop providing parental controls"
         case .update: "to be updated from \(shown(row.from ?? "?")) to \(shown(row.to ?? "?"))"
         }

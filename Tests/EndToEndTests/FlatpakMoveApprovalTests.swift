@@ -18,8 +18,14 @@ struct FlatpakMoveApprovalTests {
     /// Runs `body` with a Flatpak child on a system bus with polkitd and the
     /// system helper, the real move service listening on its socket under
     /// `systemd-socket-activate`, and a real Guard configured with it.
-    private func withMoveService(_ body: (GuardFixture, FlatpakChild, FlatpakSystemServices) async throws -> Void) async throws {
-        try await withFlatpakChild(systemHelper: true) { child in
+    /// `installed: false`: the child has only the test repository, and
+    /// `prepare` installs the app as the attack wants it; `extra(child)` is
+    /// appended to the Guard's `[Flatpak]` section.
+    private func withMoveService(installed: Bool = true, prepare: (FlatpakChild) async throws -> Void = { _ in },
+                                 extra: (FlatpakChild) -> String = { _ in "" },
+                                 _ body: (GuardFixture, FlatpakChild, FlatpakSystemServices) async throws -> Void) async throws {
+        try await withFlatpakChild(installed: installed, systemHelper: true) { child in
+            try await prepare(child)
             let services = try #require(child.services)
             let socket = "\(child.directory)/move.socket"
             let pidFile = "\(child.directory)/move-service.pid"
@@ -45,6 +51,7 @@ struct FlatpakMoveApprovalTests {
                     [Flatpak]
                     MoveService=\(socket)
                     GuardInstallation=\(services.installation)
+                    \(extra(child))
                     """)
                 try await guardd.start()
                 try await body(guardd, child, services)
@@ -127,8 +134,13 @@ struct FlatpakMoveApprovalTests {
         }
     }
 
+    /// The test repository as a trusted remote: a `file://` folder only root can change, unsigned.
+    private func trustingTheTestRepository(_ child: FlatpakChild) -> String {
+        "TrustedRemote=\(FlatpakChild.remote) file://\(child.repository.repository)"
+    }
+
     @Test func theApprovalFollowsTheChildsUpdateFromItsRemoteAndACopyFromAnotherRemoteWaitsForAGuardian() async throws {
-        try await withMoveService { guardd, child, services in
+        try await withMoveService(extra: trustingTheTestRepository) { guardd, child, services in
             let first = try child.repository.commit()
             let approved = try await guardd.flatpakRequestApproved(child)
             #expect(approved.standardOutput == "status: approved\n", "\(approved.standardError)\n\(guardd.log)")
@@ -211,6 +223,191 @@ struct FlatpakMoveApprovalTests {
         return ProcessResult(status: status, standardOutput: app.standardOutput, standardError: app.standardError)
     }
 
+    // MARK: - Only what a guardian was shown or an administrator configured is followed
+
+    /// Whether the child's Flatpak can deploy from a remote that verifies
+    /// signatures through the system helper: it pulls into a revokefs-fuse
+    /// mount, which needs `/dev/fuse` open to every user (a desktop's 0666).
+    private var childCanUseFuse: Bool {
+        let mode = (try? FileManager.default.attributesOfItem(atPath: "/dev/fuse"))?[.posixPermissions] as? Int ?? 0
+        return mode & 0o006 == 0o006
+    }
+
+    /// Deploys the remote's newest commit of the app in the Guard's
+    /// installation as the child's `flatpak update` does through the system
+    /// helper (polkit `app-update`); where `/dev/fuse` is closed to users,
+    /// root's `flatpak update` stands in for the helper: the same pull, the
+    /// same check of every signature against the Guard's remote's keyring.
+    private func deployNewestCommit(_ child: FlatpakChild, _ services: FlatpakSystemServices) async throws -> ProcessResult {
+        if childCanUseFuse { return try await child.flatpak(["update", "-y", "--noninteractive", appID]) }
+        return try await run("/usr/bin/flatpak", ["update", "--installation=familycontrols", "-y", "--noninteractive", appID],
+                             environment: ["FLATPAK_CONFIG_DIR": services.configurationDirectory])
+    }
+
+    /// The fingerprints of the keys in a keyring file, as gpg reads them.
+    private func fingerprints(ofKeyring file: String) async throws -> [String] {
+        let home = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let shown = try await run("/usr/bin/gpg", ["--homedir", home, "--batch", "--with-colons", "--show-keys", file])
+        _ = try? await run("/usr/bin/gpgconf", ["--homedir", home, "--kill", "all"])
+        return shown.standardOutput.split(separator: "\n").filter { $0.hasPrefix("fpr:") }
+            .compactMap { $0.split(separator: ":", omittingEmptySubsequences: false).dropFirst(9).first.map(String.init) }
+    }
+
+    /// The child's demo asks (answering the alert of a first request); returns
+    /// the request a guardian sees and the running app.
+    private func pendingRequest(_ guardd: GuardFixture, _ child: FlatpakChild,
+                                alert: Bool = false) async throws -> ([String: Any], RunningApp) {
+        let app = try child.startDemo(socket: guardd.socket)
+        if alert { _ = try await app.waitForPendingRequest() }
+        for _ in 0..<200 {
+            let listed = try await guardd.familyctlAsGuardian(["requests", "--json"])
+            let object = try? JSONSerialization.jsonObject(with: Data(listed.standardOutput.utf8)) as? [String: Any]
+            if let found = (object?["requests"] as? [[String: Any]])?.first(where: { $0["app"] as? String == appID }) {
+                return (found, app)
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        app.stop()
+        throw FixtureError("no request came: \(app.standardError)\n\(guardd.log)")
+    }
+
+    /// The guardian approves or denies request `request`; returns the app's end.
+    private func decide(_ guardd: GuardFixture, _ request: [String: Any], _ app: RunningApp, approve: Bool) async throws -> ProcessResult {
+        defer { app.stop() }
+        let id = try #require(request["id"] as? Int)
+        let decided = try await guardd.familyctlAsGuardian([approve ? "approve" : "deny", String(id), "--stdin"],
+                                                           input: "\(guardd.guardian.password ?? "")\n")
+        #expect(decided.status == 0, "\(decided.standardError)")
+        app.endInput()
+        let status = await app.exitStatus()
+        return ProcessResult(status: status, standardOutput: app.standardOutput, standardError: app.standardError)
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/gpg"), "needs gpg (Debian's gnupg)"))
+    func aKeyTheChildAddsToTheVendorsRemoteIsNotCarriedIntoTheGuardsInstallationSoTheChildsCommitIsNotFollowed() async throws {
+        let keys = try makeTemporaryDirectory()
+        chmod(keys, 0o755)
+        defer { try? FileManager.default.removeItem(atPath: keys) }
+        let vendor = try await offload { try FlatpakSigningKey(in: "\(keys)/vendor") }
+        let childs = try await offload { try FlatpakSigningKey(in: "\(keys)/child") }
+        defer { vendor.stop(); childs.stop() }
+        try await withMoveService(installed: false, prepare: { child in
+            // The vendor's genuine signed remote; the child adds a key of their own to its per-user keyring.
+            try await offload { try child.repository.sign(with: vendor) }
+            try await child.flatpak(["remote-add", "--user", "--gpg-import=\(vendor.publicKey)", FlatpakChild.remote,
+                                     child.repository.repository]).requireSuccess()
+            try await child.flatpak(["remote-modify", "--user", "--gpg-import=\(childs.publicKey)", FlatpakChild.remote])
+                .requireSuccess()
+            try await child.flatpak(["install", "--user", "-y", "--noninteractive", FlatpakChild.remote, appID]).requireSuccess()
+        }, extra: { child in
+            "TrustedRemote=\(FlatpakChild.remote) file://\(child.repository.repository) \(vendor.keyID)"
+        }) { guardd, child, services in
+            let first = try child.repository.commit()
+            // The guardian is shown the remote, its URL and keys (the child's among them), and that the site trusts it.
+            let (request, app) = try await pendingRequest(guardd, child, alert: true)
+            let shown = request["to"] as? String ?? ""
+            #expect(shown.contains("remote \(FlatpakChild.remote) (file://\(child.repository.repository))"), "\(request)")
+            #expect(shown.contains(vendor.keyID) && shown.contains(childs.keyID), "\(request)")
+            #expect(shown.contains("trusted by this site"), "\(request)")
+            let approved = try await decide(guardd, request, app, approve: true)
+            #expect(approved.standardOutput == "status: approved\n", "\(approved.standardError)\n\(guardd.log)")
+            #expect(guardActive(services) == first)
+
+            // The Guard's remote verifies with the vendor's key alone.
+            let keyring = "\(services.installation)/repo/\(FlatpakChild.remote).trustedkeys.gpg"
+            #expect(try await fingerprints(ofKeyring: keyring) == [vendor.keyID])
+
+            // A commit the child signed, on top of the approved one, offered for the app's remote.
+            try await Task.sleep(for: .seconds(1.1))
+            let childsCommit = try await offload { try child.repository.publish(version: 2, signedWith: childs) }
+            // Flatpak refuses it (or, finding no commit the remote's keys sign, updates nothing).
+            let deployed = try await deployNewestCommit(child, services)
+            #expect(guardActive(services) == first, "the child's commit \(childsCommit) was deployed: \(deployed.standardError)")
+            let asked = try await child.runDemo(["request", "--member", "child", "--stdin"], socket: guardd.socket)
+            #expect(asked.standardOutput == "status: approved\n", "still the approved commit: \(asked.standardError)")
+            #expect(!guardd.log.contains("follows its update"), "\(guardd.log)")
+        }
+    }
+
+    /// `python3 -m http.server` on 127.0.0.1, run as the child, serving `folder`; returns its URL and the process.
+    private func serveAsChild(_ child: FlatpakChild, _ folder: String) async throws -> (url: String, process: Process) {
+        for _ in 0..<20 {
+            let port = Int.random(in: 20_000..<60_000)
+            let command = child.commandLine(["/usr/bin/python3", "-m", "http.server", "--bind", "127.0.0.1",
+                                             "--directory", folder, String(port)])
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: command[0])
+            process.arguments = Array(command.dropFirst())
+            process.standardInput = FileHandle.nullDevice
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            for _ in 0..<100 where process.isRunning {
+                let probe = try await run("/usr/bin/python3", ["-c", "import socket; socket.create_connection(('127.0.0.1', \(port)), 1)"])
+                if probe.status == 0 { return ("http://127.0.0.1:\(port)/", process) }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            stopServer(process)
+        }
+        throw FixtureError("python3 -m http.server did not listen on 127.0.0.1")
+    }
+
+    private func stopServer(_ process: Process) {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/gpg"), "needs gpg (Debian's gnupg)"),
+          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs python3 (its http.server serves the child's remote)"))
+    func theChildsOwnRemoteNamedFlathubIsShownToTheGuardianAndEachOfItsNewCommitsNeedsOne() async throws {
+        let keys = try makeTemporaryDirectory()
+        chmod(keys, 0o755)
+        defer { try? FileManager.default.removeItem(atPath: keys) }
+        let childs = try await offload { try FlatpakSigningKey(in: "\(keys)/child") }
+        defer { childs.stop() }
+        var server: (url: String, process: Process)?
+        defer { if let server { stopServer(server.process) } }
+        try await withMoveService(installed: false, prepare: { child in
+            // A signed repository of the child's own, served by the child on 127.0.0.1, as their remote "flathub".
+            try await offload { try child.repository.sign(with: childs) }
+            let served = try await serveAsChild(child, child.repository.repository)
+            server = served
+            try await child.flatpak(["remote-add", "--user", "--gpg-import=\(childs.publicKey)", "flathub", served.url]).requireSuccess()
+            try await child.flatpak(["install", "--user", "-y", "--noninteractive", "flathub", appID]).requireSuccess()
+        }) { guardd, child, services in
+            let url = try #require(server?.url)
+            let first = try child.repository.commit()
+            // The guardian sees the remote, its URL and key, and that the site does not trust it.
+            let (request, app) = try await pendingRequest(guardd, child, alert: true)
+            let shown = request["to"] as? String ?? ""
+            #expect(shown.contains("commit \(first.prefix(16)) of remote flathub (\(url)), keys \(childs.keyID)"), "\(request)")
+            #expect(shown.contains("not a remote this site trusts"), "\(request)")
+            let table = try await guardd.familyctlAsGuardian(["requests"]).standardOutput
+            #expect(table.contains(url), "\(table)")
+            let approved = try await decide(guardd, request, app, approve: true)
+            #expect(approved.standardOutput == "status: approved\n", "\(approved.standardError)\n\(guardd.log)")
+            #expect(guardActive(services) == first)
+
+            // The child publishes a new commit and deploys it: the approval does not follow; a guardian is asked.
+            try await Task.sleep(for: .seconds(1.1))
+            let second = try await offload { try child.repository.publish(version: 2, signedWith: childs) }
+            let deployed = try await deployNewestCommit(child, services)
+            #expect(deployed.status == 0, "\(deployed.standardError)")
+            #expect(guardActive(services) == second)
+            let (update, waiting) = try await pendingRequest(guardd, child)
+            #expect(update["purpose"] as? String == "update", "\(update)")
+            #expect((update["to"] as? String)?.contains("commit \(second.prefix(16))") == true, "\(update)")
+            #expect((update["to"] as? String)?.contains("is not one this site trusts") == true, "\(update)")
+            let denied = try await decide(guardd, update, waiting, approve: false)
+            #expect(denied.standardOutput != "status: approved\n", "\(denied.standardOutput)")
+            #expect(!guardd.log.contains("follows its update"), "\(guardd.log)")
+            let row = try #require(try await guardd.statusJSON(user: child.user.name, appID: appID))
+            #expect((row["flatpak"] as? [String: Any])?["commit"] as? String == first, "\(row)")
+        }
+    }
+
     /// No systemd, so no move service at its socket (a container, the
     /// foreground mode): the Guard moves the app in a helper process of its
     /// own binary, and the child's `flatpak update` still works afterwards.
@@ -226,6 +423,7 @@ struct FlatpakMoveApprovalTests {
                     [Flatpak]
                     MoveService=\(socket)
                     GuardInstallation=\(services.installation)
+                    \(trustingTheTestRepository(child))
                     """)
                 let commit = try child.repository.commit()
                 // A move of this app a kill interrupted before its first step: its journal

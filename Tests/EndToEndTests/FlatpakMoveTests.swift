@@ -28,23 +28,27 @@ struct FlatpakMoveTests {
         try? FileManager.default.destinationOfSymbolicLink(atPath: "\(services(child).installation)/app/\(appID)/\(arch)/\(branch)/active")
     }
 
-    private func options(_ child: FlatpakChild) throws -> [String] {
+    /// The test repository is the trusted remote (a `file://` folder only
+    /// root can change; with `key`, signed by it), as `TrustedRemote=` says.
+    private func options(_ child: FlatpakChild, key: FlatpakSigningKey? = nil) throws -> [String] {
         let services = try services(child)
         return ["--state-dir", "\(child.directory)/state", "--installation-path", services.installation,
-                "--flatpak-config-dir", services.configurationDirectory]
+                "--flatpak-config-dir", services.configurationDirectory,
+                "--trusted-remote", "\(FlatpakChild.remote) file://\(child.repository.repository)\(key.map { " \($0.keyID)" } ?? "")"]
     }
 
     /// `familycontrolsd --flatpak-move` as root, with the child's deployment
     /// of `commit` opened as descriptor 3, as the Guard hands it over.
-    private func moveCommand(_ child: FlatpakChild, _ commit: String, opening folder: String? = nil) throws -> [String] {
+    private func moveCommand(_ child: FlatpakChild, _ commit: String, opening folder: String? = nil,
+                             key: FlatpakSigningKey? = nil) throws -> [String] {
         try FileManager.default.createDirectory(atPath: "\(child.directory)/state", withIntermediateDirectories: true)
         return ["/bin/sh", "-c", "exec 3<\"$1\"; shift; exec \"$@\"", "mover", folder ?? child.deployment(commit),
                 productPath("familycontrolsd"), "--flatpak-move", "--uid", "\(child.user.uid)", "--home", child.home,
-                "--app", appID, "--arch", arch, "--branch", branch, "--commit", commit] + (try options(child))
+                "--app", appID, "--arch", arch, "--branch", branch, "--commit", commit] + (try options(child, key: key))
     }
 
-    private func move(_ child: FlatpakChild, _ commit: String) async throws -> ProcessResult {
-        let command = try moveCommand(child, commit)
+    private func move(_ child: FlatpakChild, _ commit: String, key: FlatpakSigningKey? = nil) async throws -> ProcessResult {
+        let command = try moveCommand(child, commit, key: key)
         return try await run(command[0], Array(command.dropFirst()))
     }
 
@@ -59,10 +63,10 @@ struct FlatpakMoveTests {
     }
 
     /// `familycontrolsd --flatpak-judge` of the Guard's installation against `approved`.
-    private func judge(_ child: FlatpakChild, _ approved: [String: String]) async throws -> String {
+    private func judge(_ child: FlatpakChild, _ approved: [String: String], key: FlatpakSigningKey? = nil) async throws -> String {
         let arguments = ["--flatpak-judge", "--app", appID, "--arch", arch, "--branch", branch,
                          "--remote", approved["remote"] ?? "", "--url", approved["url"] ?? "",
-                         "--commit", approved["commit"] ?? "", "--timestamp", approved["timestamp"] ?? ""] + (try options(child))
+                         "--commit", approved["commit"] ?? "", "--timestamp", approved["timestamp"] ?? ""] + (try options(child, key: key))
         return try await run(productPath("familycontrolsd"), arguments).requireSuccess().standardOutput
             .trimmingCharacters(in: .whitespacesAndNewlines)
     }
@@ -297,7 +301,7 @@ struct FlatpakMoveTests {
                                      child.repository.repository]).requireSuccess()
             try await child.flatpak(["install", "--user", "-y", "--noninteractive", FlatpakChild.remote, appID]).requireSuccess()
             let first = try child.repository.commit()
-            let approved = approval(try await move(child, first).requireSuccess())
+            let approved = approval(try await move(child, first, key: key).requireSuccess())
             #expect(try guardActiveCommit(child) == first)
             let remotes = try await run("/usr/bin/flatpak", ["remotes", "--installation=familycontrols", "--columns=name,options"],
                                         environment: ["FLATPAK_CONFIG_DIR": try services(child).configurationDirectory])
@@ -320,7 +324,7 @@ struct FlatpakMoveTests {
             }
             #expect(update.status == 0, "\(update.standardError)")
             #expect(try guardActiveCommit(child) == second)
-            #expect(try await judge(child, approved).hasPrefix("approved \(second) "))
+            #expect(try await judge(child, approved, key: key).hasPrefix("approved \(second) "))
 
             // A commit the key did not sign is not taken, by Flatpak's own check.
             try await Task.sleep(for: .seconds(1.1))

@@ -355,9 +355,38 @@ struct FamilyMembershipTests {
         }
     }
 
+    @Test func trustedRemotesAreReadOneALineWithTheirKeysAndNoneTrustsNothing() throws {
+        let configuration = try parse("""
+            [Flatpak]
+            TrustedRemote=flathub https://dl.flathub.org/repo/ 4c8e f5a3 1234 5678 9abc  def0 1234 5678 9abc def0
+            TrustedRemote=local file:///srv/flatpak/repo
+
+            """)
+        #expect(configuration.flatpakTrustedRemotes == [
+            FlatpakTrustedRemote(name: "flathub", url: "https://dl.flathub.org/repo/",
+                                 fingerprints: ["4C8EF5A3123456789ABCDEF0123456789ABCDEF0"]),
+            FlatpakTrustedRemote(name: "local", url: "file:///srv/flatpak/repo", fingerprints: []),
+        ])
+        #expect(try parse("[Flatpak]\nTrustedRemote=none\n").flatpakTrustedRemotes == [])
+        #expect(try parse("[Flatpak]\n").flatpakTrustedRemotes == nil)
+    }
+
+    @Test(arguments: [("x", "expects NAME URL"), ("-x https://a/ \(String(repeating: "A", count: 40))", "the remote's name"),
+                      ("x ftp://a/", "the URL must be"), ("x https://a/", "needs the fingerprints"),
+                      ("x https://a/ 1234", "40 hex digits"), ("x https://a/ zz", "is not a key fingerprint")])
+    func aTrustedRemoteThatDoesNotHoldIsRefusedWithItsReason(_ value: String, _ reason: String) {
+        do {
+            _ = try parse("[Flatpak]\nTrustedRemote=\(value)\n")
+            Issue.record("TrustedRemote=\(value) was taken")
+        } catch {
+            #expect(error.description.contains(reason), "\(error)")
+            #expect(error.line == 2)
+        }
+    }
+
     @Test func anUnknownKeyOrAYesNoMistakeNamesTheLine() {
         #expect(throws: ConfigError(file: "test.conf", line: 2, "unknown key \"User\" in [Flatpak] (expected "
-                                    + "UserInstallations, SystemInstallation, Installations, MoveService or GuardInstallation)")) {
+                                    + "UserInstallations, SystemInstallation, Installations, MoveService, GuardInstallation or TrustedRemote)")) {
             try parse("[Flatpak]\nUser=no\n")
         }
         #expect(throws: ConfigError(file: "test.conf", line: 3, "SystemInstallation= expects yes or no, found \"maybe\"")) {

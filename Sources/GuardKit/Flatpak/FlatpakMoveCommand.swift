@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import FamilyConfiguration
 import SystemKit
 
 /// `familycontrolsd --flatpak-move`, `--flatpak-recover` and
@@ -31,9 +32,18 @@ package enum FlatpakMoveCommand {
         do throws(UsageError) {
             arguments = try Arguments(tokens, .init(valued: ["--uid", "--home", "--app", "--arch", "--branch", "--commit",
                                                              "--remote", "--url", "--timestamp", "--state-dir",
-                                                             "--installation-path", "--flatpak-config-dir", "--service"]))
+                                                             "--installation-path", "--flatpak-config-dir", "--service",
+                                                             "--trusted-remote"]))
         } catch {
             return fail("\(error)")
+        }
+        // One remote the site trusts, as a TrustedRemote= line reads; none without it.
+        var trusted: [FlatpakTrustedRemote] = []
+        if let line = arguments["--trusted-remote"] {
+            switch FlatpakTrustedRemote.parse(line) {
+            case .success(let remote): trusted = [remote]
+            case .failure(let error): return fail("--trusted-remote: \(error)")
+            }
         }
         let installation = GuardFlatpakInstallation(path: arguments["--installation-path"] ?? GuardFlatpakInstallation.defaultPath,
                                                     configurationDirectory: arguments["--flatpak-config-dir"])
@@ -53,7 +63,7 @@ package enum FlatpakMoveCommand {
             }
             let approval = FlatpakApproval(appID: app, arch: arch, branch: branch, remote: remote, url: url,
                                            commit: commit, timestamp: timestamp)
-            switch FlatpakUpdateJudge(installation: installation).judge(approval) {
+            switch FlatpakUpdateJudge(installation: installation, trusted: trusted).judge(approval) {
             case .unchanged: print("unchanged")
             case .notInstalled: print("not-installed")
             case .approved(let moved): print("approved \(moved.commit) \(moved.timestamp)")
@@ -71,7 +81,7 @@ package enum FlatpakMoveCommand {
                 return fail("descriptor 3 is not the deployment's folder")
             }
             let request = FlatpakMoveRequest(uid: uid, home: home, appID: app, arch: arch, branch: branch, commit: commit,
-                                             deployment: status)
+                                             deployment: status, trusted: trusted)
             do throws(FlatpakMoveError) {
                 // With --service, through the move service, as the Guard asks it; else here.
                 let approval: FlatpakApproval

@@ -1,3 +1,4 @@
+import FamilyConfiguration
 import SystemKit
 
 /// One move asked of the Flatpak move service, and its answer, as lines of
@@ -5,30 +6,40 @@ import SystemKit
 /// (`familycontrols-flatpak.socket`): the Guard writes one request line, the
 /// service answers one line and closes.
 ///
-///     move UID HOME APPID ARCH BRANCH COMMIT DEVICE INODE
+///     move UID HOME APPID ARCH BRANCH COMMIT DEVICE INODE [TRUSTED...]
 ///     approved REMOTE URL COMMIT TIMESTAMP
 ///     refused MESSAGE
 ///
 /// The deployment travels as its device and inode: the service walks to it
 /// itself, by descriptor, and moves it only when it is that very folder.
+/// Each `TRUSTED` field is one remote the site trusts, as its
+/// `TrustedRemote=` line reads (`NAME URL FINGERPRINT...`).
 enum FlatpakMoveWire {
     /// A line longer than this is refused.
     static let lineLimit = 8 * 1024
 
     static func request(_ request: FlatpakMoveRequest) -> [UInt8] {
         line(["move", String(request.uid), request.home, request.appID, request.arch, request.branch, request.commit,
-              String(request.deployment.device), String(request.deployment.inode)])
+              String(request.deployment.device), String(request.deployment.inode)]
+             + request.trusted.map { ([$0.name, $0.url] + $0.fingerprints).joined(separator: " ") })
     }
 
     static func parseRequest(_ bytes: [UInt8]) throws(FlatpakMoveError) -> FlatpakMoveRequest {
         let fields = try Self.fields(bytes)
-        guard fields.count == 9, fields[0] == "move", let uid = UInt32(fields[1]), let device = UInt64(fields[7]),
+        guard (9...(9 + FlatpakTrustedRemote.limit)).contains(fields.count), fields[0] == "move", let uid = UInt32(fields[1]), let device = UInt64(fields[7]),
               let inode = UInt64(fields[8]) else {
             throw .invalidRequest("not a move request line")
         }
         let status = FileStatus(device: device, inode: inode, mode: 0, uid: uid, gid: 0, linkCount: 0)
+        var trusted: [FlatpakTrustedRemote] = []
+        for field in fields.dropFirst(9) {
+            switch FlatpakTrustedRemote.parse(field) {
+            case .success(let remote): trusted.append(remote)
+            case .failure(let error): throw .invalidRequest("a trusted remote: \(error)")
+            }
+        }
         return FlatpakMoveRequest(uid: uid, home: fields[2], appID: fields[3], arch: fields[4], branch: fields[5],
-                                  commit: fields[6], deployment: status)
+                                  commit: fields[6], deployment: status, trusted: trusted)
     }
 
     static func reply(_ result: Result<FlatpakApproval, FlatpakMoveError>) -> [UInt8] {

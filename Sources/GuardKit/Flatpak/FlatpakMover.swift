@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import FamilyConfiguration
 import SystemKit
 
 /// An approved per-user Flatpak app, as the Guard identified it: the
@@ -15,9 +16,14 @@ package struct FlatpakMoveRequest {
     /// The status (device and inode) of `~/.local/share/flatpak/app/ID/ARCH/BRANCH/COMMIT`
     /// as the Guard opened it: the move goes ahead only when the folder it reaches is this very one.
     package var deployment: FileStatus
+    /// The remotes the site trusts (``FlatpakTrust``): the one the child's
+    /// remote is, by URL, becomes the Guard's remote of the app, with the
+    /// administrator's name, URL and keys; any other remote is added pinned.
+    package var trusted: [FlatpakTrustedRemote]
 
     package init(uid: UInt32, home: String, appID: String, arch: String, branch: String, commit: String,
-                 deployment: FileStatus) {
+                 deployment: FileStatus, trusted: [FlatpakTrustedRemote] = []) {
+        self.trusted = trusted
         self.uid = uid
         self.home = home
         self.appID = appID
@@ -29,11 +35,17 @@ package struct FlatpakMoveRequest {
 }
 
 /// Moves an approved per-user Flatpak app into the Guard's installation:
-/// the same commit, from the same remote (its URL, GPG setting, keyring and
-/// collection read from the child's per-user configuration as hostile
-/// input), then the child's per-user copy set aside, so the child's
-/// `flatpak run ID` runs the root-owned copy, which the child can update
-/// through Flatpak's system helper but not remove.
+/// the same commit, then the child's per-user copy set aside, so the
+/// child's `flatpak run ID` runs the root-owned copy, which the child can
+/// update through Flatpak's system helper but not remove.
+///
+/// Where it comes from: when the child's remote (read from their per-user
+/// configuration as hostile input) has the URL of a remote the site trusts,
+/// from that remote as the administrator named it, verified with the
+/// administrator's keys only (the child's keyring, and the system
+/// installation's keyring of that name, each filtered to the trusted
+/// fingerprints); else from a remote named `NAME-uidUID` with the child's
+/// URL and keys, which no approval follows without a guardian (pinned).
 ///
 /// Crash safety: the steps are journaled (one file per move in
 /// `journalDirectory`, each step written and synced before the next runs).
@@ -63,7 +75,8 @@ package struct FlatpakMover {
         let user = try UserInstallation(home: request.home, uid: request.uid)
         let branchFolder = try user.branchFolder(request)
         let origin = try user.origin(of: request, in: branchFolder)
-        let remote = try FlatpakRemoteConfiguration.remote(origin, in: try user.repositoryConfiguration())
+        let childRemote = try FlatpakRemoteConfiguration.remote(origin, in: try user.repositoryConfiguration())
+        let (remote, keyring, site) = try source(of: childRemote, user: user, request: request)
         try Self.checkFileURL(remote.url)
 
         // One installation holds one commit of a ref: an app another approval
@@ -76,7 +89,7 @@ package struct FlatpakMover {
         let journal = try MoveJournal.create(in: journalDirectory, request: request)
         try journal.record(existed ? "begin existing" : "begin")
         do throws(FlatpakMoveError) {
-            try addRemote(remote, keyring: remote.gpgVerify ? try user.keyring(of: remote.name) : nil)
+            try addRemote(remote, keyring: keyring, site: site)
             let ref = "app/\(request.appID)/\(request.arch)/\(request.branch)"
             if !existed {
                 try installation.run(["install", "-y", "--noninteractive", "--no-related", remote.name, ref])
@@ -137,10 +150,51 @@ package struct FlatpakMover {
         return done
     }
 
-    private func addRemote(_ remote: FlatpakRemoteConfiguration, keyring: [UInt8]?) throws(FlatpakMoveError) {
+    /// Where the Guard's copy comes from: the trusted remote the child's
+    /// remote is (its keys from the child's and the system installation's
+    /// keyrings, only those the site lists), or the child's remote, pinned.
+    private func source(of child: FlatpakRemoteConfiguration, user: UserInstallation, request: FlatpakMoveRequest)
+        throws(FlatpakMoveError) -> (FlatpakRemoteConfiguration, [UInt8]?, FlatpakTrustedRemote?) {
+        guard let site = FlatpakTrust.match(url: child.url, in: request.trusted) else {
+            let suffix = "-uid\(request.uid)"
+            let name = String(decoding: child.name.utf8.prefix(64 - suffix.utf8.count), as: UTF8.self)
+            var pinned = child
+            pinned.name = name + suffix
+            guard FlatpakRemoteConfiguration.isRemoteName(pinned.name) else { throw .remoteRefused("the remote's name is not a plain name") }
+            return (pinned, child.gpgVerify ? try user.keyring(of: child.name) : nil, nil)
+        }
+        let remote = FlatpakRemoteConfiguration(name: site.name, url: site.url, gpgVerify: !site.fingerprints.isEmpty,
+                                                collectionID: nil)
+        guard remote.gpgVerify else { return (remote, nil, site) }
+        var kept: [UInt8] = []
+        var found: Set<String> = []
+        let keyrings = [child.gpgVerify ? try? user.keyring(of: child.name) : nil,
+                        try? FlatpakTrust.readRootFile(FlatpakTrust.systemInstallation, ["repo", "\(site.name).trustedkeys.gpg"],
+                                                       limit: OpenPGPKeyring.sizeLimit)]
+        for bytes in keyrings {
+            guard let bytes, let keys = try? OpenPGPKeyring(parsing: bytes) else { continue }
+            for key in keys.keys {
+                guard let fingerprint = key.fingerprint, site.fingerprints.contains(fingerprint),
+                      found.insert(fingerprint).inserted else { continue }
+                kept += key.packets
+            }
+        }
+        guard !kept.isEmpty else {
+            throw .remoteRefused("remote \(child.name) is the trusted remote \(site.name), but neither its keyring nor the "
+                + "system installation's holds a key this site trusts for it ([Flatpak] TrustedRemote=)")
+        }
+        return (remote, kept, site)
+    }
+
+    private func addRemote(_ remote: FlatpakRemoteConfiguration, keyring: [UInt8]?,
+                           site: FlatpakTrustedRemote?) throws(FlatpakMoveError) {
         if let existing = try? installation.remote(remote.name) {
             guard existing.url.utf8.elementsEqual(remote.url.utf8), existing.gpgVerify == remote.gpgVerify else {
                 throw .remoteRefused("the Guard's installation already has a remote \(remote.name) with another URL or GPG setting")
+            }
+            if let site, remote.gpgVerify, let problem = installation.untrustedKeys(of: remote.name, site: site) {
+                throw .remoteRefused("the Guard's installation's remote \(remote.name): \(problem); root removes it "
+                    + "(flatpak remote-delete --installation=familycontrols --force \(remote.name)) and approves again")
             }
             return
         }

@@ -1,8 +1,13 @@
+import FamilyConfiguration
+
 /// Decides whether the commit now deployed in the Guard's installation for
 /// an approved app keeps the approval: an update the child (or a software
 /// centre) made through `flatpak-system-helper` from the app's own remote,
-/// to a newer commit, does; a downgrade, a commit of another ref, or a
-/// remote whose URL changed waits for a guardian.
+/// to a newer commit, does, when that remote is one the site trusts
+/// (``FlatpakTrust``) and the installation names it with the trusted URL
+/// and verifies it with the trusted keys only; a downgrade, a commit of
+/// another ref, a remote whose URL changed, or any remote the site does not
+/// trust (one added pinned, from a child's configuration) waits for a guardian.
 ///
 /// "Newer": the new commit descends from the approved one (its parent
 /// chain, walked through the commit objects the repository still holds, at
@@ -13,10 +18,13 @@
 /// history: it waits for a guardian whatever its time.
 package struct FlatpakUpdateJudge: Sendable {
     package var installation: GuardFlatpakInstallation
+    /// The remotes the site trusts.
+    package var trusted: [FlatpakTrustedRemote]
     package static let ancestryLimit = 256
 
-    package init(installation: GuardFlatpakInstallation) {
+    package init(installation: GuardFlatpakInstallation, trusted: [FlatpakTrustedRemote]) {
         self.installation = installation
+        self.trusted = trusted
     }
 
     package func judge(_ approval: FlatpakApproval) -> FlatpakUpdateVerdict {
@@ -40,6 +48,12 @@ package struct FlatpakUpdateJudge: Sendable {
             }
         } catch {
             return guardian("\(error)")
+        }
+        guard let site = trusted.first(where: { $0.name == approval.remote }) else {
+            return guardian("remote \(approval.remote) is not one this site trusts ([Flatpak] TrustedRemote=)")
+        }
+        if let problem = installation.untrustedKeys(of: approval.remote, site: site) {
+            return guardian("remote \(approval.remote) is not the one this site trusts: \(problem)")
         }
         let commit: OstreeCommit
         do {

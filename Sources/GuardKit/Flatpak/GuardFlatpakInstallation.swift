@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import FamilyConfiguration
 import SystemKit
 
 /// The Guard's own Flatpak installation: a root-owned extra installation
@@ -133,6 +134,51 @@ package struct GuardFlatpakInstallation: Hashable, Sendable {
     /// The names of the installation's remotes.
     package func remoteNames() throws(FlatpakMoveError) -> [String] {
         FlatpakRemoteConfiguration.remoteNames(in: try repositoryConfiguration())
+    }
+
+    /// The keys remote `name` verifies commits with (`repo/NAME.trustedkeys.gpg`).
+    package func keyring(of name: String) throws(FlatpakMoveError) -> OpenPGPKeyring {
+        guard FlatpakRemoteConfiguration.isRemoteName(name) else { throw .remoteRefused("not a plain remote name") }
+        let bytes: [UInt8]
+        do {
+            let file = try openFolder(["repo"]).openChild(FileName("\(name).trustedkeys.gpg"), flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+            guard try file.status().type == .regular else { throw FlatpakMoveError.installation("the keyring of \(name) is not a regular file") }
+            bytes = try file.readAll(limit: OpenPGPKeyring.sizeLimit + 1)
+        } catch let error as FlatpakMoveError {
+            throw error
+        } catch let error as Errno where error.rawValue == ENOENT {
+            bytes = []
+        } catch {
+            throw .installation("the keyring of \(name): \(error)")
+        }
+        return try OpenPGPKeyring(parsing: bytes)
+    }
+
+    /// Why remote `name` is not the trusted `site` in this installation, or
+    /// nil when it is: its URL, its GPG setting, and its keys, every one of
+    /// which must be one the site lists.
+    package func untrustedKeys(of name: String, site: FlatpakTrustedRemote) -> String? {
+        let remote: FlatpakRemoteConfiguration
+        do {
+            remote = try self.remote(name)
+        } catch {
+            return "\(error)"
+        }
+        guard site.hasURL(remote.url) else { return "it names \(remote.url), not the trusted \(site.url)" }
+        guard remote.gpgVerify == !site.fingerprints.isEmpty else { return "its signature check is not the trusted one" }
+        guard remote.gpgVerify else { return nil }
+        let keys: OpenPGPKeyring
+        do {
+            keys = try keyring(of: name)
+        } catch {
+            return "\(error)"
+        }
+        guard !keys.keys.isEmpty else { return "it holds no key" }
+        let foreign = keys.keys.filter { key in key.fingerprint.map { !site.fingerprints.contains($0) } ?? true }
+        guard foreign.isEmpty else {
+            return "it verifies with keys this site does not trust (\(foreign.map { $0.fingerprint ?? "a key of another version" }.joined(separator: ", ")))"
+        }
+        return nil
     }
 
     private func repositoryConfiguration() throws(FlatpakMoveError) -> [UInt8] {

@@ -1,6 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import FamilyConfiguration
+import LockEngine
 import SystemKit
 
 /// A child's per-user Flatpak installation, `~/.local/share/flatpak`,
@@ -142,6 +144,37 @@ struct UserInstallation {
             throw error
         } catch {
             throw .deployment("setting the per-user copy aside: \(error)")
+        }
+    }
+}
+
+extension UserInstallation {
+    /// What a guardian is shown of where a child's per-user app comes from:
+    /// its commit, and its remote's name, URL and key fingerprints as the
+    /// child configured them, and whether the site trusts that remote
+    /// (``FlatpakTrust/describe(remote:url:fingerprints:trusted:)``); what
+    /// cannot be read is said as such.
+    static func source(of deployment: FlatpakDeployment, trusted: [FlatpakTrustedRemote]) -> String? {
+        let suffix = "/.local/share/flatpak"
+        guard deployment.kind == .app, case .user(let uid) = deployment.installation.kind,
+              deployment.installation.path.hasSuffix(suffix) else { return nil }
+        let commit = "commit \(deployment.commit.prefix(16))"
+        do throws(FlatpakMoveError) {
+            let user = try UserInstallation(home: String(deployment.installation.path.dropLast(suffix.count)), uid: uid)
+            let opened: OpenedDirectory
+            do {
+                opened = try OpenedDirectory.open(deployment.path)
+            } catch {
+                throw .deployment("\(error)")
+            }
+            let request = FlatpakMoveRequest(uid: uid, home: "", appID: deployment.appID, arch: deployment.arch,
+                                             branch: deployment.branch, commit: deployment.commit, deployment: opened.status)
+            let origin = try user.origin(of: request, in: try user.branchFolder(request))
+            let remote = try FlatpakRemoteConfiguration.remote(origin, in: try user.repositoryConfiguration())
+            let keys = remote.gpgVerify ? try OpenPGPKeyring(parsing: try user.keyring(of: origin)).fingerprints : []
+            return "\(commit) of " + FlatpakTrust.describe(remote: remote.name, url: remote.url, fingerprints: keys, trusted: trusted)
+        } catch {
+            return "\(commit); its remote cannot be read (\(error)): each new commit needs a guardian"
         }
     }
 }

@@ -41,7 +41,12 @@ final class GuardianDesk: Sendable {
                 throw .internalError("the Guard could not number the request in its store; see its log")
             }
         }
-        guard let number, let request = pending.add(number, purpose, for: caller, update: update, timeout: timeout) else {
+        // Where a child's per-user Flatpak app comes from, for the guardian to see before it is approved.
+        let source = purpose == .approve ? caller.app.flatpak.flatMap {
+            UserInstallation.source(of: $0, trusted: FlatpakTrust.remotes(families.current.configuration.flatpakTrustedRemotes))
+        } : nil
+        guard let number, let request = pending.add(number, purpose, for: caller, update: update, source: source,
+                                                    timeout: timeout) else {
             ledger.audit(.request, actor: user, user: user, appID: appID, member: .child, outcome: .refused,
                          detail: "too many requests waiting for a parent or guardian")
             throw GuardFailure(.authorizationConflict, "\(user) already has \(pending.perUser) requests waiting "

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import FamilyConfiguration
 import FamilyControlsModel
 import GuardProtocol
 import LockEngine
@@ -105,7 +106,8 @@ package final class LockKeeper: Sendable {
               deployment.installation.path == families.current.configuration.flatpakGuardInstallation else { return record }
         let seed = FlatpakApproval(appID: deployment.appID, arch: deployment.arch, branch: deployment.branch,
                                    remote: "", url: "", commit: deployment.commit, timestamp: 0)
-        let judge = FlatpakUpdateJudge(installation: GuardFlatpakInstallation(path: deployment.installation.path))
+        let judge = FlatpakUpdateJudge(installation: GuardFlatpakInstallation(path: deployment.installation.path),
+                                       trusted: trustedFlatpakRemotes)
         guard let pinned = judge.candidate(after: seed, commit: deployment.commit) else {
             throw GuardFailure(.restricted, "no remote of the Guard's Flatpak installation gives commit "
                 + "\(deployment.commit) of \(deployment.appID), so its updates could not be judged; it was not approved")
@@ -132,7 +134,8 @@ package final class LockKeeper: Sendable {
             let approval = FlatpakApproval(appID: approved.appID, arch: approved.arch, branch: approved.branch,
                                            remote: origin.remote, url: origin.url, commit: approved.commit,
                                            timestamp: origin.commitTime)
-            let judge = FlatpakUpdateJudge(installation: GuardFlatpakInstallation(path: approved.installation.path))
+            let judge = FlatpakUpdateJudge(installation: GuardFlatpakInstallation(path: approved.installation.path),
+                                           trusted: trustedFlatpakRemotes)
             let verdict = judge.judge(approval)
             guard case .approved(let next) = verdict, next.commit == running.commit else {
                 logger.warning("flatpak: \(app.appID) for \(user) runs commit \(running.commit), not the approved "
@@ -189,6 +192,11 @@ package final class LockKeeper: Sendable {
             + "of remote \(next.remote) (\(detail))")
     }
 
+    /// The Flatpak remotes the site trusts now (``FlatpakTrust``).
+    var trustedFlatpakRemotes: [FlatpakTrustedRemote] {
+        FlatpakTrust.remotes(families.current.configuration.flatpakTrustedRemotes)
+    }
+
     /// A commit of an app in the Guard's installation as a guardian reads it.
     static func describe(_ approval: FlatpakApproval) -> String {
         "commit \(approval.commit.prefix(16)) of remote \(approval.remote) (\(DisplayText.sanitized(approval.url)))"
@@ -222,7 +230,8 @@ package final class LockKeeper: Sendable {
             throw GuardFailure(.unavailable, "the deployment of \(record.appID) could not be opened to move it: \(error)")
         }
         let request = FlatpakMoveRequest(uid: uid, home: home, appID: deployment.appID, arch: deployment.arch,
-                                         branch: deployment.branch, commit: deployment.commit, deployment: opened.status)
+                                         branch: deployment.branch, commit: deployment.commit, deployment: opened.status,
+                                         trusted: trustedFlatpakRemotes)
         let approval: FlatpakApproval
         do {
             if access(socket, F_OK) == 0 {

@@ -76,17 +76,22 @@ package final class PendingRequest: Sendable {
     let caller: Caller
     /// What an `update` request would swap in; nil for the other kinds.
     let update: Update?
+    /// For an `approve` request of a per-user Flatpak app: the commit and
+    /// the remote it would be approved at (its name, URL, keys, and whether
+    /// the site trusts it), as the guardian reads it.
+    let source: String?
     package let created: UnixTime
     package let expires: UnixTime
     let deadline: MonotonicInstant
     private let outcome = Mutex<Outcome?>(nil)
     private let signal = ConditionSignal()
 
-    init(id: Int64, purpose: Purpose, caller: Caller, update: Update? = nil, timeout: Duration) {
+    init(id: Int64, purpose: Purpose, caller: Caller, update: Update? = nil, source: String? = nil, timeout: Duration) {
         self.id = id
         self.purpose = purpose
         self.caller = caller
         self.update = update
+        self.source = source
         created = .now
         expires = created.adding(timeout)
         deadline = .now.advanced(by: timeout)

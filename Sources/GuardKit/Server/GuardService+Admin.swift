@@ -255,7 +255,7 @@ extension PendingRequest {
         case .revoke: nil
         }
         return Guard.Request(id: id, user: user, app: appID, name: displayName, path: path, purpose: purpose,
-                             created: created.seconds, expires: expires.seconds, from: update?.from, to: update?.to,
+                             created: created.seconds, expires: expires.seconds, from: update?.from, to: update?.to ?? source,
                              updateKey: updateKey, formerUpdateKey: update?.keyChange?.from?.declaration,
                              note: update?.note)
     }
