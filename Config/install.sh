@@ -65,11 +65,14 @@ dest=${DESTDIR:-}
 #   libqrencode-dev: the QR code familyctl code enroll draws (qrencode, its
 #   command, checks the drawing in the tests); libpam-oath (above) is also what
 #   the shipped familycontrols-guardian-code service runs.
+#   debootstrap and systemd-container: a Debian root booted with
+#   systemd-nspawn, whose logind the session enforcer's tests lock and end
+#   sessions of.
 packages="libpam0g-dev libsqlite3-dev libsodium-dev libpam-modules libpam-runtime e2fsprogs passwd login procps util-linux
     binutils g++ valgrind dpkg-dev
     libpam-wrapper sqlite3 strace xfsprogs btrfs-progs gcc libc6-dev perl libpam-oath oathtool python3 python3-pip
     systemd libseccomp2 sudo flatpak dbus polkitd openssh-server openssh-client libsystemd-dev pinentry-tty pinentry-curses
-    python3-dbus python3-gi xvfb dunst imagemagick libqrencode-dev qrencode"
+    python3-dbus python3-gi xvfb dunst imagemagick libqrencode-dev qrencode debootstrap systemd-container"
 if [ "$apt" = no ]; then
     :
 elif command -v apt-get >/dev/null; then
