@@ -133,6 +133,7 @@ private struct MonitorBenchmark {
                 process = try UserProcess.spawn(program, arguments: [program, fifo], environment: ["PATH=/usr/bin:/bin"],
                                                 directory: "/", uid: account.uid, gid: account.gid, realGID: 65534,
                                                 groups: [account.gid], output: null.rawValue)
+                try process.release()
             } catch {
                 throw Failure(description: "cannot start the monitor directly: \(error)")
             }

@@ -23,6 +23,9 @@ package struct DesktopEntry: Hashable, Sendable {
     /// `X-FamilyControls-Monitor=`, the app's monitor command as written; the
     /// first one given (``MonitorCommand`` reads it).
     package var monitor: String?
+    /// `X-FamilyControls-MonitorRequired=`, as written; the first one given
+    /// (``MonitorRequirement`` reads it).
+    package var monitorRequired: String?
 
     /// Parses the text of a desktop entry. Lines it does not understand are ignored,
     /// as desktop environments do.
@@ -37,6 +40,7 @@ package struct DesktopEntry: Hashable, Sendable {
         updateKeys = []
         version = nil
         monitor = nil
+        monitorRequired = nil
         var inMainGroup = false
         for rawLine in TextLines(text) {
             let line = Self.trimmed(rawLine.utf8)
@@ -60,6 +64,8 @@ package struct DesktopEntry: Hashable, Sendable {
                 version = version ?? String(Substring(value))
             } else if key.elementsEqual("X-FamilyControls-Monitor".utf8) {
                 monitor = monitor ?? String(Substring(value))
+            } else if key.elementsEqual("X-FamilyControls-MonitorRequired".utf8) {
+                monitorRequired = monitorRequired ?? String(Substring(value))
             }
         }
     }
