@@ -32,9 +32,10 @@ import Testing
         // Closed only by its own leader.
         #expect(sessions.close(token: token(1), from: getpid() + 1) == nil)
         #expect(sessions.close(token: token(1), from: getpid())?.uid == 1000)
-        for number in 5..<7 { try sessions.open(session(uid: 1002), token: token(number), pidfd: me.rawValue) }
+        for number in 5..<8 { try sessions.open(session(uid: 1002), token: token(number), pidfd: me.rawValue) }
+        #expect(sessions.current().open.count == 6)
         #expect(throws: LoginSessionRefusal.full(6)) {
-            try sessions.open(session(uid: 1003), token: token(7), pidfd: me.rawValue)
+            try sessions.open(session(uid: 1003), token: token(8), pidfd: me.rawValue)
         }
     }
 

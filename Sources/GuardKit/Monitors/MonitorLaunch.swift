@@ -121,7 +121,6 @@ enum MonitorLaunchError: Error, Equatable, CustomStringConvertible {
     case folderMissing(String)
     case invalid(MonitorCommandError)
     case missingProgram(String)
-    case programOutsideTheApp(String)
     case notExecutable(String)
     case unnamedInstallation(String)
     case noFlatpak
@@ -132,9 +131,7 @@ enum MonitorLaunchError: Error, Equatable, CustomStringConvertible {
         case .folderMissing(let path):
             "its approved folder (last at \(DisplayText.sanitized(path).clipped)) is not where it was approved, nor found by its identity"
         case .invalid(let error): "X-FamilyControls-Monitor= is not a monitor command: \(error)"
-        case .missingProgram(let program): "its monitor program \(DisplayText.sanitized(program).clipped) is not a file in the app's folder"
-        case .programOutsideTheApp(let program):
-            "its monitor program \(DisplayText.sanitized(program).clipped) leads outside the app's folder"
+        case .missingProgram(let program): "its monitor program \(DisplayText.sanitized(program).clipped) is not a file in the app's folder (a link is not followed)"
         case .notExecutable(let program): "its monitor program \(DisplayText.sanitized(program).clipped) is not executable"
         case .unnamedInstallation(let path):
             "its Flatpak installation \(DisplayText.sanitized(path).clipped) has no name `flatpak run --installation=` knows"
