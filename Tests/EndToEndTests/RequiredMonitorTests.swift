@@ -121,7 +121,7 @@ struct RequiredMonitorTests {
             let session = try await approvedAndLoggedIn(guardd)
             defer { session.stop() }
             var pid = try #require(try await runningPID(guardd), "\(guardd.log)")
-            for (round, signal) in (["SEGV", "BUS", "ABRT", "RTMIN+3"] + Array(repeating: "SEGV", count: 8)).enumerated() {
+            for (round, signal) in (["SEGV", "BUS", "ABRT", "37"] + Array(repeating: "SEGV", count: 8)).enumerated() {
                 let sent = ContinuousClock.now
                 #expect(try await guardd.shell("kill -\(signal) \(pid)").status == 0)
                 let next = try #require(try await runningPID(guardd, other: pid, timeout: .seconds(2)),
@@ -241,6 +241,36 @@ struct RequiredMonitorTests {
         }
     }
 
+    /// A monitor that asks the Guard who it is at its first instruction is
+    /// told, at every start: it is recorded before it runs.
+    @Test func aMonitorAskingAtItsFirstInstructionIsToldItIsTheMonitorEveryTime() async throws {
+        try await withGuard { guardd in
+            try declareMonitor(guardd, required: nil, """
+                #!/usr/bin/python3 -S
+                import os, socket, time
+                s = socket.socket(socket.AF_UNIX); s.connect(os.environ["FAMILYCONTROLS_SOCKET"])
+                s.sendall(b'{"method":"org.familycontrols.guard.IdentifyMonitor"}\\0')
+                reply = s.recv(65536).split(b"\\0")[0]
+                print("identified" if b'"appID"' in reply else "not identified", flush=True)
+                time.sleep(100000)
+
+                """)
+            let session = try await approvedAndLoggedIn(guardd)
+            defer { session.stop() }
+            let prefix = "monitor \(GuardFixture.appID) for \(guardd.child.name): "
+            func answers() -> Int { guardd.log.components(separatedBy: prefix).count - 1 }
+            var pid = try #require(try await runningPID(guardd), "\(guardd.log)")
+            for round in 1...20 {
+                #expect(await eventually { answers() >= round }, "round \(round): \(guardd.log.suffix(2000))")
+                kill(pid_t(pid), SIGKILL)
+                pid = try #require(try await runningPID(guardd, other: pid, timeout: .seconds(5)), "round \(round)")
+            }
+            #expect(await eventually { guardd.log.components(separatedBy: prefix + "identified").count - 1 >= 21 },
+                    "\(guardd.log.suffix(3000))")
+            #expect(!guardd.log.contains(prefix + "not identified"), "\(guardd.log.suffix(3000))")
+        }
+    }
+
     /// The demo as shipped, in short `runuser -c` sessions: told it is the
     /// monitor every time, and no guardian is alerted for sessions of seconds.
     @Test func theDemosMonitorIsKnownFromItsStartEvenInShortSessionsWhichRaiseNoAlert() async throws {
@@ -266,7 +296,7 @@ struct RequiredMonitorTests {
                 kill(watch.process.processIdentifier, SIGKILL)
                 watch.stop()
             }
-            #expect(await eventually { watch.standardOutput.contains("alert") }, "the watch has begun: \(watch.standardError)")
+            #expect(await eventually { watch.standardOutput.contains("continues") }, "the watch has begun: \(watch.standardError)")
             for round in 1...6 {
                 let session = try logins.login(guardd.child.name, "sleep 2")
                 #expect(await session.exitStatus() == 0, "round \(round): \(session.standardError)")
