@@ -109,6 +109,10 @@ private struct MonitorBenchmark {
         try guardProcess.run()
         defer {
             guardProcess.terminate()
+            // A Guard still ending sessions may take its grace period; never wait without end.
+            let stop = Date().addingTimeInterval(10)
+            while guardProcess.isRunning && Date() < stop { Thread.sleep(forTimeInterval: 0.05) }
+            if guardProcess.isRunning { kill(guardProcess.processIdentifier, SIGKILL) }
             guardProcess.waitUntilExit()
         }
         let deadline = Date().addingTimeInterval(10)
@@ -135,6 +139,7 @@ private struct MonitorBenchmark {
         print("baseline: the same monitor started directly as the same user to its first line, median of \(baseline.count): "
             + "\(formatted(baselineFigure * 1000, digits: 2)) ms")
         print("ratio: \(formatted(guardFigure / baselineFigure, digits: 2))× the baseline")
+        fflush(nil)
 
         // The kill loop: this process's own session closed first (ending the
         // user's sessions would end it), then a session led by a process of its own.
@@ -165,6 +170,7 @@ private struct MonitorBenchmark {
         print("baseline: a session's leader ended directly with SIGTERM, median of \(endBaseline.count): "
             + "\(formatted(endFigure * 1000, digits: 2)) ms")
         print("ratio: \(formatted(ended / endFigure, digits: 1))× the baseline")
+        fflush(nil)
     }
 
     private func approve(_ appID: String, user: String, familyctl: String, socket: String) throws {
