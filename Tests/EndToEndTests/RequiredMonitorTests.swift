@@ -241,20 +241,37 @@ struct RequiredMonitorTests {
         }
     }
 
-    /// A monitor that asks the Guard who it is at its first instruction is
-    /// told, at every start: it is recorded before it runs.
+    /// A monitor that asks the Guard who it is at its first instruction (a
+    /// small C program: no interpreter to start first) is told, at every
+    /// start: it is recorded before it runs.
     @Test func aMonitorAskingAtItsFirstInstructionIsToldItIsTheMonitorEveryTime() async throws {
         try await withGuard { guardd in
-            try declareMonitor(guardd, required: nil, """
-                #!/usr/bin/python3 -S
-                import os, socket, time
-                s = socket.socket(socket.AF_UNIX); s.connect(os.environ["FAMILYCONTROLS_SOCKET"])
-                s.sendall(b'{"method":"org.familycontrols.guard.IdentifyMonitor"}\\0')
-                reply = s.recv(65536).split(b"\\0")[0]
-                print("identified" if b'"appID"' in reply else "not identified", flush=True)
-                time.sleep(100000)
-
-                """)
+            try declareMonitor(guardd, required: nil, "#!/bin/sh\n")
+            let source = "\(guardd.directory)/ask.c"
+            try #"""
+                #include <stdio.h>
+                #include <stdlib.h>
+                #include <string.h>
+                #include <unistd.h>
+                #include <sys/socket.h>
+                #include <sys/un.h>
+                int main(void) {
+                    struct sockaddr_un address = { .sun_family = AF_UNIX };
+                    strncpy(address.sun_path, getenv("FAMILYCONTROLS_SOCKET"), sizeof address.sun_path - 1);
+                    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+                    if (connect(s, (struct sockaddr *)&address, sizeof address) != 0) return 3;
+                    const char call[] = "{\"method\":\"org.familycontrols.guard.IdentifyMonitor\"}";
+                    write(s, call, sizeof call);
+                    char reply[65536];
+                    ssize_t got = read(s, reply, sizeof reply - 1);
+                    reply[got > 0 ? got : 0] = 0;
+                    printf("%s\n", strstr(reply, "\"appID\"") ? "identified" : "not identified");
+                    fflush(stdout);
+                    for (;;) pause();
+                }
+                """#.write(toFile: source, atomically: true, encoding: .utf8)
+            try await sh("cc -O2 -o '\(guardd.appDirectory)/bin/monitor' '\(source)' && chown \(guardd.child.name) '\(guardd.appDirectory)/bin/monitor'")
+                .requireSuccess()
             let session = try await approvedAndLoggedIn(guardd)
             defer { session.stop() }
             let prefix = "monitor \(GuardFixture.appID) for \(guardd.child.name): "
