@@ -78,6 +78,9 @@ package final class MonitorKeeper: Sendable {
     private struct Shared {
         var table: [Key: MonitorSnapshot] = [:]
         var owners: [Key: Owner] = [:]
+        /// Monitors whose process is held before exec: known to
+        /// `IdentifyMonitor` already, listed as running only once released.
+        var held: Set<Key> = []
         var stopping = false
         var started = false
         var approvalsChanged = true
@@ -140,7 +143,15 @@ package final class MonitorKeeper: Sendable {
 
     /// The monitors now, running or waiting, in order.
     package func list() -> [MonitorSnapshot] {
-        shared.withLock { shared in shared.table.sorted { $0.key < $1.key }.map(\.value) }
+        shared.withLock { shared in
+            shared.table.sorted { $0.key < $1.key }.map { key, snapshot in
+                guard shared.held.contains(key) else { return snapshot }
+                var starting = snapshot
+                starting.state = .waiting
+                starting.pid = 0
+                return starting
+            }
+        }
     }
 
     /// The monitor `pid` is, when `uid` is the monitor's user: a process the
@@ -199,10 +210,11 @@ package final class MonitorKeeper: Sendable {
     }
 
     /// Publishes the supervisor's table.
-    func publish(_ table: [Key: MonitorSnapshot], owners: [Key: Owner]) {
+    func publish(_ table: [Key: MonitorSnapshot], owners: [Key: Owner], held: Set<Key> = []) {
         shared.withLock { shared in
             shared.table = table
             shared.owners = owners
+            shared.held = held
         }
     }
 }

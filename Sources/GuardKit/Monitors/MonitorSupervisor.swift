@@ -224,7 +224,7 @@ extension MonitorKeeper {
                 instance.snapshot.pid = process.pid
                 instance.snapshot.startedAt = .now
                 // Known before its first instruction: `IdentifyMonitor` answers it from then on.
-                publish()
+                publish(held: [instance.key])
                 do throws(UserProcess.SpawnError) {
                     try process.release()
                 } catch {
@@ -576,13 +576,13 @@ extension MonitorKeeper {
 
         // MARK: The table others read, and the record on disk
 
-        private func publish() {
+        private func publish(held: Set<Key> = []) {
             var table: [Key: MonitorSnapshot] = [:], owners: [Key: Owner] = [:]
             for (key, instance) in instances {
                 table[key] = instance.snapshot
                 owners[key] = Owner(uid: instance.uid, sandboxed: instance.launch.isFlatpak)
             }
-            keeper.publish(table, owners: owners)
+            keeper.publish(table, owners: owners, held: held)
         }
 
         /// Writes the running monitors' pids and start times, so that the next
