@@ -39,7 +39,8 @@ let package = Package(
         ),
         // The Linux calls the Glibc module leaves out or declares badly.
         .target(name: "CSystem"),
-        // Desktop notifications on the session bus, through libsystemd's sd-bus
+        // Desktop notifications on the session bus, and logind's LockSession and
+        // TerminateSession on the system bus, through libsystemd's sd-bus
         // (whose message calls are variadic, so a C shim builds them).
         .target(name: "CSDBus", linkerSettings: [.linkedLibrary("systemd")]),
         // The login sessions systemd-logind keeps, through libsystemd's sd-login.
@@ -81,7 +82,8 @@ let package = Package(
         .target(
             name: "GuardKit",
             dependencies: ["SQLite", "PAM", "LockEngine", "FamilyConfiguration", "UpdateSignature", "SystemKit", "Varlink",
-                           "VarlinkServerKit", "GuardProtocol", "FamilyControlsModel", "AuthorizationRules", "CSDLogin"],
+                           "VarlinkServerKit", "GuardProtocol", "FamilyControlsModel", "AuthorizationRules", "CSDLogin",
+                           "CSDBus"],
             plugins: ["EmbedInterface"]
         ),
         // Build-time only: the Guard's Varlink interface, embedded from Config/,

@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <syslog.h>
 #include <sys/sysmacros.h>
@@ -57,6 +58,7 @@ _Static_assert(sizeof(uid_t) == sizeof(unsigned int), "uid_t is not an unsigned 
 _Static_assert(sizeof(gid_t) == sizeof(unsigned int), "gid_t is not an unsigned int");
 _Static_assert(sizeof(ssize_t) == sizeof(long), "ssize_t is not a long");
 
+const int CSYSTEM_O_PATH = O_PATH;
 const int CSYSTEM_EPOLL_CLOEXEC = EPOLL_CLOEXEC;
 const int CSYSTEM_EPOLL_CTL_ADD = EPOLL_CTL_ADD;
 const int CSYSTEM_EPOLL_CTL_DEL = EPOLL_CTL_DEL;
@@ -432,11 +434,12 @@ int csystem_pidfd_wait_event(int pidfd, int *code, int *status) {
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
 
-/* The child's side of csystem_spawn_as_user: system calls only, then exec;
-   on failure the step and errno go down `report` and it exits. */
-static void csystem_become(const char *path, char *const argv[], char *const envp[], const char *cwd,
-                           unsigned int uid, unsigned int gid, unsigned int real_gid,
-                           const unsigned int *groups, int count, int input, int output, int report) {
+/* The child's side of csystem_spawn_as_user: system calls only, then it
+   waits for its parent's word on `hold` and execs; on failure the step and
+   errno go down `report` and it exits. */
+static void csystem_become(const char *path, int program, char *const argv[], char *const envp[], const char *cwd,
+                           int cwd_fd, unsigned int uid, unsigned int gid, unsigned int real_gid,
+                           const unsigned int *groups, int count, int input, int output, int hold, int report) {
     int failure[2] = { 1, 0 };
     struct sigaction plain;
     memset(&plain, 0, sizeof plain);
@@ -449,7 +452,7 @@ static void csystem_become(const char *path, char *const argv[], char *const env
     if (dup2(input, 0) < 0 || dup2(output, 1) < 0 || dup2(output, 2) < 0) goto fail;
     /* Everything else closes at exec, `report` with it. */
     if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
-        for (int fd = 3; fd < 65536; fd++) if (fd != report) (void)close(fd);
+        for (int fd = 3; fd < 65536; fd++) if (fd != report && fd != hold && fd != program && fd != cwd_fd) (void)close(fd);
     }
     if (prctl(PR_SET_NO_NEW_PRIVS, 1UL, 0UL, 0UL, 0UL) != 0) goto fail;
     failure[0] = 2;
@@ -459,58 +462,123 @@ static void csystem_become(const char *path, char *const argv[], char *const env
     failure[0] = 4;
     if (setresuid((uid_t)uid, (uid_t)uid, (uid_t)uid) != 0) goto fail;
     (void)prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL);
-    if (cwd == NULL || chdir(cwd) != 0) (void)chdir("/");
+    if (cwd_fd >= 0) {
+        if (fchdir(cwd_fd) != 0) (void)chdir("/");
+    } else if (cwd == NULL || chdir(cwd) != 0) {
+        (void)chdir("/");
+    }
+    /* Held until the parent has recorded who this process is. */
+    char word = 0;
+    ssize_t got;
+    do { got = read(hold, &word, 1); } while (got < 0 && errno == EINTR);
+    if (got != 1) _exit(127);
     failure[0] = 5;
-    execve(path, argv, envp);
+    if (program >= 0) {
+        (void)syscall(SYS_execveat, program, "", argv, envp, AT_EMPTY_PATH);
+        /* A script run from a descriptor closed at exec cannot be reopened
+           by its interpreter (execveat(2)): it keeps the descriptor. */
+        if (errno == ENOENT && fcntl(program, F_SETFD, 0) == 0) {
+            (void)syscall(SYS_execveat, program, "", argv, envp, AT_EMPTY_PATH);
+        }
+    } else {
+        execve(path, argv, envp);
+    }
 fail:
     failure[1] = errno;
     (void)!write(report, failure, sizeof failure);
     _exit(127);
 }
 
-int csystem_spawn_as_user(const char *path, char *const argv[], char *const envp[], const char *cwd,
-                          unsigned int uid, unsigned int gid, unsigned int real_gid,
+int csystem_spawn_as_user(const char *path, int program, char *const argv[], char *const envp[], const char *cwd,
+                          int cwd_fd, unsigned int uid, unsigned int gid, unsigned int real_gid,
                           const unsigned int *groups, int count, int output,
-                          int *pid, int *pidfd, int *stage) {
+                          int *pid, int *pidfd, int *release, int *report_end, int *stage) {
     *stage = 6;
-    int report[2];
+    int report[2], hold[2];
     if (pipe2(report, O_CLOEXEC) != 0) return errno;
-    int input = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (input < 0) {
+    if (pipe2(hold, O_CLOEXEC) != 0) {
         int saved = errno;
         close(report[0]);
         close(report[1]);
         return saved;
     }
+    int input = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (input < 0) {
+        int saved = errno;
+        close(report[0]);
+        close(report[1]);
+        close(hold[0]);
+        close(hold[1]);
+        return saved;
+    }
     pid_t child = fork();
     if (child == 0) {
         close(report[0]);
-        csystem_become(path, argv, envp, cwd, uid, gid, real_gid, groups, count, input, output, report[1]);
+        close(hold[1]);
+        csystem_become(path, program, argv, envp, cwd, cwd_fd, uid, gid, real_gid, groups, count, input, output,
+                       hold[0], report[1]);
     }
     int saved = errno;
     close(input);
     close(report[1]);
+    close(hold[0]);
     if (child < 0) {
         close(report[0]);
+        close(hold[1]);
         return saved;
     }
     int handle = csystem_pidfd_open(child, 0);
-    int opened = errno;
-    int failure[2] = { 0, 0 };
-    ssize_t got;
-    do { got = read(report[0], failure, sizeof failure); } while (got < 0 && errno == EINTR);
-    close(report[0]);
-    if (got == (ssize_t)sizeof failure || handle < 0) {
+    if (handle < 0) {
+        int opened = errno;
+        close(hold[1]);
+        close(report[0]);
         int status;
         while (waitpid(child, &status, 0) < 0 && errno == EINTR) {}
-        if (handle >= 0) close(handle);
-        *stage = got == (ssize_t)sizeof failure ? failure[0] : 6;
-        return got == (ssize_t)sizeof failure ? failure[1] : opened;
+        return opened;
     }
     *pid = (int)child;
     *pidfd = handle;
+    *release = hold[1];
+    *report_end = report[0];
     *stage = 0;
     return 0;
+}
+
+int csystem_spawn_release(int pid, int release, int report, int *stage) {
+    char word = 1;
+    ssize_t wrote;
+    do { wrote = write(release, &word, 1); } while (wrote < 0 && errno == EINTR);
+    close(release);
+    int failure[2] = { 0, 0 };
+    ssize_t got;
+    do { got = read(report, failure, sizeof failure); } while (got < 0 && errno == EINTR);
+    close(report);
+    if (got == (ssize_t)sizeof failure) {
+        int status;
+        while (waitpid((pid_t)pid, &status, 0) < 0 && errno == EINTR) {}
+        *stage = failure[0];
+        return failure[1];
+    }
+    *stage = 0;
+    return 0;
+}
+
+/* SIGCHLD as a descriptor, for a thread that waits in poll(2): only when
+   the calling thread blocks SIGCHLD (a process that blocks it in every
+   thread keeps it pending for the descriptor; otherwise it is lost). */
+int csystem_child_signal_fd(void) {
+    sigset_t current;
+    if (pthread_sigmask(SIG_BLOCK, NULL, &current) != 0) return -1;
+    if (sigismember(&current, SIGCHLD) != 1) { errno = EINVAL; return -1; }
+    sigset_t only;
+    sigemptyset(&only);
+    sigaddset(&only, SIGCHLD);
+    return signalfd(-1, &only, SFD_NONBLOCK | SFD_CLOEXEC);
+}
+
+void csystem_child_signal_drain(int fd) {
+    struct signalfd_siginfo info[8];
+    while (read(fd, info, sizeof info) > 0) {}
 }
 
 /* prctl is variadic: each option gets a wrapper of its own fixed arity,

@@ -47,8 +47,13 @@ extension FamilyCtl {
     /// escaped, what its notification says.
     static func describe(_ alert: Guard.MonitorAlert) -> String {
         let minutes = max(1, (alert.windowSeconds + 59) / 60)
-        let waiting = alert.waitingSeconds.map { "the Guard waits \(duration($0)) before starting it again" }
+        var waiting = alert.waitingSeconds.map { "the Guard waits \(duration($0)) before starting it again" }
             ?? "the Guard starts it again at once"
+        switch alert.consequence {
+        case .lock?: waiting = "it is required and was kept down: the child's sessions were locked"
+        case .end?: waiting = "it is required and was kept down: the child's sessions were ended"
+        case nil: break
+        }
         return "the monitor of “\(DisplayText.sanitized(alert.appName))” (\(DisplayText.sanitized(alert.appID))) for "
             + "\(DisplayText.sanitized(alert.user)) in session \(DisplayText.sanitized(alert.session)) was restarted "
             + "\(times(alert.restarts)) in \(minutes) minute\(minutes == 1 ? "" : "s"), last ended: "

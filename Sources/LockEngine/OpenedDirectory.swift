@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import SystemKit
 
 /// A directory's device and inode: which object it is, whatever its path.
@@ -90,6 +93,26 @@ package final class OpenedDirectory: @unchecked Sendable {
     package func openFile(_ name: String) -> FileDescriptor? {
         try? descriptor.openChild(FileName(name), flags: AppDirectory.fileFlags)
     }
+
+    /// The file at `relativePath` below the directory, for running it: each
+    /// folder opened without following a link, the file itself as an
+    /// `O_PATH` descriptor of the very file there (a link is refused), so
+    /// that what runs is this directory's file whatever the child moves or
+    /// renames above it. nil when there is no such file.
+    package func openProgram(_ relativePath: String) -> FileDescriptor? {
+        let components = relativePath.split(separator: "/").map(String.init)
+        guard let last = components.last else { return nil }
+        var current = descriptor
+        for component in components.dropLast() {
+            guard let next = try? current.openChild(FileName(component), flags: AppDirectory.directoryFlags) else { return nil }
+            current = next
+        }
+        return try? current.openChild(FileName(last), flags: FileDescriptor.pathOnly | O_NOFOLLOW)
+    }
+
+    /// The directory's descriptor, for a spawned process to enter (`fchdir`)
+    /// while this object lives.
+    package var rawDescriptor: CInt { descriptor.rawValue }
 
     /// A walk's root: the same directory on a descriptor of its own.
     func walkRoot() throws(LockError) -> WalkDirectory {

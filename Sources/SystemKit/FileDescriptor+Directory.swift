@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+internal import CSystem
 
 /// Calls relative to an open directory, and on the open file itself, so a
 /// caller never resolves a full path twice.
@@ -8,6 +9,10 @@ import Glibc
 /// Errors name the system call only; callers add the path they know.
 extension FileDescriptor {
     /// Opens `name` inside this directory (`openat(2)`). `O_CLOEXEC` is always added.
+    /// `O_PATH` (`open(2)`): a descriptor that names a file without opening
+    /// it for reading, enough to run it (`execveat`) or `fstat` it.
+    public static let pathOnly: CInt = CSYSTEM_O_PATH
+
     public func openChild(_ name: FileName, flags: CInt) throws(Errno) -> FileDescriptor {
         let fd = try retryingOnInterrupt("openat") { openat(rawValue, name.cString, flags | O_CLOEXEC) }
         return FileDescriptor(taking: fd)

@@ -40,45 +40,70 @@ public final class UserProcess {
     public let pidfd: FileDescriptor
     /// Set once it has been reaped.
     public private(set) var exit: Event?
+    /// The ends ``release()`` takes, while the process waits before exec.
+    private var held: (release: CInt, report: CInt, path: String)?
 
     private init(pid: pid_t, pidfd: FileDescriptor) {
         self.pid = pid
         self.pidfd = pidfd
     }
 
-    /// Starts `path` with `arguments` (`argv`, the program's own name first)
-    /// and nothing in its environment but `environment`, as uid `uid`, gid
-    /// `gid` with `groups`, real gid `realGID`, in `directory`, with `output`
-    /// as its standard output and error.
+    /// Starts `program` (a descriptor, or the file at `path` when nil) with
+    /// `arguments` (`argv`, the program's own name first) and nothing in its
+    /// environment but `environment`, as uid `uid`, gid `gid` with `groups`,
+    /// real gid `realGID`, in the folder `directoryDescriptor` (or `directory`),
+    /// with `output` as its standard output and error.
+    ///
+    /// The process is held before exec until ``release()``: its owner records
+    /// who it is (its pid, its pidfd) first, so that nothing it does is seen
+    /// before it is known.
     ///
     /// A `realGID` other than `gid` puts the program in secure-execution
     /// mode, not dumpable from its first instruction: the dynamic loader then
     /// ignores `LD_*` variables, and `$ORIGIN` in a run path must lead to a
     /// trusted folder.
-    public static func spawn(_ path: String, arguments: [String], environment: [String], directory: String?,
+    public static func spawn(_ path: String, program: CInt? = nil, arguments: [String], environment: [String],
+                             directory: String?, directoryDescriptor: CInt? = nil,
                              uid: uid_t, gid: gid_t, realGID: gid_t, groups: [gid_t],
                              output: CInt) throws(SpawnError) -> UserProcess {
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup($0) } + [nil]
         defer { for pointer in argv + envp { free(pointer) } }
-        var pid: CInt = 0, pidfd: CInt = -1, stage: CInt = 0
+        var pid: CInt = 0, pidfd: CInt = -1, release: CInt = -1, report: CInt = -1, stage: CInt = 0
         let groupList = groups.map { UInt32($0) }
         let result = groupList.withUnsafeBufferPointer { list in
-            csystem_spawn_as_user(path, &argv, &envp, directory, uid, gid, realGID, list.baseAddress, CInt(list.count),
-                                  output, &pid, &pidfd, &stage)
+            csystem_spawn_as_user(path, program ?? -1, &argv, &envp, directory, directoryDescriptor ?? -1, uid, gid, realGID,
+                                  list.baseAddress, CInt(list.count), output, &pid, &pidfd, &release, &report, &stage)
         }
+        guard result == 0 else { throw SpawnError(step: Self.step(stage, path), errno: Errno(result, operation: Self.step(stage, path))) }
+        let process = UserProcess(pid: pid, pidfd: FileDescriptor(taking: pidfd))
+        process.held = (release, report, path)
+        return process
+    }
+
+    /// Lets a process ``spawn`` holds go on to exec, and waits until it has.
+    /// - Throws: ``SpawnError`` when a step before the exec, or the exec
+    ///   itself, failed (the process is then reaped, and ``exit`` set).
+    public func release() throws(SpawnError) {
+        guard let (release, report, path) = held else { return }
+        held = nil
+        var stage: CInt = 0
+        let result = csystem_spawn_release(pid, release, report, &stage)
         guard result == 0 else {
-            let step = switch stage {
-            case 1: "setting up"
-            case 2: "setgroups"
-            case 3: "setresgid"
-            case 4: "setresuid"
-            case 5: "execve \(path)"
-            default: "fork"
-            }
-            throw SpawnError(step: step, errno: Errno(result, operation: step))
+            exit = .exited(127)
+            throw SpawnError(step: Self.step(stage, path), errno: Errno(result, operation: Self.step(stage, path)))
         }
-        return UserProcess(pid: pid, pidfd: FileDescriptor(taking: pidfd))
+    }
+
+    private static func step(_ stage: CInt, _ path: String) -> String {
+        switch stage {
+        case 1: "setting up"
+        case 2: "setgroups"
+        case 3: "setresgid"
+        case 4: "setresuid"
+        case 5: "execve \(path)"
+        default: "fork"
+        }
     }
 
     /// What happened to it since last asked, without waiting: nil when
@@ -110,6 +135,10 @@ public final class UserProcess {
     }
 
     deinit {
+        if let (release, report, _) = held {
+            _ = Glibc.close(release)
+            _ = Glibc.close(report)
+        }
         if exit == nil {
             _ = csystem_pidfd_send_signal(pidfd.rawValue, SIGKILL, 0)
             var code: CInt = 0, status: CInt = 0

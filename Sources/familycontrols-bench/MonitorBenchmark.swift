@@ -4,6 +4,11 @@
 // monitor's first line is measured. The baseline, in the same run: the same
 // monitor program started directly as the same user, through the same
 // spawn, to its first line.
+//
+// Then a required monitor (X-FamilyControls-MonitorRequired=end) in a session
+// of its own: the time from the start of the user's kill loop to the end of
+// the session's leader, against a baseline in the same run: the same kind of
+// leader ended directly with SIGTERM.
 import FamilyControlsModel
 import Foundation
 import SystemKit
@@ -31,6 +36,7 @@ func runMonitorBenchmark(_ arguments: [String]) -> Int32 {
 
 private struct MonitorBenchmark {
     static let appID = "org.familycontrols.BenchMonitor"
+    static let requiredAppID = "org.familycontrols.BenchRequired"
     let runs: Int
 
     struct Failure: Error, CustomStringConvertible { let description: String }
@@ -72,6 +78,22 @@ private struct MonitorBenchmark {
             X-FamilyControls-Monitor=bin/monitor \(fifo)
 
             """.write(toFile: "\(app)/\(Self.appID).desktop", atomically: true, encoding: .utf8)
+        // A second app whose monitor is required: kept down, the sessions end.
+        let required = "\(directory)/apps/\(user)/\(Self.requiredAppID)"
+        try fm.createDirectory(atPath: "\(required)/bin", withIntermediateDirectories: true)
+        try "#!/bin/sh\nexec sleep 100000\n".write(toFile: "\(required)/bin/monitor", atomically: true, encoding: .utf8)
+        chmod("\(required)/bin/monitor", 0o755)
+        try fm.copyItem(atPath: own.appendingPathComponent("familycontrols-bench").path, toPath: "\(required)/familycontrols-bench")
+        try """
+            [Desktop Entry]
+            Type=Application
+            Name=Bench Required
+            Exec=familycontrols-bench
+            X-FamilyControls=true
+            X-FamilyControls-Monitor=bin/monitor
+            X-FamilyControls-MonitorRequired=end
+
+            """.write(toFile: "\(required)/\(Self.requiredAppID).desktop", atomically: true, encoding: .utf8)
         try shell("/bin/chown", ["-R", "\(user):", "\(directory)/apps/\(user)"])
         try "[Family]\nGuardians=root\nChildren=\(user)\n[Apps]\nRoots=\(directory)/apps/%u\n[Monitors]\nRestartsPerMinute=600\n"
             .write(toFile: "\(directory)/guard.conf", atomically: true, encoding: .utf8)
@@ -87,6 +109,10 @@ private struct MonitorBenchmark {
         try guardProcess.run()
         defer {
             guardProcess.terminate()
+            // A Guard still ending sessions may take its grace period; never wait without end.
+            let stop = Date().addingTimeInterval(10)
+            while guardProcess.isRunning && Date() < stop { Thread.sleep(forTimeInterval: 0.05) }
+            if guardProcess.isRunning { kill(guardProcess.processIdentifier, SIGKILL) }
             guardProcess.waitUntilExit()
         }
         let deadline = Date().addingTimeInterval(10)
@@ -97,14 +123,7 @@ private struct MonitorBenchmark {
         let token = String((0..<32).map { _ in digits[Int.random(in: 0..<digits.count)] })
         _ = try client.call(GuardEndpoint.qualified("OpenSession"), parameters:
                             ["token": .string(token), "user": .string(user), "service": .string("bench")])
-        let set = Process()
-        set.executableURL = URL(fileURLWithPath: familyctl)
-        set.arguments = ["set", "--user", user, "--app", Self.appID, "approved"]
-        set.environment = [GuardEndpoint.socketVariable: socket, "PATH": "/usr/bin:/bin"]
-        set.standardOutput = FileHandle.nullDevice
-        try set.run()
-        set.waitUntilExit()
-        guard set.terminationStatus == 0 else { throw Failure(description: "familyctl set failed (\(set.terminationStatus))") }
+        try approve(Self.appID, user: user, familyctl: familyctl, socket: socket)
         var pid = try firstLine(lines, timeout: 10)
 
         var restarts: [Double] = []
@@ -120,6 +139,85 @@ private struct MonitorBenchmark {
         print("baseline: the same monitor started directly as the same user to its first line, median of \(baseline.count): "
             + "\(formatted(baselineFigure * 1000, digits: 2)) ms")
         print("ratio: \(formatted(guardFigure / baselineFigure, digits: 2))× the baseline")
+        fflush(nil)
+
+        // The kill loop: this process's own session closed first (ending the
+        // user's sessions would end it), then a session led by a process of its own.
+        _ = try client.call(GuardEndpoint.qualified("CloseSession"), parameters: ["token": .string(token)])
+        let endBaseline = try (0..<5).map { _ in try directEnd(socket: socket) }
+        try approve(Self.requiredAppID, user: user, familyctl: familyctl, socket: socket)
+        let leader = try sessionLeader(socket: socket, user: user, open: true)
+        defer { if leader.isRunning { kill(leader.processIdentifier, SIGKILL) } }
+        Thread.sleep(forTimeInterval: 1.5)
+        let null = try FileDescriptor.open("/dev/null", O_WRONLY)
+        let started = monotonicSeconds()
+        let loop: UserProcess
+        do throws(UserProcess.SpawnError) {
+            loop = try UserProcess.spawn("/bin/sh", arguments: ["sh", "-c", "while :; do pkill -KILL -u \(account.uid) -x sleep; done"],
+                                         environment: ["PATH=/usr/bin:/bin"], directory: "/", uid: account.uid, gid: account.gid,
+                                         realGID: account.gid, groups: [account.gid], output: null.rawValue)
+            try loop.release()
+        } catch {
+            throw Failure(description: "cannot start the kill loop: \(error)")
+        }
+        defer { loop.send(SIGKILL) }
+        while leader.isRunning && monotonicSeconds() - started < 30 { usleep(1000) }
+        let ended = monotonicSeconds() - started
+        guard !leader.isRunning else { throw Failure(description: "the session did not end within 30 s of the kill loop's start") }
+        let endFigure = median(endBaseline)
+        print("required monitor: the user's kill loop start to the session ended: \(formatted(ended * 1000, digits: 0)) ms "
+            + "(target ≤ 5000 ms)")
+        print("baseline: a session's leader ended directly with SIGTERM, median of \(endBaseline.count): "
+            + "\(formatted(endFigure * 1000, digits: 2)) ms")
+        print("ratio: \(formatted(ended / endFigure, digits: 1))× the baseline")
+        fflush(nil)
+    }
+
+    private func approve(_ appID: String, user: String, familyctl: String, socket: String) throws {
+        let set = Process()
+        set.executableURL = URL(fileURLWithPath: familyctl)
+        set.arguments = ["set", "--user", user, "--app", appID, "approved"]
+        set.environment = [GuardEndpoint.socketVariable: socket, "PATH": "/usr/bin:/bin"]
+        set.standardOutput = FileHandle.nullDevice
+        try set.run()
+        set.waitUntilExit()
+        guard set.terminationStatus == 0 else { throw Failure(description: "familyctl set failed (\(set.terminationStatus))") }
+    }
+
+    /// A process that opens a session of `user` as the PAM module would (it
+    /// is the session's leader) when `open`, then waits; it says "open" first.
+    private func sessionLeader(socket: String, user: String, open: Bool) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", """
+            import json, os, signal, socket, sys, time
+            signal.pthread_sigmask(signal.SIG_SETMASK, [])
+            if sys.argv[3] == "1":
+                s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+                call = {"method": "org.familycontrols.guard.OpenSession",
+                        "parameters": {"token": os.urandom(16).hex(), "user": sys.argv[2], "service": "bench"}}
+                s.sendall(json.dumps(call).encode() + b"\\0")
+                s.recv(4096)
+            print("open", flush=True)
+            time.sleep(600)
+            """, socket, user, open ? "1" : "0"]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let line = output.fileHandleForReading.availableData
+        guard String(decoding: line, as: UTF8.self).hasPrefix("open") else {
+            throw Failure(description: "the session's leader did not start")
+        }
+        return process
+    }
+
+    /// The baseline: a leader like the session's, ended directly with SIGTERM.
+    private func directEnd(socket: String) throws -> Double {
+        let leader = try sessionLeader(socket: socket, user: "", open: false)
+        let started = monotonicSeconds()
+        kill(leader.processIdentifier, SIGTERM)
+        while leader.isRunning { usleep(100) }
+        return monotonicSeconds() - started
     }
 
     /// The baseline: the monitor spawned here as the user, to its first line, then killed and reaped.
@@ -133,6 +231,7 @@ private struct MonitorBenchmark {
                 process = try UserProcess.spawn(program, arguments: [program, fifo], environment: ["PATH=/usr/bin:/bin"],
                                                 directory: "/", uid: account.uid, gid: account.gid, realGID: 65534,
                                                 groups: [account.gid], output: null.rawValue)
+                try process.release()
             } catch {
                 throw Failure(description: "cannot start the monitor directly: \(error)")
             }

@@ -1,4 +1,5 @@
 import Foundation
+import SystemKit
 import TestSupport
 import Testing
 
@@ -35,3 +36,84 @@ struct LogindSandboxTests {
         }
     }
 }
+
+/// The session enforcer against a real logind: a Debian booted in a
+/// container (``LogindContainer``), a real session of its child opened
+/// through PAM and pam_systemd, and `logind-probe enforce` on the host
+/// calling logind on the container's system bus, as the Guard calls the
+/// machine's.
+@Suite(.serialized, .enabled(if: LogindContainer.isAvailable && productExists("logind-probe"),
+                             "needs root, systemd-nspawn, nsenter, busctl, debootstrap (or the root it made) and `swift build`'s logind-probe"))
+struct LogindSessionEnforcerTests {
+    private func enforce(_ consequence: String, _ session: (id: String, path: String, leader: pid_t), grace: Int,
+                         in container: LogindContainer) throws -> RunningApp {
+        try RunningApp(arguments: ["/usr/bin/env", "DBUS_SYSTEM_BUS_ADDRESS=\(container.busAddress)", productPath("logind-probe"),
+                                   "enforce", consequence, session.id, String(session.leader), LogindContainer.childName,
+                                   String(LogindContainer.childUID), String(grace)])
+    }
+
+    /// Ends `dbus-monitor` with SIGKILL: it inherits the test runner's
+    /// blocked signals, so SIGTERM would wait for ever.
+    private func stop(_ monitor: RunningApp) {
+        kill(monitor.process.processIdentifier, SIGKILL)
+        monitor.stop()
+    }
+
+    /// Lines of `dbus-monitor` for the `Lock` signals on the container's bus.
+    private func watchLockSignals(on container: LogindContainer) async throws -> RunningApp {
+        let monitor = try RunningApp(arguments: ["/usr/bin/dbus-monitor", "--address", container.busAddress,
+                                                 "type='signal',interface='org.freedesktop.login1.Session',member='Lock'"])
+        // It says NameAcquired once it listens.
+        #expect(await eventually { monitor.standardOutput.contains("NameAcquired") }, "\(monitor.standardError)")
+        return monitor
+    }
+
+    @Test func endThroughLogindTerminatesTheChildsSession() async throws {
+        try await LogindContainer.with { container in
+            let session = try await container.openSession()
+            let leader = try #require(ProcessHandle.open(pid: session.leader))
+            let probe = try enforce("end", session, grace: 2000, in: container)
+            #expect(await probe.exitStatus() == 0, "\(probe.standardError)")
+            #expect(probe.standardOutput.contains("outcome terminated -"), "\(probe.standardOutput)\(probe.standardError)")
+            #expect(try await !container.hasSession(session.id), "logind still has session \(session.id)")
+            #expect(ProcessHandle.hasExited(pidfd: leader.rawValue), "the session's leader still runs")
+        }
+    }
+
+    /// logind sends the session's `Lock` signal; with no screen locker to
+    /// lock it (the child's session has none, as a text console has none),
+    /// the session is ended once the grace period is over.
+    @Test func lockThroughLogindSignalsLockAndEndsASessionNoLockerLocked() async throws {
+        try await LogindContainer.with { container in
+            let session = try await container.openSession()
+            let monitor = try await watchLockSignals(on: container)
+            defer { stop(monitor) }
+            let probe = try enforce("lock", session, grace: 1500, in: container)
+            #expect(await probe.exitStatus() == 0, "\(probe.standardError)")
+            #expect(await eventually { monitor.standardOutput.contains("path=\(session.path); interface=org.freedesktop.login1.Session; member=Lock") },
+                    "\(monitor.standardOutput)")
+            #expect(probe.standardOutput.contains("outcome terminated no screen locker locked it within 1.5 seconds; ended instead"),
+                    "\(probe.standardOutput)\(probe.standardError)")
+            #expect(try await !container.hasSession(session.id))
+        }
+    }
+
+    /// A locker that locks the session on logind's `Lock` (and says so
+    /// with `SetLockedHint`, as screen lockers do) keeps it: locked, not ended.
+    @Test func lockThroughLogindStandsWhenTheLockerLocks() async throws {
+        try await LogindContainer.with { container in
+            let session = try await container.openSession()
+            let monitor = try await watchLockSignals(on: container)
+            defer { stop(monitor) }
+            let probe = try enforce("lock", session, grace: 3000, in: container)
+            #expect(await eventually { monitor.standardOutput.contains("path=\(session.path); interface=org.freedesktop.login1.Session; member=Lock") },
+                    "\(monitor.standardOutput)")
+            try await container.busctl(["call", "org.freedesktop.login1", session.path, "org.freedesktop.login1.Session",
+                                        "SetLockedHint", "b", "true"]).requireSuccess()
+            #expect(await probe.exitStatus() == 0, "\(probe.standardError)")
+            #expect(probe.standardOutput.contains("outcome locked -"), "\(probe.standardOutput)\(probe.standardError)")
+            #expect(try await container.hasSession(session.id), "a locked session was ended")
+        }
+    }
+}
+

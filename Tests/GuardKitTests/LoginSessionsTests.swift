@@ -15,22 +15,42 @@ import Testing
         return String(repeating: "0", count: 32 - hex.count) + hex
     }
 
-    @Test func oneUserCannotFillTheTableForEveryone() throws {
-        let sessions = LoginSessions(limit: 10, perUser: 3)
+    @Test func oneUserCannotFillTheTableForEveryoneAndTheirNewestLoginIsAlwaysKept() throws {
+        let sessions = LoginSessions(limit: 6, perUser: 3, nestedPerUser: 2)
         let me = try #require(ProcessHandle.open(pid: getpid()))
         for number in 0..<3 { try sessions.open(session(uid: 1000), token: token(number), pidfd: me.rawValue) }
-        #expect(throws: LoginSessionRefusal.fullForUser(3)) {
-            try sessions.open(session(uid: 1000), token: token(3), pidfd: me.rawValue)
-        }
+        // The fourth login is kept; the oldest is forgotten.
+        let forgotten = try sessions.open(session(uid: 1000), token: token(3), pidfd: me.rawValue)
+        #expect(forgotten != nil)
+        #expect(sessions.current().open.count == 3)
+        #expect(sessions.close(token: token(0), from: getpid()) == nil, "the oldest was forgotten")
         try sessions.open(session(uid: 1001), token: token(4), pidfd: me.rawValue)
         #expect(sessions.current().open.count == 4)
         #expect(throws: LoginSessionRefusal.tokenInUse) {
             try sessions.open(session(uid: 1002), token: token(4), pidfd: me.rawValue)
         }
         // Closed only by its own leader.
-        #expect(sessions.close(token: token(0), from: getpid() + 1) == nil)
-        #expect(sessions.close(token: token(0), from: getpid())?.uid == 1000)
-        try sessions.open(session(uid: 1000), token: token(5), pidfd: me.rawValue)
+        #expect(sessions.close(token: token(1), from: getpid() + 1) == nil)
+        #expect(sessions.close(token: token(1), from: getpid())?.uid == 1000)
+        for number in 5..<8 { try sessions.open(session(uid: 1002), token: token(number), pidfd: me.rawValue) }
+        #expect(sessions.current().open.count == 6)
+        #expect(throws: LoginSessionRefusal.full(6)) {
+            try sessions.open(session(uid: 1003), token: token(8), pidfd: me.rawValue)
+        }
+    }
+
+    @Test func sessionsAUserOpensFromTheirOwnNeverCrowdOutTheirLogins() throws {
+        let sessions = LoginSessions(limit: 100, perUser: 2, nestedPerUser: 3)
+        let me = try #require(ProcessHandle.open(pid: getpid()))
+        try sessions.open(session(uid: 1000), token: token(0), pidfd: me.rawValue)
+        var nested = session(uid: 1000)
+        nested.nested = true
+        for number in 1..<40 { try sessions.open(nested, token: token(number), pidfd: me.rawValue) }
+        let open = sessions.current().open
+        #expect(open.count(where: \.nested) == 3)
+        #expect(open.count(where: { !$0.nested }) == 1, "the login stays")
+        try sessions.open(session(uid: 1000), token: token(100), pidfd: me.rawValue)
+        #expect(sessions.current().open.count(where: { !$0.nested }) == 2, "and a later login is recorded")
     }
 
     @Test func aRestartedGuardTakesUpTheRecordedSessionsWhoseLeaderIsTheSameProcess() throws {

@@ -1,6 +1,7 @@
 import FamilyConfiguration
 import Foundation
 import Glibc
+import LockEngine
 @testable import GuardKit
 import SystemKit
 import Testing
@@ -73,8 +74,8 @@ import Testing
                             updatedAt: .now, appPath: folder)
     }
 
-    private func declare(_ folder: String, _ value: String) throws {
-        try "[Desktop Entry]\nName=App\nExec=app\nX-FamilyControls=true\nX-FamilyControls-Monitor=\(value)\n"
+    private func declare(_ folder: String, _ value: String, extra: String = "") throws {
+        try "[Desktop Entry]\nName=App\nExec=app\nX-FamilyControls=true\nX-FamilyControls-Monitor=\(value)\n\(extra)"
             .write(toFile: folder + "/org.example.App.desktop", atomically: true, encoding: .utf8)
     }
 
@@ -83,32 +84,61 @@ import Testing
             FileManager.default.createFile(atPath: folder + "/bin/monitor", contents: Data("#!/bin/sh\n".utf8),
                                            attributes: [.posixPermissions: 0o755])
             try declare(folder, "bin/monitor --quiet")
-            let launch = try #require(try MonitorLaunch.of(record(folder), configuration: GuardConfiguration()))
+            let launch = try #require(try MonitorLaunch.of(record(folder), folder: OpenedDirectory.open(folder), configuration: GuardConfiguration()))
             #expect(launch.path.hasSuffix("/org.example.App/bin/monitor"))
             #expect(launch.arguments == [launch.path, "--quiet"])
             #expect(launch.appName == "App")
             #expect(!launch.isFlatpak)
+            #expect(launch.required == nil)
+            #expect(launch.program == "bin/monitor")
         }
     }
 
-    @Test func aLinkOutOfTheFolderAMissingOrNonExecutableProgramIsRefused() throws {
+    @Test(arguments: [("lock", SessionConsequence.lock), ("end", .end), ("yes", nil), ("", nil)])
+    func aRequiredMonitorIsReadAndAnUnknownValueIsIgnoredWhenRun(value: String, expected: SessionConsequence?) throws {
+        try app { folder in
+            FileManager.default.createFile(atPath: folder + "/bin/monitor", contents: Data("#!/bin/sh\n".utf8),
+                                           attributes: [.posixPermissions: 0o755])
+            try declare(folder, "bin/monitor", extra: "X-FamilyControls-MonitorRequired=\(value)\n")
+            let launch = try #require(try MonitorLaunch.of(record(folder), folder: OpenedDirectory.open(folder), configuration: GuardConfiguration()))
+            #expect(launch.required == expected)
+        }
+    }
+
+    @Test func aLinkAMissingOrNonExecutableProgramIsRefused() throws {
         try app { folder in
             try FileManager.default.createSymbolicLink(atPath: folder + "/bin/out", withDestinationPath: "/bin/sh")
             try declare(folder, "bin/out")
-            #expect(throws: MonitorLaunchError.programOutsideTheApp("bin/out")) {
-                try MonitorLaunch.of(record(folder), configuration: GuardConfiguration())
+            #expect(throws: MonitorLaunchError.missingProgram("bin/out")) {
+                try MonitorLaunch.of(record(folder), folder: OpenedDirectory.open(folder), configuration: GuardConfiguration())
             }
             try declare(folder, "bin/none")
             #expect(throws: MonitorLaunchError.missingProgram("bin/none")) {
-                try MonitorLaunch.of(record(folder), configuration: GuardConfiguration())
+                try MonitorLaunch.of(record(folder), folder: OpenedDirectory.open(folder), configuration: GuardConfiguration())
             }
             FileManager.default.createFile(atPath: folder + "/bin/plain", contents: Data(), attributes: [.posixPermissions: 0o644])
             try declare(folder, "bin/plain")
             #expect(throws: MonitorLaunchError.notExecutable("bin/plain")) {
-                try MonitorLaunch.of(record(folder), configuration: GuardConfiguration())
+                try MonitorLaunch.of(record(folder), folder: OpenedDirectory.open(folder), configuration: GuardConfiguration())
             }
             try "[Desktop Entry]\nX-FamilyControls=true\n".write(toFile: folder + "/org.example.App.desktop", atomically: true, encoding: .utf8)
-            #expect(try MonitorLaunch.of(record(folder), configuration: GuardConfiguration()) == nil)
+            #expect(try MonitorLaunch.of(record(folder), folder: OpenedDirectory.open(folder), configuration: GuardConfiguration()) == nil)
         }
+    }
+}
+
+/// `X-FamilyControls-MonitorRequired=`: lock or end, refused otherwise when an app asks.
+@Suite struct MonitorRequirementTests {
+    @Test func lockAndEndAreReadAndAnythingElseIsRefusedByName() throws {
+        #expect(try MonitorRequirement.parse("lock") == .lock)
+        #expect(try MonitorRequirement.parse("end") == .end)
+        for value in ["Lock", "yes", "", "end ", "lock;end"] {
+            #expect(throws: MonitorRequirementError.unknown(value)) { try MonitorRequirement.parse(value) }
+        }
+        let without = DesktopEntry(parsing: "[Desktop Entry]\nX-FamilyControls-MonitorRequired=end\n")
+        #expect(throws: MonitorRequirementError.noMonitor) { try MonitorRequirement.declared(in: without) }
+        let with = DesktopEntry(parsing: "[Desktop Entry]\nX-FamilyControls-Monitor=bin/m\nX-FamilyControls-MonitorRequired=end\n")
+        #expect(try MonitorRequirement.declared(in: with) == .end)
+        #expect(try MonitorRequirement.declared(in: DesktopEntry(parsing: "[Desktop Entry]\n")) == nil)
     }
 }

@@ -1,7 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import GuardKit
+@testable import GuardKit
+import SystemKit
 
 // Reads logind's sessions through GuardKit's LogindSessions and the real
 // libsystemd, for GuardKitTests, which run it in a mount namespace whose
@@ -11,6 +12,11 @@ import GuardKit
 //   logind-probe watch READY SECONDS  opens the monitor, lists the sessions,
 //                                     creates READY, waits for a change, then
 //                                     lists them again after `--`
+//   logind-probe enforce lock|end ID LEADER USER UID GRACE-MS
+//                                     has a SessionEnforcer that uses logind
+//                                     (on the bus DBUS_SYSTEM_BUS_ADDRESS names)
+//                                     lock or end logind's session ID, then
+//                                     prints `outcome` and what became of it
 //
 // A session is one line of tab-separated fields (`-` for none): id, user,
 // uid, service, tty, leader, runtime directory, bus, display, Wayland
@@ -33,6 +39,23 @@ func fail(_ message: String) -> Never {
 }
 
 let arguments = CommandLine.arguments.dropFirst()
+if arguments.first == "enforce" {
+    let words = Array(arguments.dropFirst())
+    guard words.count == 6, let consequence = SessionConsequence(rawValue: words[0]), let leader = pid_t(words[2]),
+          let uid = UInt32(words[4]), let grace = Int64(words[5]) else {
+        fail("usage: enforce lock|end ID LEADER USER UID GRACE-MS")
+    }
+    var limits = GuardLimits()
+    limits.sessionEndGrace = .milliseconds(grace)
+    let enforcer = SessionEnforcer(limits: limits, logger: Logger(label: "logind-probe"), usesLogind: true)
+    let session = LoginSession(user: words[3], uid: uid, service: "login", tty: nil, runtimeDirectory: nil, display: nil,
+                               waylandDisplay: nil, bus: nil, sessionID: words[1], leader: leader, openedAt: .now)
+    enforcer.enforce(consequence, on: [MonitorSession(name: words[1], session: session)], reason: "the probe asked")
+    guard enforcer.waitUntilIdle(until: .now + .milliseconds(grace * 4 + 10_000)) else { fail("the enforcer did not finish") }
+    enforcer.stop()
+    for outcome in enforcer.recentOutcomes() { print("outcome \(outcome.result) \(outcome.note ?? "-")") }
+    exit(0)
+}
 print("running \(LogindSessions.isRunning()) leaders \(LogindSessions.readsLeaders) start-times \(LogindSessions.readsStartTimes)")
 let sessions: LogindSessions
 do throws(LogindFailure) {

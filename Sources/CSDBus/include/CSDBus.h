@@ -71,5 +71,42 @@ int csdbus_notifier_wait(csdbus_notifier *notifier, int extra_fd, int timeout_ms
 /// Takes the oldest signal heard: 1 and `*event` filled, or 0 when none.
 int csdbus_next_event(csdbus_notifier *notifier, csdbus_event *event);
 
+/*
+ * systemd-logind's Manager (org.freedesktop.login1, logind(8)'s D-Bus API)
+ * on the system bus: the calls the Guard makes to lock or end a login
+ * session. One handle, owned by one thread; a session is named by logind's
+ * id ("3", "c2"). Functions return 0 (or a value) or a negative errno:
+ * -ENXIO when logind knows no such session (org.freedesktop.login1.NoSuchSession),
+ * -ECONNREFUSED or -ENOENT when the system bus cannot be reached,
+ * -EACCES when the bus or logind refused the caller.
+ */
+
+/// A connection to the system bus for logind's calls.
+typedef struct csdbus_logind csdbus_logind;
+
+/// Connects to the system bus (`sd_bus_open_system`:
+/// $DBUS_SYSTEM_BUS_ADDRESS, else /run/dbus/system_bus_socket); each method
+/// call waits at most `timeout_ms`.
+int csdbus_logind_open(csdbus_logind **out, int timeout_ms);
+
+/// Closes the connection and frees the handle.
+void csdbus_logind_free(csdbus_logind *logind);
+
+/// `org.freedesktop.login1.Manager.LockSession(s id)`: logind sends the
+/// session's `Lock` signal, which its screen locker acts on.
+int csdbus_logind_lock_session(csdbus_logind *logind, const char *id);
+
+/// `org.freedesktop.login1.Manager.TerminateSession(s id)`: logind stops
+/// the session's scope, every process in it.
+int csdbus_logind_terminate_session(csdbus_logind *logind, const char *id);
+
+/// The session's `LockedHint` property (set by its screen locker through
+/// `SetLockedHint`): 1 or 0, or a negative errno.
+int csdbus_logind_locked_hint(csdbus_logind *logind, const char *id);
+
+/// The session's `Leader` property: the pid of the process that opened it,
+/// or a negative errno.
+int csdbus_logind_leader(csdbus_logind *logind, const char *id);
+
 #endif
 #endif

@@ -58,6 +58,9 @@ uint32_t csystem_epoll_event_flags(const struct epoll_event *events, int index);
 uint64_t csystem_epoll_event_data(const struct epoll_event *events, int index);
 
 /// `EPOLL_CLOEXEC`.
+/// `O_PATH`, which Glibc's module leaves out without `_GNU_SOURCE`.
+extern const int CSYSTEM_O_PATH;
+
 extern const int CSYSTEM_EPOLL_CLOEXEC;
 /// `EPOLL_CTL_ADD`.
 extern const int CSYSTEM_EPOLL_CTL_ADD;
@@ -228,24 +231,41 @@ int csystem_spawn_connected(const char *file, char *const argv[], char *const en
 /// the signal); -1 with errno on failure.
 int csystem_pidfd_wait(int pidfd, int nohang, int *code, int *status);
 
-/// Starts the program at `path` as another user, for good: a child of this
+/// Starts the program `program` (a descriptor, run by execveat(2) with
+/// `AT_EMPTY_PATH`, never looked up by a path), or at `path` when `program`
+/// is -1, as another user, for good: a child of this
 /// process in a session of its own (`setsid`), `/dev/null` as its standard
 /// input, `output` as its standard output and error, every other descriptor
 /// closed, no signal blocked or ignored, `no_new_privs` set, the groups
 /// `groups` (`count` of them), real gid `real_gid`, effective and saved gid
-/// `gid`, every uid `uid`, then `cwd` (or `/` when `cwd` cannot be entered).
+/// `gid`, every uid `uid`, then the folder `cwd_fd` (or, when -1, `cwd`; or
+/// `/` when neither can be entered). The child then waits, before exec, until
+/// csystem_spawn_release lets it go: its parent records who it is first.
 /// A real gid other than the effective one makes the kernel run the program
 /// in secure-execution mode, which leaves it not dumpable from its first
 /// instruction: no process of that user may trace it or read its memory.
-/// Maps to fork(2), pidfd_open(2) and execve(2); only system calls run
+/// Maps to fork(2), pidfd_open(2) and execveat(2); only system calls run
 /// between fork and exec, so any thread may call it.
-/// Returns 0, the pid in `*pid` and a pidfd in `*pidfd`; or an errno value
+/// Returns 0, the pid in `*pid`, a pidfd in `*pidfd`, and the two ends
+/// csystem_spawn_release takes in `*release` and `*report`; or an errno value
 /// and in `*stage` the step that failed (1 setup, 2 groups, 3 gid, 4 uid,
 /// 5 exec, 6 fork or pidfd).
-int csystem_spawn_as_user(const char *path, char *const argv[], char *const envp[], const char *cwd,
-                          unsigned int uid, unsigned int gid, unsigned int real_gid,
+int csystem_spawn_as_user(const char *path, int program, char *const argv[], char *const envp[], const char *cwd,
+                          int cwd_fd, unsigned int uid, unsigned int gid, unsigned int real_gid,
                           const unsigned int *groups, int count, int output,
-                          int *pid, int *pidfd, int *stage);
+                          int *pid, int *pidfd, int *release, int *report, int *stage);
+
+/// Lets a child csystem_spawn_as_user holds go on to exec: writes its word
+/// on `release`, then waits on `report` until the exec succeeds (0) or fails
+/// (the errno, `*stage` the step; the child is reaped). Closes both.
+int csystem_spawn_release(int pid, int release, int report, int *stage);
+
+/// A non-blocking signalfd(2) for SIGCHLD, or -1 (EINVAL when the calling
+/// thread does not block SIGCHLD, so that the signal would never reach it).
+int csystem_child_signal_fd(void);
+
+/// Reads every pending signal off a csystem_child_signal_fd descriptor.
+void csystem_child_signal_drain(int fd);
 
 /// What `waitid(P_PIDFD, pidfd, WEXITED | WSTOPPED | WNOHANG)` found: 0 and
 /// `*code` 0 when nothing happened, else `*code` is `CSYSTEM_CLD_EXITED`,

@@ -54,6 +54,8 @@ package enum GuardDaemon {
         sigemptyset(&signals)
         for signal in [SIGHUP, SIGTERM, SIGINT] { sigaddset(&signals, signal) }
         pthread_sigmask(SIG_BLOCK, &signals, nil)
+        // Kept pending for the monitors' thread, which learns of a stopped monitor from it.
+        ChildSignal.block()
         signal(SIGPIPE, SIG_IGN)
 
         let logger = Logger(label: "familycontrolsd")
@@ -138,8 +140,9 @@ package enum GuardDaemon {
         }
         checkChildren(configuration)
         // Before serving: the Guard that answers has its monitors' thread.
+        let enforcer = SessionEnforcer(limits: policy.limits, logger: logger)
         do throws(Errno) {
-            try service.startMonitors(socketPath: socketPath, stateDirectory: stateDirectory)
+            try service.startMonitors(socketPath: socketPath, stateDirectory: stateDirectory, enforcer: enforcer)
         } catch {
             logger.error("monitor: cannot start the monitors' keeper (\(error)); no approved app's monitor runs")
         }
@@ -194,6 +197,7 @@ package enum GuardDaemon {
             logger.notice("stopping on \(received == SIGTERM ? "SIGTERM" : "SIGINT")")
             notifySystemd("STOPPING=1")
             service.monitors.stopAll()
+            enforcer.stop()
             server.shutdown()
             return 0
         }

@@ -52,6 +52,12 @@ extension AppIdentifier {
         }
         let entry = DesktopEntry(parsing: text)
         guard entry.declaresFamilyControls else { throw .missingCapability(path: entryPath) }
+        let required: SessionConsequence?
+        do throws(MonitorRequirementError) {
+            required = try MonitorRequirement.declared(in: entry)
+        } catch {
+            throw .invalidMonitorRequirement(path: entryPath, error)
+        }
 
         let folderPath = FlatpakLockPlacement.folder(of: deployment)
         let folder: OpenedDirectory
@@ -70,7 +76,8 @@ extension AppIdentifier {
         }
         let identity = AppIdentity(appID: deployment.appID, displayName: entry.name ?? deployment.appID,
                                    directory: folderPath, executable: deployment.filesPath + "/" + inside,
-                                   directoryIdentity: folder.identity, flatpak: deployment)
+                                   directoryIdentity: folder.identity, flatpak: deployment,
+                                   monitor: entry.monitor, monitorRequired: required)
         return (identity, folder)
     }
 }

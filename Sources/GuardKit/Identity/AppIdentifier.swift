@@ -115,9 +115,16 @@ package struct AppIdentifier: Sendable {
             guard let program = entry.program, Self.relativeProgram(program, in: path) == relative else {
                 throw .execMismatch(path: entryPath, executable: executable)
             }
+            let required: SessionConsequence?
+            do throws(MonitorRequirementError) {
+                required = try MonitorRequirement.declared(in: entry)
+            } catch {
+                throw .invalidMonitorRequirement(path: entryPath, error)
+            }
             let identity = AppIdentity(appID: appID, displayName: entry.name ?? appID, directory: path,
                                        executable: executable, directoryIdentity: directory.identity,
-                                       updateKey: entry.updateKey, version: entry.comparableVersion)
+                                       updateKey: entry.updateKey, version: entry.comparableVersion,
+                                       monitor: entry.monitor, monitorRequired: required)
             return (identity, directory)
         }
         throw .notInAppDirectory(executable: executable, roots: roots)

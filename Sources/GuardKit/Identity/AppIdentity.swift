@@ -32,10 +32,16 @@ package struct AppIdentity: Hashable, Sendable {
     /// Its `X-FamilyControls-Version=` when it was identified, sanitized for
     /// display; what a guardian approving it is shown.
     package var version: String?
+    /// The monitor its desktop entry declares (`X-FamilyControls-Monitor=`,
+    /// as written), and what keeping it down costs the child's sessions
+    /// (`X-FamilyControls-MonitorRequired=`): shown to the guardian who decides.
+    package var monitor: String?
+    package var monitorRequired: SessionConsequence?
 
     package init(appID: String, displayName: String, directory: String, executable: String,
                  directoryIdentity: FileIdentity, flatpak: FlatpakDeployment? = nil,
-                 updateKey: UpdateKey? = nil, version: String? = nil) {
+                 updateKey: UpdateKey? = nil, version: String? = nil,
+                 monitor: String? = nil, monitorRequired: SessionConsequence? = nil) {
         self.updateKey = updateKey
         self.version = version.map { DisplayText.sanitized($0, limit: UpdateVersion.maximumLength) }
         self.appID = appID
@@ -44,6 +50,8 @@ package struct AppIdentity: Hashable, Sendable {
         self.executable = executable
         self.directoryIdentity = directoryIdentity
         self.flatpak = flatpak
+        self.monitor = monitor.map { DisplayText.sanitized($0, limit: 200) }
+        self.monitorRequired = monitorRequired
     }
 
     /// Whether `text` is an acceptable app ID: a reverse-domain name made of
@@ -69,6 +77,9 @@ package enum IdentityError: Error, Hashable, Sendable, CustomStringConvertible {
     case missingCapability(path: String)
     /// `Exec=` does not name the running executable.
     case execMismatch(path: String, executable: String)
+    /// `X-FamilyControls-MonitorRequired=` is neither `lock` nor `end`, or
+    /// is given without a monitor.
+    case invalidMonitorRequirement(path: String, MonitorRequirementError)
     /// The app directory's name is not an acceptable app ID.
     case invalidAppID(String)
     /// The process is being traced, so its behaviour is not the app's own.
@@ -106,6 +117,8 @@ package enum IdentityError: Error, Hashable, Sendable, CustomStringConvertible {
             "\(path) does not declare the Family Controls capability (add X-FamilyControls=true to [Desktop Entry])"
         case .execMismatch(let path, let executable):
             "Exec= in \(path) does not name the running program \(DisplayText.sanitized(executable)) (name the program file itself, not a link)"
+        case .invalidMonitorRequirement(let path, let error):
+            "\(error) in \(path) (write lock or end, beside X-FamilyControls-Monitor=)"
         case .invalidAppID(let id):
             "\"\(id.clipped)\" is not a valid app ID (letters, digits, . _ -)"
         case .traced(let pid):

@@ -34,6 +34,9 @@ package struct DesktopEntry: Hashable, Sendable {
     /// `X-FamilyControls-Monitor=`, the app's monitor command as written; the
     /// first one given (``MonitorCommand`` reads it).
     package var monitor: String?
+    /// `X-FamilyControls-MonitorRequired=`, as written; the first one given
+    /// (``MonitorRequirement`` reads it).
+    package var monitorRequired: String?
 
     /// Parses the text of a desktop entry. Lines it does not understand are ignored,
     /// as desktop environments do.
@@ -48,6 +51,7 @@ package struct DesktopEntry: Hashable, Sendable {
         updateKeys = []
         versions = []
         monitor = nil
+        monitorRequired = nil
         var inMainGroup = false
         for rawLine in TextLines(text) {
             let line = Self.trimmed(rawLine.utf8)
@@ -71,6 +75,8 @@ package struct DesktopEntry: Hashable, Sendable {
                 versions.append(String(Substring(value)))
             } else if key.elementsEqual("X-FamilyControls-Monitor".utf8) {
                 monitor = monitor ?? String(Substring(value))
+            } else if key.elementsEqual("X-FamilyControls-MonitorRequired".utf8) {
+                monitorRequired = monitorRequired ?? String(Substring(value))
             }
         }
     }

@@ -29,6 +29,8 @@ package final class MonitorKeeper: Sendable {
         var approvals: @Sendable () throws(GuardFailure) -> [AuthorizationRecord]
         /// The configuration now.
         var configuration: @Sendable () -> GuardConfiguration
+        /// Locks or ends the child's sessions when a required monitor is kept down.
+        var enforcer: any SessionEnforcing
         /// Appends an audit row.
         var audit: @Sendable (_ outcome: AuditOutcome, _ user: String, _ appID: String, _ detail: String) -> Void
         /// The Guard's socket, which the monitor's library calls.
@@ -37,6 +39,30 @@ package final class MonitorKeeper: Sendable {
         /// started after a crash ends the ones it left behind.
         var recordPath: String?
         var logger: Logger
+
+        package init(sessions: @escaping @Sendable () -> [MonitorSession], logind: LogindSessions?,
+                     approvals: @escaping @Sendable () throws(GuardFailure) -> [AuthorizationRecord],
+                     configuration: @escaping @Sendable () -> GuardConfiguration, enforcer: any SessionEnforcing,
+                     audit: @escaping @Sendable (_ outcome: AuditOutcome, _ user: String, _ appID: String, _ detail: String) -> Void,
+                     socketPath: String, recordPath: String?, logger: Logger) {
+            self.sessions = sessions
+            self.logind = logind
+            self.approvals = approvals
+            self.configuration = configuration
+            self.enforcer = enforcer
+            self.audit = audit
+            self.socketPath = socketPath
+            self.recordPath = recordPath
+            self.logger = logger
+        }
+    }
+
+    /// Whose a running monitor is, for `IdentifyMonitor`.
+    struct Owner: Sendable {
+        var uid: UInt32
+        /// A Flatpak app's: its sandboxed processes run under the process
+        /// the Guard started (`flatpak run`), and are vouched for too.
+        var sandboxed: Bool
     }
 
     struct Key: Hashable, Sendable, Comparable {
@@ -51,7 +77,10 @@ package final class MonitorKeeper: Sendable {
 
     private struct Shared {
         var table: [Key: MonitorSnapshot] = [:]
-        var uids: [Key: UInt32] = [:]
+        var owners: [Key: Owner] = [:]
+        /// Monitors whose process is held before exec: known to
+        /// `IdentifyMonitor` already, listed as running only once released.
+        var held: Set<Key> = []
         var stopping = false
         var started = false
         var approvalsChanged = true
@@ -114,22 +143,38 @@ package final class MonitorKeeper: Sendable {
 
     /// The monitors now, running or waiting, in order.
     package func list() -> [MonitorSnapshot] {
-        shared.withLock { shared in shared.table.sorted { $0.key < $1.key }.map(\.value) }
+        shared.withLock { shared in
+            shared.table.sorted { $0.key < $1.key }.map { key, snapshot in
+                guard shared.held.contains(key) else { return snapshot }
+                var starting = snapshot
+                starting.state = .waiting
+                starting.pid = 0
+                return starting
+            }
+        }
     }
 
-    /// The monitor `pid` is, or runs inside (a descendant of a monitor's
-    /// process, as a Flatpak app's sandboxed process is), when `uid` is the
-    /// monitor's user.
-    package func monitor(containing pid: pid_t, uid: UInt32) -> MonitorSnapshot? {
-        let running = shared.withLock { shared in
-            Dictionary(shared.table.compactMap { key, snapshot in
-                snapshot.state == .running && shared.uids[key] == uid ? (snapshot.pid, snapshot) : nil
-            }, uniquingKeysWith: { first, _ in first })
+    /// The monitor `pid` is, when `uid` is the monitor's user: a process the
+    /// Guard itself started (published before its first instruction, and
+    /// withdrawn as soon as it is reaped, so the pid is that very process's), or,
+    /// for a Flatpak app's monitor, a descendant of it (its sandboxed process).
+    /// `pidfd`, the caller's pinned at connection, must still be alive: a
+    /// connection whose process ended cannot borrow a recycled pid.
+    package func monitor(containing pid: pid_t, uid: UInt32, pidfd: CInt?) -> MonitorSnapshot? {
+        if let pidfd, !ProcessHandle.isAlive(pidfd: pidfd) { return nil }
+        let running: [pid_t: (MonitorSnapshot, Bool)] = shared.withLock { shared in
+            var running: [pid_t: (MonitorSnapshot, Bool)] = [:]
+            for (key, snapshot) in shared.table where snapshot.state == .running {
+                guard let owner = shared.owners[key], owner.uid == uid else { continue }
+                running[snapshot.pid] = (snapshot, owner.sandboxed)
+            }
+            return running
         }
         guard !running.isEmpty else { return nil }
+        if let (found, _) = running[pid] { return found }
         var current = pid
         for _ in 0..<32 {
-            if let found = running[current] { return found }
+            if let (found, sandboxed) = running[current] { return sandboxed ? found : nil }
             guard let parent = Self.parent(of: current), parent > 1 else { return nil }
             current = parent
         }
@@ -165,10 +210,11 @@ package final class MonitorKeeper: Sendable {
     }
 
     /// Publishes the supervisor's table.
-    func publish(_ table: [Key: MonitorSnapshot], uids: [Key: UInt32]) {
+    func publish(_ table: [Key: MonitorSnapshot], owners: [Key: Owner], held: Set<Key> = []) {
         shared.withLock { shared in
             shared.table = table
-            shared.uids = uids
+            shared.owners = owners
+            shared.held = held
         }
     }
 }

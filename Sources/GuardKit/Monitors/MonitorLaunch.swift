@@ -7,39 +7,63 @@ import SystemKit
 
 /// How one approved app's monitor is started: the program to execute, its
 /// whole `argv`, and the folder it starts in. Read from the approved app's
-/// own desktop entry, inside its locked folder.
+/// own desktop entry, inside its locked folder, found by the folder's
+/// identity (device and inode), not by the path recorded at approval.
 struct MonitorLaunch: Hashable, Sendable {
     var appID: String
     /// The app's name, from its desktop entry.
     var appName: String
+    /// What `argv[0]` names, and the log: the program's path as last seen.
     var path: String
     var arguments: [String]
     var directory: String?
+    /// The approved folder (an app root's app), whose own program is run by
+    /// descriptor (``program``, relative to it): nil for a Flatpak app.
+    var folder: FileIdentity?
+    var program: String?
+    /// What keeping it down costs the child's sessions
+    /// (`X-FamilyControls-MonitorRequired=`); nil when it is not required.
+    var required: SessionConsequence?
     /// A Flatpak app's monitor, started through `flatpak run`: its sandbox's
     /// user namespace is the child's, so secure execution would guard
     /// nothing there (and GLib's bus lookup refuses to run under it).
     var isFlatpak: Bool
 
     /// The monitor `record` declares: nil when its desktop entry declares
-    /// none.
+    /// none. `folder` is the approved folder, held open (nil for a Flatpak app).
     /// - Throws: ``MonitorLaunchError`` when it declares one that cannot be run.
-    static func of(_ record: AuthorizationRecord, configuration: GuardConfiguration) throws(MonitorLaunchError) -> MonitorLaunch? {
+    static func of(_ record: AuthorizationRecord, folder: OpenedDirectory?, configuration: GuardConfiguration,
+                   logger: Logger? = nil) throws(MonitorLaunchError) -> MonitorLaunch? {
         if let deployment = record.flatpak {
-            return try flatpak(record, deployment, configuration: configuration)
+            return try flatpak(record, deployment, configuration: configuration, logger: logger)
         }
-        let folder = record.appPath
-        guard let (entry, command) = try declared(in: folder, record.appID) else { return nil }
-        let program = try resolve(command.program, in: folder)
-        return MonitorLaunch(appID: record.appID, appName: entry.name ?? record.appID, path: program,
-                             arguments: [program] + command.arguments, directory: folder, isFlatpak: false)
+        guard let folder else { throw .folderMissing(record.appPath) }
+        guard let (entry, command) = try declared(in: folder, path: folder.path, record.appID) else { return nil }
+        try check(command.program, in: folder)
+        let path = record.appPath + "/" + command.program
+        return MonitorLaunch(appID: record.appID, appName: entry.name ?? record.appID, path: path,
+                             arguments: [path] + command.arguments, directory: record.appPath, folder: folder.identity,
+                             program: command.program, required: required(entry, record, logger), isFlatpak: false)
+    }
+
+    /// What the entry declares of a required monitor. The value was checked
+    /// when the app asked; one that is not `lock` or `end` now (an app
+    /// approved before the key was known) is logged and ignored.
+    private static func required(_ entry: DesktopEntry, _ record: AuthorizationRecord, _ logger: Logger?) -> SessionConsequence? {
+        do throws(MonitorRequirementError) {
+            return try MonitorRequirement.declared(in: entry)
+        } catch {
+            logger?.warning("monitor: \(record.appID) for \(record.user): \(error); its monitor is not taken as required")
+            return nil
+        }
     }
 
     /// The desktop entry `APPID.desktop` in `folder` and the monitor it
     /// declares; nil when it declares none.
-    private static func declared(in folder: String, _ appID: String) throws(MonitorLaunchError) -> (DesktopEntry, MonitorCommand)? {
-        guard let directory = try? OpenedDirectory.open(folder),
-              let text = AppIdentifier.readDesktopEntry(directory, "\(appID).desktop") else {
-            throw .unreadableEntry("\(folder)/\(appID).desktop")
+    private static func declared(in folder: OpenedDirectory, path: String,
+                                 _ appID: String) throws(MonitorLaunchError) -> (DesktopEntry, MonitorCommand)? {
+        guard let text = AppIdentifier.readDesktopEntry(folder, "\(appID).desktop") else {
+            throw .unreadableEntry("\(path)/\(appID).desktop")
         }
         let entry = DesktopEntry(parsing: text)
         guard let value = entry.monitor else { return nil }
@@ -50,28 +74,26 @@ struct MonitorLaunch: Hashable, Sendable {
         }
     }
 
-    /// `program` inside `folder`, followed through links only as far as it
-    /// stays inside: a regular file someone may execute.
-    private static func resolve(_ program: String, in folder: String) throws(MonitorLaunchError) -> String {
-        guard let base = realpath(folder, nil) else { throw .missingProgram(program) }
-        defer { free(base) }
-        guard let found = realpath(folder + "/" + program, nil) else { throw .missingProgram(program) }
-        defer { free(found) }
-        let root = String(cString: base), path = String(cString: found)
-        guard path.hasPrefix(root + "/") else { throw .programOutsideTheApp(program) }
-        var info = stat()
-        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { throw .missingProgram(program) }
-        guard info.st_mode & 0o111 != 0 else { throw .notExecutable(program) }
-        return path
+    /// `program` inside `folder`, opened without following a link: a
+    /// regular file someone may execute.
+    static func check(_ program: String, in folder: OpenedDirectory) throws(MonitorLaunchError) {
+        guard let opened = folder.openProgram(program), let status = try? opened.status() else {
+            throw .missingProgram(program)
+        }
+        guard status.mode & UInt32(S_IFMT) == UInt32(S_IFREG) else { throw .missingProgram(program) }
+        guard status.mode & 0o111 != 0 else { throw .notExecutable(program) }
     }
 
     private static func flatpak(_ record: AuthorizationRecord, _ deployment: FlatpakDeployment,
-                                configuration: GuardConfiguration) throws(MonitorLaunchError) -> MonitorLaunch? {
-        guard let (entry, command) = try declared(in: deployment.filesPath + "/share/applications", deployment.appID) else {
+                                configuration: GuardConfiguration, logger: Logger?) throws(MonitorLaunchError) -> MonitorLaunch? {
+        let applications = deployment.filesPath + "/share/applications"
+        guard let opened = try? OpenedDirectory.open(applications) else { throw .unreadableEntry("\(applications)/\(deployment.appID).desktop") }
+        guard let (entry, command) = try declared(in: opened, path: applications, deployment.appID) else {
             return nil
         }
         // The program is checked where the sandbox will find it, as /app/PROGRAM.
-        _ = try resolve(command.program, in: deployment.filesPath)
+        guard let files = try? OpenedDirectory.open(deployment.filesPath) else { throw .missingProgram(command.program) }
+        try check(command.program, in: files)
         let installation: String
         switch deployment.installation.kind {
         case .user: installation = "--user"
@@ -88,16 +110,17 @@ struct MonitorLaunch: Hashable, Sendable {
                          "--branch=\(deployment.branch)", "--commit=\(deployment.commit)", deployment.appID]
             + command.arguments
         return MonitorLaunch(appID: record.appID, appName: entry.name ?? record.appID, path: flatpak,
-                             arguments: arguments, directory: nil, isFlatpak: true)
+                             arguments: arguments, directory: nil, folder: nil, program: nil,
+                             required: required(entry, record, logger), isFlatpak: true)
     }
 }
 
 /// Why an approved app's monitor cannot be run.
 enum MonitorLaunchError: Error, Equatable, CustomStringConvertible {
     case unreadableEntry(String)
+    case folderMissing(String)
     case invalid(MonitorCommandError)
     case missingProgram(String)
-    case programOutsideTheApp(String)
     case notExecutable(String)
     case unnamedInstallation(String)
     case noFlatpak
@@ -105,10 +128,10 @@ enum MonitorLaunchError: Error, Equatable, CustomStringConvertible {
     var description: String {
         switch self {
         case .unreadableEntry(let path): "its desktop entry \(DisplayText.sanitized(path).clipped) cannot be read"
+        case .folderMissing(let path):
+            "its approved folder (last at \(DisplayText.sanitized(path).clipped)) is not where it was approved, nor found by its identity"
         case .invalid(let error): "X-FamilyControls-Monitor= is not a monitor command: \(error)"
-        case .missingProgram(let program): "its monitor program \(DisplayText.sanitized(program).clipped) is not a file in the app's folder"
-        case .programOutsideTheApp(let program):
-            "its monitor program \(DisplayText.sanitized(program).clipped) leads outside the app's folder"
+        case .missingProgram(let program): "its monitor program \(DisplayText.sanitized(program).clipped) is not a file in the app's folder (a link is not followed)"
         case .notExecutable(let program): "its monitor program \(DisplayText.sanitized(program).clipped) is not executable"
         case .unnamedInstallation(let path):
             "its Flatpak installation \(DisplayText.sanitized(path).clipped) has no name `flatpak run --installation=` knows"

@@ -32,8 +32,9 @@ package struct MonitorSnapshot: Sendable, Equatable {
     package var restartAt: UnixTime?
 }
 
-/// A child's monitor that keeps ending, told to the watchers of
-/// `WatchMonitorAlerts` (a guardian's desktop agent).
+/// A child's monitor that keeps ending or being stopped, or a required one
+/// kept down (and the child's sessions locked or ended for it), told to the
+/// watchers of `WatchMonitorAlerts` (a guardian's desktop agent).
 package struct MonitorAlert: Sendable, Equatable {
     package var appID: String
     /// The app's name, from its desktop entry.
@@ -47,4 +48,19 @@ package struct MonitorAlert: Sendable, Equatable {
     package var ended: String
     /// How long the Guard waits before starting it again, when it waits.
     package var waitingSeconds: Int?
+    /// A required monitor kept down: what was done to the child's sessions.
+    package var consequence: SessionConsequence?
+
+    package init(appID: String, appName: String, user: String, session: String, restarts: Int, windowSeconds: Int,
+                 ended: String, waitingSeconds: Int?, consequence: SessionConsequence? = nil) {
+        self.appID = appID
+        self.appName = appName
+        self.user = user
+        self.session = session
+        self.restarts = restarts
+        self.windowSeconds = windowSeconds
+        self.ended = ended
+        self.waitingSeconds = waitingSeconds
+        self.consequence = consequence
+    }
 }

@@ -4,6 +4,7 @@ import Glibc
 import FamilyConfiguration
 import FamilyControlsModel
 import GuardProtocol
+import LockEngine
 import SystemKit
 
 extension MonitorKeeper {
@@ -26,6 +27,16 @@ extension MonitorKeeper {
         /// Lines of output logged per monitor: a burst of this many, then this many a second.
         static let lineBurst = 20
         static let linesPerSecond = 5
+        /// A required monitor is kept down when it ends, is stopped or cannot
+        /// start this many times within ``keptDownWindow``: no accident does
+        /// that, a child's loop of `kill` or `kill -STOP` does it at once.
+        static let keptDownAfter = 5
+        static let keptDownWindow: Duration = .seconds(60)
+        /// After a required monitor cost the sessions, how long before it may again.
+        static let enforcedAgainAfter: Duration = .seconds(10)
+        /// A session younger than this raises no "keeps ending" alert yet,
+        /// and one that ends within it raises none at all.
+        static let shortSession: Duration = .seconds(10)
 
         final class Instance {
             let key: Key
@@ -42,6 +53,12 @@ extension MonitorKeeper {
             var starts: [MonotonicInstant] = []
             var restartTimes: [MonotonicInstant] = []
             var lastAlert: MonotonicInstant?
+            /// An alert held while the session is younger than ``shortSession``.
+            var pendingAlert: MonitorAlert?
+            /// When a required monitor ended, was stopped or could not start,
+            /// within ``keptDownWindow``.
+            var downTimes: [MonotonicInstant] = []
+            var lastEnforced: MonotonicInstant?
             /// Set when it is being stopped for good: SIGKILL at this instant.
             var killAt: MonotonicInstant?
             var stopReason: String?
@@ -73,6 +90,11 @@ extension MonitorKeeper {
         /// Set when the wake-up counter or logind's descriptor fired.
         private var woken = true
         private var noGroup: gid_t = 65534
+        /// Each approved folder held open, by user and app, so that its own
+        /// program runs wherever the child moves the folders above it.
+        private var folders: [String: OpenedDirectory] = [:]
+        /// `SIGCHLD`, which tells of a stopped monitor at once (nil: seen at the tick).
+        private let childSignal = ChildSignal.open()
 
         init(context: Context, keeper: MonitorKeeper, wakeUp: CInt) {
             self.context = context
@@ -149,10 +171,17 @@ extension MonitorKeeper {
             }
             var found: [(AuthorizationRecord, MonitorLaunch)] = []
             var problems: [String: String] = [:]
+            var opened: [String: OpenedDirectory] = [:]
             for record in records where record.status == .approved && record.member == .child {
                 let name = "\(record.user)/\(record.appID)"
                 do throws(MonitorLaunchError) {
-                    if let launch = try MonitorLaunch.of(record, configuration: configuration) { found.append((record, launch)) }
+                    var folder: OpenedDirectory?
+                    if record.flatpak == nil {
+                        folder = approvedFolder(record, known: folders[name])
+                        opened[name] = folder
+                    }
+                    if let launch = try MonitorLaunch.of(record, folder: folder, configuration: configuration,
+                                                         logger: context.logger) { found.append((record, launch)) }
                 } catch {
                     problems[name] = error.description
                     if launchProblems[name] != error.description {
@@ -165,6 +194,16 @@ extension MonitorKeeper {
             }
             launchProblems = problems
             approvals = found
+            folders = opened
+        }
+
+        /// The folder `record` approved, held open: the one held already while
+        /// it is still that folder, else found by its device and inode at the
+        /// recorded path or beside it (never a folder put in its place).
+        private func approvedFolder(_ record: AuthorizationRecord, known: OpenedDirectory?) -> OpenedDirectory? {
+            guard let identity = record.appIdentity else { return known ?? (try? OpenedDirectory.open(record.appPath)) }
+            if let known, known.identity == identity { return known }
+            return try? OpenedDirectory.find(identity, lastSeenAt: record.appPath, under: [], user: record.user, appID: record.appID)
         }
 
         // MARK: Starting and stopping
@@ -184,6 +223,15 @@ extension MonitorKeeper {
                 instance.snapshot.state = .running
                 instance.snapshot.pid = process.pid
                 instance.snapshot.startedAt = .now
+                // Known before its first instruction: `IdentifyMonitor` answers it from then on.
+                publish(held: [instance.key])
+                do throws(UserProcess.SpawnError) {
+                    try process.release()
+                } catch {
+                    instance.process = nil
+                    instance.output = nil
+                    throw .spawn(error.description)
+                }
                 if first {
                     context.logger.notice("monitor: started \(key.appID) for \(key.user) in session \(key.session) "
                         + "as pid \(process.pid)")
@@ -194,7 +242,7 @@ extension MonitorKeeper {
                 context.logger.error("monitor: cannot start \(launch.appID) for \(key.user) in session \(key.session): \(error)")
                 context.audit("failed", key.user, key.appID,
                               "monitor of \(key.appID) for \(key.user) could not start: \(error)")
-                ended(instance, how: "could not start")
+                ended(instance, how: "could not start", startFailed: true)
             }
             writeRecord()
         }
@@ -212,10 +260,22 @@ extension MonitorKeeper {
             }
             _ = fcntl(ends.read.rawValue, F_SETFL, fcntl(ends.read.rawValue, F_GETFL) | O_NONBLOCK)
             let launch = instance.launch
+            // An app root's monitor: the approved folder's own program, by descriptor.
+            var program: FileDescriptor?, folder: OpenedDirectory?
+            if let identity = launch.folder, let relative = launch.program {
+                guard let held = folders["\(instance.key.user)/\(instance.key.appID)"], held.identity == identity,
+                      let opened = held.openProgram(relative) else {
+                    throw .spawn("its program \(DisplayText.sanitized(relative).clipped) is no longer in the approved folder")
+                }
+                program = opened
+                folder = held
+            }
             do throws(UserProcess.SpawnError) {
                 let process = try UserProcess.spawn(
-                    launch.path, arguments: launch.arguments, environment: environment(instance, account),
-                    directory: launch.directory ?? account.home, uid: account.uid, gid: account.gid,
+                    launch.path, program: program?.rawValue, arguments: launch.arguments,
+                    environment: environment(instance, account),
+                    directory: launch.directory ?? account.home, directoryDescriptor: folder?.rawDescriptor,
+                    uid: account.uid, gid: account.gid,
                     realGID: launch.isFlatpak || noGroup == account.gid ? account.gid : noGroup,
                     groups: UserDatabase.groupIDs(of: account), output: ends.write.rawValue)
                 ends.write.close()
@@ -293,6 +353,8 @@ extension MonitorKeeper {
                 }
                 if let output = instance.output { descriptors.append(pollfd(fd: output.rawValue, events: Int16(POLLIN), revents: 0)) }
             }
+            let childIndex = descriptors.count
+            if let childSignal { descriptors.append(pollfd(fd: childSignal.descriptor.rawValue, events: Int16(POLLIN), revents: 0)) }
             let logind = context.logind
             if let logind { descriptors.append(pollfd(fd: logind.changeDescriptor, events: logind.changeEvents, revents: 0)) }
             let now = MonotonicInstant.now
@@ -303,6 +365,7 @@ extension MonitorKeeper {
             }
             let milliseconds = CInt(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
             _ = poll(&descriptors, nfds_t(descriptors.count), milliseconds)
+            if childSignal != nil, descriptors[childIndex].revents != 0 { childSignal?.drain() }
             if descriptors[0].revents != 0 {
                 var value: UInt64 = 0
                 _ = read(wakeUp, &value, MemoryLayout<UInt64>.size)
@@ -330,6 +393,10 @@ extension MonitorKeeper {
                     context.logger.warning("monitor: \(instance.key.appID) for \(instance.key.user) was \(how); continued")
                     context.audit("continued", instance.key.user, instance.key.appID,
                                   "monitor of \(instance.key.appID) for \(instance.key.user) \(how); continued")
+                    let now = MonotonicInstant.now
+                    instance.restartTimes = instance.restartTimes.filter { now < $0.advanced(by: Self.alertWindow) } + [now]
+                    alertIfDue(instance, ended: how, delay: .zero, limited: false)
+                    keptDown(instance, how: how)
                 case .exited, .killed:
                     drain(instance)
                     instance.output = nil
@@ -342,6 +409,10 @@ extension MonitorKeeper {
                 }
             }
             let now = MonotonicInstant.now
+            for instance in instances.values where instance.pendingAlert != nil && !isShort(instance.session) {
+                if let alert = instance.pendingAlert { keeper.raise(alert) }
+                instance.pendingAlert = nil
+            }
             leaving.removeAll { instance in
                 drain(instance)
                 _ = instance.process?.poll()
@@ -355,24 +426,22 @@ extension MonitorKeeper {
             publish()
         }
 
-        /// Signals a process is sent by someone else (`kill`), as opposed to
-        /// those a failing program brings on itself (`SIGSEGV`, `SIGABRT`…).
-        static let sentSignals: Set<CInt> = [SIGKILL, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM]
-
         /// `instance` ended, not asked to: when it starts again, and the row that says so.
         ///
-        /// Killed by someone (a child's `kill -9`): at once, within a generous
-        /// bound of ten times `RestartsPerMinute=` a minute that only a loop
-        /// of kills reaches. Ended by itself (an exit, a crash): at once three
-        /// times, then after 0.5 s, 1 s, 2 s… up to 30 s while it keeps ending
-        /// within 10 s of its start, and never more than `RestartsPerMinute=`
-        /// times a minute.
-        private func ended(_ instance: Instance, how: String, killedBy signal: CInt? = nil) {
+        /// Killed by a signal (any: the Guard signals only monitors it stops
+        /// for good, so a `SIGSEGV` or `SIGABRT` may as well be the child's
+        /// `kill`), or any ending of a required monitor: at once, within a
+        /// generous bound of ten times `RestartsPerMinute=` a minute that only a
+        /// loop reaches. Ended by itself (an exit): at once three times, then
+        /// after 0.5 s, 1 s, 2 s… up to 30 s while it keeps ending within 10 s
+        /// of its start, and never more than `RestartsPerMinute=` times a minute.
+        private func ended(_ instance: Instance, how: String, killedBy signal: CInt? = nil, startFailed: Bool = false) {
             let key = instance.key
             let now = MonotonicInstant.now
             let configuration = context.configuration()
             let ran = instance.startedAt.duration(to: now)
-            let killed = signal.map { Self.sentSignals.contains($0) } ?? false
+            // A start that fails backs off as an exit does (it would fail again at once).
+            let killed = signal != nil || (instance.launch.required != nil && !startFailed)
             if !killed { instance.quickEndings = ran < Self.steadyRun ? instance.quickEndings + 1 : 0 }
             var delay: Duration = killed || instance.quickEndings <= 3
                 ? .zero : .milliseconds(min(500 << min(instance.quickEndings - 4, 10), 30_000))
@@ -398,19 +467,67 @@ extension MonitorKeeper {
             let outcome: AuditOutcome = delay == .zero ? "restarted" : "waiting"
             let after = delay == .zero ? "restarted" : "starts again in \(Self.spoken(waiting))"
                 + (limited ? " (\(perMinute) starts a minute at most)" : "")
+            // Published at once: its pid is no longer vouched for once reaped.
+            publish()
+            keptDown(instance, how: how)
             // Started first: the row and the log line wait, the monitor does not.
             if delay == .zero { start(instance, first: false) }
             context.logger.warning("monitor: \(key.appID) for \(key.user) in session \(key.session) \(how); \(after)")
             context.audit(outcome, key.user, key.appID, "monitor of \(key.appID) for \(key.user) \(how); \(after)")
-            if instance.restartTimes.count >= Self.alertAfter || limited,
-               instance.lastAlert.map({ !(now < $0.advanced(by: Self.alertWindow)) }) ?? true {
-                instance.lastAlert = now
-                keeper.raise(MonitorAlert(appID: key.appID, appName: instance.launch.appName, user: key.user,
-                                          session: key.session, restarts: instance.restartTimes.count,
-                                          windowSeconds: Int(Self.seconds(Self.alertWindow)),
-                                          ended: instance.snapshot.ended ?? how,
-                                          waitingSeconds: delay == .zero ? nil : max(1, Int(waiting.rounded(.up)))))
+            alertIfDue(instance, ended: instance.snapshot.ended ?? how, delay: delay, limited: limited)
+        }
+
+        /// Tells the guardians of a monitor that keeps ending or being stopped,
+        /// at most once per ``alertWindow``; in a session younger than
+        /// ``shortSession`` the alert waits, and is dropped if the session ends first.
+        private func alertIfDue(_ instance: Instance, ended: String, delay: Duration, limited: Bool) {
+            let now = MonotonicInstant.now, key = instance.key
+            guard instance.restartTimes.count >= Self.alertAfter || limited,
+                  instance.lastAlert.map({ !(now < $0.advanced(by: Self.alertWindow)) }) ?? true else { return }
+            instance.lastAlert = now
+            let alert = MonitorAlert(appID: key.appID, appName: instance.launch.appName, user: key.user,
+                                     session: key.session, restarts: instance.restartTimes.count,
+                                     windowSeconds: Int(Self.seconds(Self.alertWindow)), ended: ended,
+                                     waitingSeconds: delay == .zero ? nil : max(1, Int(Self.seconds(delay).rounded(.up))))
+            if isShort(instance.session) {
+                instance.pendingAlert = alert
+            } else {
+                keeper.raise(alert)
             }
+        }
+
+        /// Whether `session` opened less than ``shortSession`` ago.
+        private func isShort(_ session: MonitorSession) -> Bool {
+            UnixTime.now.seconds - session.session.openedAt.seconds < Self.seconds(Self.shortSession)
+        }
+
+        /// A required monitor ended, was stopped or could not start (`how`):
+        /// past ``keptDownAfter`` times within ``keptDownWindow``, the child's
+        /// sessions are locked or ended as its app declares, once (not again
+        /// for ``enforcedAgainAfter``), the guardians alerted and the audit
+        /// trail told.
+        private func keptDown(_ instance: Instance, how: String) {
+            guard let consequence = instance.launch.required else { return }
+            let now = MonotonicInstant.now, key = instance.key
+            instance.downTimes = instance.downTimes.filter { now < $0.advanced(by: Self.keptDownWindow) } + [now]
+            guard instance.downTimes.count >= Self.keptDownAfter,
+                  instance.lastEnforced.map({ !(now < $0.advanced(by: Self.enforcedAgainAfter)) }) ?? true else { return }
+            instance.lastEnforced = now
+            instance.downTimes = []
+            let targets = sessions.filter { $0.session.uid == instance.uid && $0.session.user == key.user }
+            let done = consequence == .lock ? "locked" : "ended"
+            let window = Int(Self.seconds(Self.keptDownWindow))
+            let reason = "the required monitor of \(key.appID) was kept down in session \(key.session) "
+                + "(\(Self.keptDownAfter) times within \(window) s, last \(how))"
+            let names = targets.map(\.name).joined(separator: ", ")
+            context.logger.error("monitor: \(key.user)'s sessions \(names) are \(done): \(reason)")
+            context.audit(AuditOutcome(rawValue: done), key.user, key.appID,
+                          "monitor of \(key.appID) for \(key.user) kept down in session \(key.session) (\(Self.keptDownAfter) "
+                          + "times within \(window) s, last \(how)): sessions \(names) \(done)")
+            context.enforcer.enforce(consequence, on: targets, reason: reason)
+            keeper.raise(MonitorAlert(appID: key.appID, appName: instance.launch.appName, user: key.user,
+                                      session: key.session, restarts: instance.restartTimes.count,
+                                      windowSeconds: window, ended: how, waitingSeconds: nil, consequence: consequence))
         }
 
         /// Logs what the monitor wrote, a line at a time, within its budget.
@@ -459,13 +576,13 @@ extension MonitorKeeper {
 
         // MARK: The table others read, and the record on disk
 
-        private func publish() {
-            var table: [Key: MonitorSnapshot] = [:], uids: [Key: UInt32] = [:]
+        private func publish(held: Set<Key> = []) {
+            var table: [Key: MonitorSnapshot] = [:], owners: [Key: Owner] = [:]
             for (key, instance) in instances {
                 table[key] = instance.snapshot
-                uids[key] = instance.uid
+                owners[key] = Owner(uid: instance.uid, sandboxed: instance.launch.isFlatpak)
             }
-            keeper.publish(table, uids: uids)
+            keeper.publish(table, owners: owners, held: held)
         }
 
         /// Writes the running monitors' pids and start times, so that the next

@@ -133,8 +133,14 @@ extension AuthorizationPolicy {
         case (.revoke, true): "lift the approval: the app's folder will no longer be protected from deletion"
         case (.revoke, false): "keep the approval"
         }
+        var monitor = ""
+        if request.purpose == .approve, let command = request.caller.app.monitor {
+            monitor = " Its monitor (\(command)) will run as \(request.user) in each of their sessions"
+                + (request.caller.app.monitorRequired.map { "; it is required: keeping it down \(MonitorRequirement.spoken($0))" }
+                    ?? "") + "."
+        }
         return "Request \(request.id) (\(kind)): “\(request.displayName)” (\(request.appID)) for \(request.user), "
-            + "folder \(request.path), asked \(request.created.iso8601). You are about to \(outcome)."
+            + "folder \(request.path), asked \(request.created.iso8601).\(monitor) You are about to \(outcome)."
     }
 
     /// Makes sure `requester`, about to change `child`'s protection (`what`),

@@ -49,6 +49,26 @@ package struct GuardLimits: Sendable {
     /// follows its status once.
     package var subscriptionsPerConnection = 4
 
+    // Sessions a rule locks or ends (``SessionEnforcer``).
+
+    /// How long a session's processes have, after `SIGTERM` and `SIGHUP`,
+    /// before `SIGKILL`; and how long a screen locker has to lock a session
+    /// logind was asked to lock before the session is ended instead.
+    package var sessionEndGrace: Duration = .seconds(5)
+    /// Sessions waiting to be locked or ended at once; past it a request is
+    /// logged and dropped (there are never more sessions than this anyway).
+    package var sessionsWaitingForEnforcement = 4096
+    /// Processes one ending signals, all its sessions together: a child who
+    /// forks faster than they are found is met by ``sessionKillRounds``.
+    package var processesEndedAtOnce = 4096
+    /// Processes read from `/proc` at once to find a session's.
+    package var processesReadAtOnce = 65536
+    /// Rounds of looking for the session's processes again and killing
+    /// them, so that a process forked during the grace period dies too.
+    package var sessionKillRounds = 8
+    /// Outcomes kept for `recentOutcomes()` (the log has them all).
+    package var sessionOutcomesKept = 64
+
     // The audit trail.
 
     /// How long after an event that changed nothing the same event again is

@@ -17,7 +17,7 @@ extension GuardService {
     func identifyMonitor(_ parameters: Guard.IdentifyMonitor.Parameters, _ served: ServedCall) {
         respond(served.call, on: served.connection) { () throws(GuardFailure) -> JSONObject in
             let peer = served.connection.peer
-            let found = monitors.monitor(containing: peer.pid, uid: peer.uid)
+            let found = monitors.monitor(containing: peer.pid, uid: peer.uid, pidfd: peer.pidfd?.rawValue)
             return Guard.IdentifyMonitor.Reply(monitor: found?.wire).object
         }
     }
@@ -49,6 +49,7 @@ extension MonitorAlert {
     /// The `MonitorAlert` type of the interface.
     var wire: Guard.MonitorAlert {
         Guard.MonitorAlert(appID: appID, appName: appName, user: user, session: session, restarts: Int64(restarts),
-                           windowSeconds: Int64(windowSeconds), ended: ended, waitingSeconds: waitingSeconds.map(Int64.init))
+                           windowSeconds: Int64(windowSeconds), ended: ended, waitingSeconds: waitingSeconds.map(Int64.init),
+                           consequence: consequence.map { $0 == .lock ? .lock : .end })
     }
 }

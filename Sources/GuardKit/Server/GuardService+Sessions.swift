@@ -34,12 +34,17 @@ extension GuardService {
             guard let pidfd = peer.pidfd?.rawValue ?? opened?.rawValue else {
                 throw GuardFailure(.unavailable, "the process that opened the session is gone")
             }
+            // `su` run by the user: root's effective uid, the user's real one.
+            let nested = Self.realUID(of: peer.pid) == account.uid
             let session = LoginSession(user: account.name, uid: account.uid, service: parameters.service, tty: parameters.tty,
                                        runtimeDirectory: parameters.runtimeDirectory, display: parameters.display,
                                        waylandDisplay: parameters.waylandDisplay, bus: parameters.bus,
-                                       sessionID: parameters.sessionID, leader: peer.pid, openedAt: .now)
+                                       sessionID: parameters.sessionID, leader: peer.pid, openedAt: .now, nested: nested)
             do throws(LoginSessionRefusal) {
-                try sessions.open(session, token: parameters.token, pidfd: pidfd)
+                if let forgotten = try sessions.open(session, token: parameters.token, pidfd: pidfd) {
+                    let bound = nested ? "\(sessions.nestedPerUser) sessions opened from their own" : "\(sessions.perUser) logins"
+                    logger.warning("session: \(account.name) has \(bound) open; their oldest is forgotten (\(Self.describe(forgotten)))")
+                }
             } catch {
                 logger.warning("session: \(account.name) not recorded: \(error)")
                 throw GuardFailure(.limitReached, "the session is not recorded: \(error)")
@@ -89,8 +94,9 @@ extension GuardService {
     }
 
     /// Starts the monitors' keeper: sessions from ``sessions``, approvals
-    /// from the ledger, told of every change of either.
-    package func startMonitors(socketPath: String, stateDirectory: String) throws(Errno) {
+    /// from the ledger, told of every change of either; `enforcer` locks or
+    /// ends a child's sessions when a required monitor is kept down.
+    package func startMonitors(socketPath: String, stateDirectory: String, enforcer: any SessionEnforcing) throws(Errno) {
         let restored = sessions.keepRecord(at: stateDirectory + "/sessions", logger: logger)
         if restored > 0 { logger.notice("session: \(restored) session(s) still open since the Guard last ran") }
         var opened: LogindSessions?
@@ -110,11 +116,21 @@ extension GuardService {
             logind: logind,
             approvals: { () throws(GuardFailure) in try ledger.authorizations() },
             configuration: { families.current.configuration },
+            enforcer: enforcer,
             audit: { outcome, user, appID, detail in
                 ledger.audit(.monitor, actor: AuditEvent.guardActor, user: user, appID: appID, member: .child,
                              outcome: outcome, detail: detail)
             },
             socketPath: socketPath, recordPath: stateDirectory + "/monitors", logger: logger))
+    }
+
+    /// The real uid `/proc/PID/status` names (the first number of `Uid:`).
+    private static func realUID(of pid: Int32) -> UInt32? {
+        guard let bytes = try? FileDescriptor.readFile("/proc/\(pid)/status", limit: 1 << 16) else { return nil }
+        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.hasPrefix("Uid:") {
+            return line.dropFirst(4).split(whereSeparator: { $0 == "\t" || $0 == " " }).first.flatMap { UInt32($0) }
+        }
+        return nil
     }
 
     /// How long a session's service, tty or environment value may be.
@@ -129,6 +145,6 @@ extension GuardService {
 
     private static func describe(_ session: LoginSession) -> String {
         "service \(DisplayText.sanitized(session.service)), tty \(DisplayText.sanitized(session.tty ?? "none")), "
-            + "leader pid \(session.leader)"
+            + "leader pid \(session.leader)" + (session.nested ? ", opened from their own session" : "")
     }
 }

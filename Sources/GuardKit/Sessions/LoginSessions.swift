@@ -21,6 +21,11 @@ package struct LoginSession: Sendable, Equatable {
     /// session lasts while it lives.
     package var leader: pid_t
     package var openedAt: UnixTime
+    /// Opened by the user from inside a session of their own: the leader's
+    /// real uid is the user's (`su` or `sudo` to themself, run by them),
+    /// where a login's leader (`login`, sshd, a display manager, `runuser`)
+    /// is root's or another user's.
+    package var nested: Bool = false
 }
 
 /// The login sessions the Guard knows of, in memory and, once
@@ -41,43 +46,66 @@ package final class LoginSessions: Sendable {
     /// The most sessions kept; past it an `OpenSession` is refused (a login
     /// still succeeds: the module never fails one).
     package let limit: Int
-    /// The most one user's sessions kept, so that a child who opens sessions
-    /// of their own (`su` to themself) cannot fill the table for everyone.
+    /// The most logins of one user kept (sessions root opened for them), so
+    /// that one user cannot fill the table for everyone; past it the user's
+    /// oldest login is forgotten, never the newest refused.
     package let perUser: Int
+    /// The most ``LoginSession/nested`` sessions of one user kept, apart from
+    /// their logins: past it their oldest nested session is forgotten, so
+    /// that sessions a child opens from inside their own (`su` to themself,
+    /// in a loop) never crowd out a login.
+    package let nestedPerUser: Int
     private let entries = Mutex<[String: Entry]>([:])
     private let record = Mutex<(path: String, logger: Logger)?>(nil)
 
-    package init(limit: Int = 4096, perUser: Int = 64) {
+    package init(limit: Int = 4096, perUser: Int = 64, nestedPerUser: Int = 16) {
         self.limit = limit
         self.perUser = perUser
+        self.nestedPerUser = nestedPerUser
     }
 
     deinit {
         entries.withLock { all in for entry in all.values { _ = Glibc.close(entry.leader) } }
     }
 
-    /// Records `session` under `token`, its leader pinned by a duplicate of `pidfd`.
+    /// Records `session` under `token`, its leader pinned by a duplicate of
+    /// `pidfd`. A user at their bound (``perUser`` logins, or
+    /// ``nestedPerUser`` nested sessions) has their oldest session of the
+    /// same kind forgotten to make room.
+    /// - Returns: the session forgotten to make room, if one was.
     /// - Throws: ``LoginSessionRefusal`` for a token already open, a full
     ///   table, or a leader that is gone.
-    package func open(_ session: LoginSession, token: String, pidfd: CInt) throws(LoginSessionRefusal) {
+    @discardableResult
+    package func open(_ session: LoginSession, token: String, pidfd: CInt) throws(LoginSessionRefusal) -> LoginSession? {
         guard ProcessHandle.isAlive(pidfd: pidfd) else { throw .leaderGone }
         let pinned = fcntl(pidfd, F_DUPFD_CLOEXEC, 3)
         guard pinned >= 0 else { throw .leaderGone }
-        let refusal: LoginSessionRefusal? = entries.withLock { all in
+        let outcome: Result<LoginSession?, LoginSessionRefusal> = entries.withLock { all in
             Self.prune(&all)
-            guard all[token] == nil else { return .tokenInUse }
-            guard all.count < limit else { return .full(limit) }
-            guard all.values.count(where: { $0.session.uid == session.uid }) < perUser else {
-                return .fullForUser(perUser)
+            guard all[token] == nil else { return .failure(.tokenInUse) }
+            let bound = session.nested ? nestedPerUser : perUser
+            let same = all.filter { $0.value.session.uid == session.uid && $0.value.session.nested == session.nested }
+            var forgotten: LoginSession?
+            if same.count >= bound, let oldest = same.min(by: { Self.older($0.value.session, $1.value.session) }) {
+                forgotten = oldest.value.session
+                _ = Glibc.close(oldest.value.leader)
+                all[oldest.key] = nil
             }
+            guard all.count < limit else { return .failure(.full(limit)) }
             all[token] = Entry(session: session, leader: pinned)
             write(all)
-            return nil
+            return .success(forgotten)
         }
-        if let refusal {
+        switch outcome {
+        case .success(let forgotten): return forgotten
+        case .failure(let refusal):
             _ = Glibc.close(pinned)
             throw refusal
         }
+    }
+
+    private static func older(_ first: LoginSession, _ second: LoginSession) -> Bool {
+        (first.openedAt, first.leader) < (second.openedAt, second.leader)
     }
 
     /// Ends the session `token` names, told by its own leader (`leader`, the
@@ -148,12 +176,13 @@ package final class LoginSessions: Sendable {
     }
 
     private static let fieldNames = ["token", "user", "uid", "service", "tty", "runtime", "display", "wayland", "bus",
-                                     "id", "leader", "started", "opened"]
+                                     "id", "leader", "started", "opened", "nested"]
 
     private static func encode(token: String, _ session: LoginSession, started: UInt64) -> String {
         let values: [String?] = [token, session.user, String(session.uid), session.service, session.tty,
                                  session.runtimeDirectory, session.display, session.waylandDisplay, session.bus,
-                                 session.sessionID, String(session.leader), String(started), String(session.openedAt.seconds)]
+                                 session.sessionID, String(session.leader), String(started), String(session.openedAt.seconds),
+                                 session.nested ? "1" : nil]
         return zip(fieldNames, values).compactMap { name, value in value.map { "\(name)=\(escaped($0))" } }
             .joined(separator: " ")
     }
@@ -171,7 +200,7 @@ package final class LoginSessions: Sendable {
         let session = LoginSession(user: user, uid: uid, service: service, tty: fields["tty"],
                                    runtimeDirectory: fields["runtime"], display: fields["display"],
                                    waylandDisplay: fields["wayland"], bus: fields["bus"], sessionID: fields["id"],
-                                   leader: leader, openedAt: UnixTime(seconds: opened))
+                                   leader: leader, openedAt: UnixTime(seconds: opened), nested: fields["nested"] == "1")
         return (token, session, started)
     }
 
@@ -244,14 +273,12 @@ package final class LoginSessions: Sendable {
 package enum LoginSessionRefusal: Error, Equatable, CustomStringConvertible {
     case tokenInUse
     case full(Int)
-    case fullForUser(Int)
     case leaderGone
 
     package var description: String {
         switch self {
         case .tokenInUse: "a session is already open under that token"
         case .full(let limit): "\(limit) sessions are open already"
-        case .fullForUser(let limit): "the user has \(limit) sessions open already"
         case .leaderGone: "the process that opened the session is gone"
         }
     }

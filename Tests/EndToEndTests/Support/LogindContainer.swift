@@ -1,0 +1,155 @@
+import Foundation
+import SystemKit
+import TestSupport
+import Testing
+
+/// A Debian bookworm booted by `systemd-nspawn` (systemd as its PID 1, the
+/// system bus, systemd-logind), where real logind sessions are opened,
+/// locked and ended: this machine runs no systemd itself.
+///
+/// The root is made once by `debootstrap` (a minute or two, from Debian's
+/// archive) in ``root`` and reused; each boot is `--volatile=overlay`, so it
+/// stays as made. The container's `/run/dbus` is a folder of the test's, so
+/// the host reaches its system bus at ``busAddress``; the container shares
+/// the host's users' numbering (no user namespace), and its child,
+/// ``childName``, has a uid no throwaway user of the host gets.
+struct LogindContainer {
+    static let root = "/var/tmp/familycontrols-logind-bookworm"
+    static let childName = "fcchild"
+    static let childUID: UInt32 = 61_999
+
+    /// Whether a container can be made here: root, `systemd-nspawn`, and the
+    /// root made already or `debootstrap` to make it.
+    static var isAvailable: Bool {
+        let files = FileManager.default
+        return getuid() == 0 && files.isExecutableFile(atPath: "/usr/bin/systemd-nspawn")
+            && files.isExecutableFile(atPath: "/usr/bin/nsenter") && files.isExecutableFile(atPath: "/usr/bin/busctl")
+            && (files.fileExists(atPath: "\(root)/usr/lib/systemd/systemd-logind")
+                || files.isExecutableFile(atPath: "/usr/sbin/debootstrap"))
+    }
+
+    let nspawn: RunningApp
+    /// The container's PID 1, as the host numbers it.
+    let initPID: pid_t
+    let busDirectory: String
+
+    var busAddress: String { "unix:path=\(busDirectory)/system_bus_socket" }
+
+    /// Makes the root when it is not there yet, boots the container, waits
+    /// for logind to answer on its bus, runs `body`, and stops it. When the
+    /// root cannot be made or the container does not boot, the test is
+    /// cancelled (skipped), saying why.
+    static func with<R>(_ body: (LogindContainer) async throws -> R) async throws -> R {
+        do {
+            try await makeRoot()
+        } catch {
+            try Test.cancel("no Debian root for systemd-nspawn could be made: \(error)")
+        }
+        let busDirectory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: busDirectory) }
+        let nspawn = try RunningApp(arguments: ["/usr/bin/systemd-nspawn", "--register=no", "--keep-unit", "--console=passive",
+                                                "--volatile=overlay", "-D", root, "-b", "--bind=\(busDirectory):/run/dbus"])
+        defer { nspawn.stop() }
+        var initPID: pid_t?
+        let booted = await eventually(timeout: .seconds(60)) {
+            initPID = initPID ?? childPID(of: nspawn.process.processIdentifier)
+            guard initPID != nil, FileManager.default.fileExists(atPath: "\(busDirectory)/system_bus_socket") else { return false }
+            let listed = try? TestSupport.run("/usr/bin/busctl", ["--address=unix:path=\(busDirectory)/system_bus_socket", "call",
+                                                                  "org.freedesktop.login1", "/org/freedesktop/login1",
+                                                                  "org.freedesktop.login1.Manager", "ListSessions"])
+            return listed?.succeeded == true
+        }
+        guard booted, let initPID else {
+            let output = nspawn.standardOutput + nspawn.standardError
+            try Test.cancel("the container did not boot, or its logind did not answer, within 60 s: \(output)")
+        }
+        return try await body(LogindContainer(nspawn: nspawn, initPID: initPID, busDirectory: busDirectory))
+    }
+
+    /// `debootstrap` of bookworm with systemd, D-Bus and pam_systemd, and the
+    /// child's account, made beside ``root`` and renamed into place whole.
+    private static func makeRoot() async throws {
+        guard !FileManager.default.fileExists(atPath: "\(root)/usr/lib/systemd/systemd-logind") else { return }
+        let partial = root + ".partial"
+        try? FileManager.default.removeItem(atPath: partial)
+        _ = try await TestSupport.run("/usr/sbin/debootstrap", ["--variant=minbase", "--include=systemd,systemd-sysv,dbus,libpam-systemd",
+                                                "bookworm", partial, "http://deb.debian.org/debian"]).requireSuccess()
+        _ = try await TestSupport.run("/usr/sbin/chroot", [partial, "/usr/sbin/useradd", "-u", String(childUID), "-m", "-s", "/bin/sh",
+                                           childName]).requireSuccess()
+        try FileManager.default.moveItem(atPath: partial, toPath: root)
+    }
+
+    /// The one child of `parent` (nspawn's child is the container's PID 1).
+    private static func childPID(of parent: pid_t) -> pid_t? {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return nil }
+        for entry in entries {
+            guard let pid = pid_t(entry), let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { continue }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 1, pid_t(fields[1]) == parent { return pid }
+        }
+        return nil
+    }
+
+    /// Runs a command inside the container (`nsenter` into every namespace of its PID 1).
+    func run(_ arguments: [String]) async throws -> ProcessResult {
+        try await TestSupport.run("/usr/bin/nsenter", ["-t", String(initPID), "-a"] + arguments)
+    }
+
+    /// `busctl` on the container's system bus, from the host.
+    func busctl(_ arguments: [String]) async throws -> ProcessResult {
+        try await TestSupport.run("/usr/bin/busctl", ["--address=\(busAddress)"] + arguments)
+    }
+
+    /// A real logind session of the child: a service of the container's
+    /// systemd with `PAMName=login` and `User=`, whose PAM stack
+    /// (pam_systemd) registers it with logind, as a login does.
+    /// - Returns: logind's id of the session, its object path, and its
+    ///   leader as the host numbers it.
+    func openSession() async throws -> (id: String, path: String, leader: pid_t) {
+        let unit = "fc-session-\(UInt32.random(in: 0..<UInt32.max))"
+        _ = try await run(["/usr/bin/systemd-run", "--unit=\(unit)", "-p", "PAMName=login", "-p", "User=\(Self.childName)",
+                       "/bin/sleep", "1000"]).requireSuccess()
+        var found: (String, String)?
+        _ = await eventually(timeout: .seconds(20)) {
+            guard let listed = try? TestSupport.run("/usr/bin/busctl", ["--address=\(busAddress)", "--json=short", "call",
+                                                                        "org.freedesktop.login1", "/org/freedesktop/login1",
+                                                                        "org.freedesktop.login1.Manager", "ListSessions"]),
+                  let object = try? JSONSerialization.jsonObject(with: Data(listed.standardOutput.utf8)) as? [String: Any],
+                  let sessions = (object["data"] as? [Any])?.first as? [[Any]] else { return false }
+            for session in sessions where session.count == 5 && session[2] as? String == Self.childName {
+                if let id = session[0] as? String, let path = session[4] as? String { found = (id, path) }
+            }
+            return found != nil
+        }
+        guard let (id, path) = found else { throw FixtureError("logind opened no session for \(Self.childName)") }
+        let leaderProperty = try await busctl(["get-property", "org.freedesktop.login1", path, "org.freedesktop.login1.Session",
+                                               "Leader"])
+        guard let inside = leaderProperty.standardOutput.split(separator: " ").last.flatMap({ pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }),
+              let leader = hostPID(of: inside) else {
+            throw FixtureError("the session's leader cannot be found: \(leaderProperty.standardOutput)\(leaderProperty.standardError)")
+        }
+        return (id, path, leader)
+    }
+
+    /// The host's pid of the container's process `inside` (`NSpid:` of the
+    /// processes in the container's pid namespace).
+    func hostPID(of inside: pid_t) -> pid_t? {
+        let files = FileManager.default
+        guard let namespace = try? files.destinationOfSymbolicLink(atPath: "/proc/\(initPID)/ns/pid"),
+              let entries = try? files.contentsOfDirectory(atPath: "/proc") else { return nil }
+        for entry in entries {
+            guard let pid = pid_t(entry), (try? files.destinationOfSymbolicLink(atPath: "/proc/\(pid)/ns/pid")) == namespace,
+                  let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+                  let line = status.split(separator: "\n").first(where: { $0.hasPrefix("NSpid:") }) else { continue }
+            if line.split(whereSeparator: { $0 == "\t" || $0 == " " }).last.flatMap({ pid_t($0) }) == inside { return pid }
+        }
+        return nil
+    }
+
+    /// Whether logind still has the session `id`.
+    func hasSession(_ id: String) async throws -> Bool {
+        try await busctl(["call", "org.freedesktop.login1", "/org/freedesktop/login1", "org.freedesktop.login1.Manager",
+                          "GetSession", "s", id]).succeeded
+    }
+}
