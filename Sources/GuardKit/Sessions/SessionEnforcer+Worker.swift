@@ -161,19 +161,28 @@ extension SessionEnforcer {
             } catch {
                 return fallBackToSignals(job, because: "\(error)")
             }
-            do throws(LogindCallFailure) {
-                switch job.consequence {
-                case .lock:
+            // sd-login of libsystemd 252 does not say who a session's leader
+            // is; logind's bus does, and the ways back to signals need it.
+            if job.session.session.leader <= 0, let leader = try? manager.leader(of: id) {
+                job.session.session.leader = leader
+            }
+            if job.consequence == .lock {
+                do throws(LogindCallFailure) {
                     try manager.lock(id)
                     job.step = .awaitingLock
-                case .end:
-                    if job.session.session.leader <= 0, let leader = try? manager.leader(of: id) {
-                        job.session.session.leader = leader
-                    }
-                    let leader = job.session.session.leader > 1 ? ProcessHandle.open(pid: job.session.session.leader) : nil
-                    try manager.terminate(id)
-                    job.step = .awaitingTermination(leader: leader)
+                    job.due = .now + limits.sessionEndGrace
+                    return nil
+                } catch .noSuchSession {
+                    return fallBackToSignals(job, because: "logind has no session \(id)")
+                } catch {
+                    job.notes.append("logind refused the lock (\(error)); ended instead")
+                    job.consequence = .end
                 }
+            }
+            do throws(LogindCallFailure) {
+                let leader = job.session.session.leader > 1 ? ProcessHandle.open(pid: job.session.session.leader) : nil
+                try manager.terminate(id)
+                job.step = .awaitingTermination(leader: leader)
                 job.due = .now + limits.sessionEndGrace
                 return nil
             } catch .noSuchSession {

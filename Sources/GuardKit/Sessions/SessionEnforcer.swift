@@ -73,8 +73,14 @@ package final class SessionEnforcer: SessionEnforcing {
         self.usesLogind = usesLogind
     }
 
+    /// The thread finishes what was asked and ends on its own; nobody joins it.
     deinit {
-        inbox.state.withLock { $0.stopping = true }
+        let thread = inbox.state.withLock { state in
+            state.stopping = true
+            defer { state.thread = nil }
+            return state.thread
+        }
+        thread?.detach()
         inbox.wakeUp?.signal()
     }
 

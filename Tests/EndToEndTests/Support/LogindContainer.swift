@@ -123,6 +123,14 @@ struct LogindContainer {
             return found != nil
         }
         guard let (id, path) = found else { throw FixtureError("logind opened no session for \(Self.childName)") }
+        // Acted on once logind has finished opening it (State "opening" while
+        // its unit starts), as a session the Guard acts on is.
+        let opened = await eventually(timeout: .seconds(20)) {
+            let state = try? TestSupport.run("/usr/bin/busctl", ["--address=\(busAddress)", "get-property", "org.freedesktop.login1",
+                                                                 path, "org.freedesktop.login1.Session", "State"])
+            return state?.standardOutput.hasPrefix("s \"active\"") == true || state?.standardOutput.hasPrefix("s \"online\"") == true
+        }
+        guard opened else { throw FixtureError("logind's session \(id) did not finish opening") }
         let leaderProperty = try await busctl(["get-property", "org.freedesktop.login1", path, "org.freedesktop.login1.Session",
                                                "Leader"])
         guard let inside = leaderProperty.standardOutput.split(separator: " ").last.flatMap({ pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }),
