@@ -43,6 +43,8 @@ extension SessionEnforcer {
         private let logger: Logger
         private let usesLogind: Bool
         private var jobs: [Job] = []
+        /// When the worker first saw the enforcer stopping.
+        private var stoppingSince: MonotonicInstant?
 
         init(inbox: Inbox, limits: GuardLimits, logger: Logger, usesLogind: Bool) {
             self.inbox = inbox
@@ -62,8 +64,21 @@ extension SessionEnforcer {
                     return (state.requests, state.stopping)
                 }
                 for request in requests { admit(request) }
-                if stopping, jobs.isEmpty { return }
                 let now = MonotonicInstant.now
+                if stopping {
+                    if jobs.isEmpty { return }
+                    // A stopping Guard waits for what is under way, but never for
+                    // longer than two grace periods: a SIGTERM must stop it.
+                    let deadline = stoppingSince.map { $0 + limits.sessionEndGrace * 2 } ?? now + limits.sessionEndGrace * 2
+                    stoppingSince = stoppingSince ?? now
+                    if now >= deadline {
+                        for job in jobs {
+                            logger.warning("session: \(job.session.name) of \(job.session.session.user) is left as it is: "
+                                + "the Guard is stopping")
+                        }
+                        return
+                    }
+                }
                 var finished: [SessionEnforcement] = []
                 jobs = jobs.filter { job in
                     guard job.due <= now || isSettledEarly(job) else { return true }
