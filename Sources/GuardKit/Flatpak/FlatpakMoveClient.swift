@@ -64,23 +64,35 @@ package struct FlatpakMoveClient: Sendable {
     package func moveInHelper(_ request: FlatpakMoveRequest, executable: String = "/proc/self/exe",
                               arguments: [String]) throws(FlatpakMoveError) -> FlatpakApproval {
         let deadline = MonotonicInstant.now + timeout
-        let helper: HelperProcess
-        let socket: FileDescriptor
-        do throws(Errno) {
-            let (mine, theirs) = try Socket.makeStreamPair()
-            helper = try HelperProcess.spawn(executable, arguments: [FlatpakMoveCommand.connectionArgument] + arguments,
-                                             input: theirs.rawValue, output: theirs.rawValue)
-            theirs.close()
-            socket = mine
-        } catch {
-            throw .service("the move helper could not start: \(error)")
-        }
+        let (helper, socket) = try Self.startHelper(executable, [FlatpakMoveCommand.connectionArgument] + arguments,
+                                                   named: "the move helper")
         defer { helper.kill() }
         let approval = try Self.converse(request, on: socket, until: deadline, timeout: timeout,
                                          peer: "the move helper (pid \(helper.pid))")
         // It has answered: a moment to exit, then the kill.
         _ = try? helper.waitForExit(until: .now.advanced(by: exitGrace))
         return approval
+    }
+
+    /// Starts the Guard's own binary as a helper with `arguments`, its
+    /// standard input and output one end of a socket pair.
+    /// - Returns: the helper and the other end.
+    /// - Throws: ``FlatpakMoveError/service(_:)`` naming `name` when it cannot start.
+    private static func startHelper(_ executable: String, _ arguments: [String],
+                                    named name: String) throws(FlatpakMoveError) -> (HelperProcess, FileDescriptor) {
+        let pair: (mine: FileDescriptor, theirs: FileDescriptor)
+        do throws(Errno) { pair = try Socket.makeStreamPair() } catch {
+            throw .service("\(name) could not start: \(error)")
+        }
+        defer { pair.theirs.close() }
+        do throws(Errno) {
+            let helper = try HelperProcess.spawn(executable, arguments: arguments, input: pair.theirs.rawValue,
+                                                 output: pair.theirs.rawValue)
+            return (helper, pair.mine)
+        } catch {
+            pair.mine.close()
+            throw .service("\(name) could not start: \(error)")
+        }
     }
 
     /// Finishes or undoes every move a killed helper left, in a helper of
@@ -92,17 +104,8 @@ package struct FlatpakMoveClient: Sendable {
     package func recoverInHelper(executable: String = "/proc/self/exe",
                                  arguments: [String]) throws(FlatpakMoveError) -> [String] {
         let deadline = MonotonicInstant.now + timeout
-        let helper: HelperProcess
-        let socket: FileDescriptor
-        do throws(Errno) {
-            let (mine, theirs) = try Socket.makeStreamPair()
-            helper = try HelperProcess.spawn(executable, arguments: [FlatpakMoveCommand.recoverArgument] + arguments,
-                                             input: theirs.rawValue, output: theirs.rawValue)
-            theirs.close()
-            socket = mine
-        } catch {
-            throw .service("the recovery helper could not start: \(error)")
-        }
+        let (helper, socket) = try Self.startHelper(executable, [FlatpakMoveCommand.recoverArgument] + arguments,
+                                                   named: "the recovery helper")
         defer { helper.kill() }
         var output: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
