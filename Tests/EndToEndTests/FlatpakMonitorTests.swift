@@ -27,6 +27,11 @@ struct FlatpakMonitorTests {
             }
             #expect(guardd.log.contains("monitor \(FlatpakChild.appID) for \(child.user.name): \(FlatpakChild.appID) version 2"),
                     "the monitor ran in the sandbox: \(guardd.log.suffix(3000))")
+            // The listing read just before the monitor's line may be of a moment it was not yet released.
+            for _ in 0..<50 where monitors.first?["state"]?.stringValue != "running" {
+                try await Task.sleep(for: .milliseconds(100))
+                monitors = try await guardd.call("ListMonitors")["monitors"]?.arrayValue?.compactMap(\.objectValue) ?? []
+            }
             let pid = try #require(monitors.first?["pid"]?.intValue, "\(monitors)")
             // flatpak run became bubblewrap, which runs the app's program as /app/bin/PROGRAM.
             let sandboxed = try String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8).split(separator: "\0")

@@ -28,14 +28,22 @@ extension AppIdentifier {
         let deployment: FlatpakDeployment
         let appFiles: OpenedDirectory
         let runtimeFiles: OpenedDirectory?
-        do {
+        do throws(FlatpakIdentityError) {
             deployment = try FlatpakSandbox.deployment(of: info, in: flatpak.recognised, executable: executable,
                                                        running: running)
             appFiles = try FlatpakSandbox.files(of: deployment)
-            // The runtime is only code: wherever it is installed, recognised or not.
+            // The runtime is only code: it may be installed anywhere, recognised or
+            // not, but it must be the app's own (FlatpakSandbox+Runtime).
             let everywhere = flatpak.recognised + flatpak.turnedOff.map(\.installation)
-            runtimeFiles = info.runtimePath == nil
-                ? nil : try FlatpakSandbox.files(of: FlatpakDeployment.runtime(namedBy: info, in: everywhere))
+            if info.runtimePath == nil {
+                runtimeFiles = nil
+            } else {
+                let runtime = try FlatpakDeployment.runtime(namedBy: info, in: everywhere)
+                if let problem = FlatpakSandbox.runtimeProblem(runtime, of: deployment) {
+                    throw FlatpakIdentityError.runtimeNotTheApps(problem)
+                }
+                runtimeFiles = try FlatpakSandbox.files(of: runtime)
+            }
         } catch {
             throw .flatpak(pid: pid, error)
         }

@@ -161,6 +161,8 @@ package enum FlatpakIdentityError: Error, Hashable, Sendable, CustomStringConver
     case deploymentUnusable(path: String, String)
     /// The executable is not the file at its path in the deployment.
     case executableNotInDeployment(executable: String, deployment: String)
+    /// The process runs on a runtime that is not the app's own.
+    case runtimeNotTheApps(String)
 
     package var description: String {
         switch self {
@@ -176,6 +178,8 @@ package enum FlatpakIdentityError: Error, Hashable, Sendable, CustomStringConver
             "\(DisplayText.sanitized(path)) cannot be a Flatpak deployment: \(problem)"
         case .executableNotInDeployment(let executable, let deployment):
             "\(DisplayText.sanitized(executable)) is not the file at its path in the deployment \(DisplayText.sanitized(deployment))"
+        case .runtimeNotTheApps(let problem):
+            "not the app's own runtime: \(problem)"
         }
     }
 }
