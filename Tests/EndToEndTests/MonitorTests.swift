@@ -229,6 +229,8 @@ struct MonitorTests {
             let session = try await approvedAndLoggedIn(guardd)
             defer { session.stop() }
             let pid = try #require(try await runningPID(guardd), "\(guardd.log)")
+            // Its line read first: a line written after the Guard is gone would end it by SIGPIPE.
+            #expect(await eventually { guardd.log.contains("monitor up as pid \(pid)") }, "\(guardd.log)")
             guardd.stop(signal: SIGKILL)
             try await Task.sleep(for: .milliseconds(200))
             #expect(!Self.isGone(pid), "the monitor outlives a crashed Guard")
