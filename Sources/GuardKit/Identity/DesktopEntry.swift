@@ -1,5 +1,4 @@
 import SystemKit
-import UpdateSignature
 
 /// The parts of an app's desktop entry (`APPID.desktop`) the Guard reads:
 /// the display name, the `Exec=` program, and the Family Controls capability
@@ -25,12 +24,6 @@ package struct DesktopEntry: Hashable, Sendable {
     /// The version updates are compared by: the only one given, else nil
     /// (none, or more than one, is no version to compare).
     package var comparableVersion: String? { versions.count == 1 ? versions.first : nil }
-    /// The update key the entry declares, when it declares exactly one and
-    /// it is a well-formed `ed25519:` key; nil otherwise.
-    package var updateKey: UpdateKey? {
-        guard updateKeys.count == 1, let declaration = updateKeys.first else { return nil }
-        return try? UpdateKey(declaration: declaration)
-    }
     /// `X-FamilyControls-Monitor=`, the app's monitor command as written; the
     /// first one given (``MonitorCommand`` reads it).
     package var monitor: String?
