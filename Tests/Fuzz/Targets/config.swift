@@ -40,8 +40,8 @@ public func fuzzConfig(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             require((0...lineCount).contains(error.line), "the error names line \(error.line) of \(lineCount)")
             require(isOneShortLine(error.description), "the error is not one short line: \(error.description.debugDescription)")
         case .success(let configuration):
-            // The round trip through write() is not checked until write() writes every key of this round back ([Flatpak] TrustedRemote=,
-            // [Updates] TrustedKeys= and others): it differs today.
+            let written = write(configuration)
+            require(parse(written) == .success(configuration), "written back, the configuration reads differently:\n\(written)")
             checkListsAdd(to: configuration, text: separated)
         }
     }
@@ -100,6 +100,12 @@ private func write(_ configuration: GuardConfiguration) -> String {
         PendingTimeout=\(milliseconds(configuration.pendingTimeout))
         GuardianCodeService=\(configuration.guardianCodeService)
         GuardianCodeFile=\(configuration.guardianCodeFile)
+        GuardianTimeout=\(milliseconds(configuration.guardianTimeout))
+        [Audit]
+        Retention=\(configuration.auditRetention.map { "\($0.components.seconds / 86_400)d" } ?? "infinity")
+        [Locks]
+        VerifyInterval=\(configuration.lockVerifyInterval.map(milliseconds) ?? "off")
+        [Authentication]
 
         """
     // Unset is a value of its own (code once a guardian enrolled, else no): written only when set.
