@@ -64,36 +64,11 @@ private struct MonitorBenchmark {
         guard mkfifo(fifo, 0o600) == 0, chown(fifo, account.uid, account.gid) == 0 else {
             throw Failure(description: "cannot make \(fifo): \(Errno.current("mkfifo"))")
         }
-        let app = "\(directory)/apps/\(user)/\(Self.appID)"
-        try fm.createDirectory(atPath: "\(app)/bin", withIntermediateDirectories: true)
-        try "#!/bin/sh\necho \"up $$\" > \"$1\"\nexec sleep 100000\n".write(toFile: "\(app)/bin/monitor", atomically: true, encoding: .utf8)
-        chmod("\(app)/bin/monitor", 0o755)
-        try fm.copyItem(atPath: own.appendingPathComponent("familycontrols-bench").path, toPath: "\(app)/familycontrols-bench")
-        try """
-            [Desktop Entry]
-            Type=Application
-            Name=Bench Monitor
-            Exec=familycontrols-bench
-            X-FamilyControls=true
-            X-FamilyControls-Monitor=bin/monitor \(fifo)
-
-            """.write(toFile: "\(app)/\(Self.appID).desktop", atomically: true, encoding: .utf8)
+        let app = try makeApp(Self.appID, name: "Bench Monitor", in: "\(directory)/apps/\(user)", from: own,
+                              monitor: "#!/bin/sh\necho \"up $$\" > \"$1\"\nexec sleep 100000\n", arguments: " \(fifo)")
         // A second app whose monitor is required: kept down, the sessions end.
-        let required = "\(directory)/apps/\(user)/\(Self.requiredAppID)"
-        try fm.createDirectory(atPath: "\(required)/bin", withIntermediateDirectories: true)
-        try "#!/bin/sh\nexec sleep 100000\n".write(toFile: "\(required)/bin/monitor", atomically: true, encoding: .utf8)
-        chmod("\(required)/bin/monitor", 0o755)
-        try fm.copyItem(atPath: own.appendingPathComponent("familycontrols-bench").path, toPath: "\(required)/familycontrols-bench")
-        try """
-            [Desktop Entry]
-            Type=Application
-            Name=Bench Required
-            Exec=familycontrols-bench
-            X-FamilyControls=true
-            X-FamilyControls-Monitor=bin/monitor
-            X-FamilyControls-MonitorRequired=end
-
-            """.write(toFile: "\(required)/\(Self.requiredAppID).desktop", atomically: true, encoding: .utf8)
+        _ = try makeApp(Self.requiredAppID, name: "Bench Required", in: "\(directory)/apps/\(user)", from: own,
+                        monitor: "#!/bin/sh\nexec sleep 100000\n", extraKeys: "X-FamilyControls-MonitorRequired=end\n")
         try shell("/bin/chown", ["-R", "\(user):", "\(directory)/apps/\(user)"])
         try "[Family]\nGuardians=root\nChildren=\(user)\n[Apps]\nRoots=\(directory)/apps/%u\n[Monitors]\nRestartsPerMinute=600\n"
             .write(toFile: "\(directory)/guard.conf", atomically: true, encoding: .utf8)
@@ -171,6 +146,29 @@ private struct MonitorBenchmark {
             + "\(formatted(endFigure * 1000, digits: 2)) ms")
         print("ratio: \(formatted(ended / endFigure, digits: 1))× the baseline")
         fflush(nil)
+    }
+
+    /// An app folder in `root`: its monitor script, a copy of this program
+    /// as its program, and a desktop entry declaring the monitor.
+    /// - Returns: the app's folder.
+    private func makeApp(_ appID: String, name: String, in root: String, from own: URL, monitor: String,
+                         arguments: String = "", extraKeys: String = "") throws -> String {
+        let fm = FileManager.default
+        let app = "\(root)/\(appID)"
+        try fm.createDirectory(atPath: "\(app)/bin", withIntermediateDirectories: true)
+        try monitor.write(toFile: "\(app)/bin/monitor", atomically: true, encoding: .utf8)
+        chmod("\(app)/bin/monitor", 0o755)
+        try fm.copyItem(atPath: own.appendingPathComponent("familycontrols-bench").path, toPath: "\(app)/familycontrols-bench")
+        try """
+            [Desktop Entry]
+            Type=Application
+            Name=\(name)
+            Exec=familycontrols-bench
+            X-FamilyControls=true
+            X-FamilyControls-Monitor=bin/monitor\(arguments)
+            \(extraKeys)
+            """.write(toFile: "\(app)/\(appID).desktop", atomically: true, encoding: .utf8)
+        return app
     }
 
     private func approve(_ appID: String, user: String, familyctl: String, socket: String) throws {

@@ -75,6 +75,16 @@ struct SessionEnforcerTests {
                                              sessionID: nil, leader: leader, openedAt: openedAt))
     }
 
+    /// A session led by root's `leader`, with one process of the child's, `plain`.
+    private func startSession(of child: ThrowawayUser, in directory: String) throws -> Tree {
+        chmod(directory, 0o755)
+        return try start(["/usr/bin/setsid"], """
+            echo leader $$
+            \(asChild(child)) /bin/sh -c 'sleep 1000 & echo plain $!; wait' &
+            wait
+            """, names: ["leader", "plain"], in: directory)
+    }
+
     private func enforcer(grace: Duration) -> SessionEnforcer {
         var limits = GuardLimits()
         limits.sessionEndGrace = grace
@@ -141,12 +151,7 @@ struct SessionEnforcerTests {
     @Test func lockWithoutLogindEndsTheSessionAndSaysWhy() async throws {
         try await withThrowawayUser(prefix: "se") { child in
             try await withTemporaryDirectory { directory in
-                chmod(directory, 0o755)
-                let tree = try start(["/usr/bin/setsid"], """
-                    echo leader $$
-                    \(asChild(child)) /bin/sh -c 'sleep 1000 & echo plain $!; wait' &
-                    wait
-                    """, names: ["leader", "plain"], in: directory)
+                let tree = try startSession(of: child, in: directory)
                 defer { tree.kill() }
                 let enforcer = enforcer(grace: .seconds(1))
                 defer { enforcer.stop() }
@@ -166,12 +171,7 @@ struct SessionEnforcerTests {
     @Test func aLeaderThatStartedAfterTheSessionOpenedIsNeverSignalled() async throws {
         try await withThrowawayUser(prefix: "se") { child in
             try await withTemporaryDirectory { directory in
-                chmod(directory, 0o755)
-                let tree = try start(["/usr/bin/setsid"], """
-                    echo leader $$
-                    \(asChild(child)) /bin/sh -c 'sleep 1000 & echo plain $!; wait' &
-                    wait
-                    """, names: ["leader", "plain"], in: directory)
+                let tree = try startSession(of: child, in: directory)
                 defer { tree.kill() }
                 let enforcer = enforcer(grace: .seconds(1))
                 defer { enforcer.stop() }
