@@ -64,6 +64,7 @@ install -m 0644 Config/familycontrols.conf "$root/etc/familycontrols/familycontr
 install -m 0644 pam.d/familycontrols-guardian pam.d/familycontrols-individual pam.d/familycontrols-guardian-code "$root/etc/pam.d/"
 # Guardians' one-time-code secrets (familyctl code enroll), root's alone.
 install -d -m 0700 "$root/etc/familycontrols/oath"
+install -d -m 0755 "$root/etc/familycontrols/familycontrols.conf.d"
 # Guardians' graphical sessions start the notification agent.
 install -m 0644 Config/autostart/familycontrols-agent.desktop "$root/etc/xdg/autostart/"
 # The Guard's Flatpak installation, where approved per-user apps are moved.

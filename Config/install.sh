@@ -124,6 +124,7 @@ install_config pam.d/familycontrols-guardian-code "$dest/etc/pam.d/familycontrol
 # Guardians' one-time-code secrets (familyctl code enroll), root's alone; the
 # unit leaves this folder, and nothing else under /etc, writable.
 install -d -m 0700 "$dest/etc/familycontrols/oath"
+install -d -m 0755 "$dest/etc/familycontrols/familycontrols.conf.d"
 install_config Config/familycontrols.conf "$dest/etc/familycontrols/familycontrols.conf" 0644
 # Guardians' graphical sessions start `familyctl agent --if-guardian` (desktop notifications).
 install -d -m 0755 "$dest/etc/xdg/autostart"

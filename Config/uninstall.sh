@@ -174,7 +174,8 @@ else
     rmdir "$dest/etc/familycontrols/oath" 2>/dev/null || true
 fi
 remove_config Config/familycontrols.conf "$dest/etc/familycontrols/familycontrols.conf"
-rmdir "$dest/etc/familycontrols" 2>/dev/null || true
+# Drop-ins are the site's own: an empty folder goes, one with files stays.
+rmdir "$dest/etc/familycontrols/familycontrols.conf.d" "$dest/etc/familycontrols" 2>/dev/null || true
 remove_config Config/autostart/familycontrols-agent.desktop "$dest/etc/xdg/autostart/familycontrols-agent.desktop"
 rmdir "$dest/etc/xdg/autostart" "$dest/etc/xdg" 2>/dev/null || true
 remove_config Config/flatpak/familycontrols.conf "$dest/etc/flatpak/installations.d/familycontrols.conf"

@@ -9,28 +9,50 @@ package struct Family: Sendable {
         self.configuration = configuration
     }
 
-    /// Whether `account` is listed as a child, by name or through a group.
+    /// Whether `account` is listed as a child of any family, by name or through a group.
     /// - Throws: ``Errno`` when NSS cannot answer (a directory that is down).
     package func isChild(_ account: UserAccount) throws(Errno) -> Bool {
-        try Self.matches(account, configuration.children)
+        for family in configuration.allFamilies {
+            if try Self.matches(account, family.children) { return true }
+        }
+        return false
     }
 
     /// Whether `guardian` may approve for `child`: `child` is a user listed
     /// as a child (an adult has no guardian, whatever `Guardians=` says),
-    /// `guardian` is listed as the child's guardian (or the family's, when the
-    /// child has no list of its own), and is not the child.
+    /// `guardian` is not the child and is listed as the child's guardian:
+    /// in `[Child NAME]` when the child has such a list, else as a guardian
+    /// of a family the child is a child of (the plain `[Family]` or a
+    /// `[Family NAME]`; never a family the child is not in).
     package func isGuardian(_ guardian: UserAccount, of child: String) throws(Errno) -> Bool {
-        guard guardian.name != child, Principal.isValidName(child),
-              try Self.matches(guardian, configuration.guardianPrincipals(of: child)),
-              let account = try UserDatabase.user(named: child)
+        guard guardian.name != child, Principal.isValidName(child), let account = try UserDatabase.user(named: child)
         else { return false }
-        return try isChild(account)
+        if let own = configuration.childGuardians[child] {
+            guard try Self.matches(guardian, own) else { return false }
+            return try isChild(account)
+        }
+        for family in configuration.allFamilies {
+            if try Self.matches(guardian, family.guardians), try Self.matches(account, family.children) { return true }
+        }
+        return false
     }
 
-    /// Whether `account` is named as a guardian anywhere: the family's, or
-    /// one child's. Someone who is not cannot guard anyone, whatever is recorded.
+    /// The names of the families `child` is a child of (nil for the plain
+    /// `[Family]`), in the configuration's order.
+    package func families(of child: UserAccount) throws(Errno) -> [String?] {
+        var names: [String?] = []
+        for family in configuration.allFamilies {
+            if try Self.matches(child, family.children) { names.append(family.name) }
+        }
+        return names
+    }
+
+    /// Whether `account` is named as a guardian anywhere: of a family, or of
+    /// one child. Someone who is not cannot guard anyone, whatever is recorded.
     package func guardsSomeone(_ account: UserAccount) throws(Errno) -> Bool {
-        if try Self.matches(account, configuration.guardians) { return true }
+        for family in configuration.allFamilies {
+            if try Self.matches(account, family.guardians) { return true }
+        }
         for principals in configuration.childGuardians.values where try Self.matches(account, principals) { return true }
         return false
     }

@@ -51,7 +51,7 @@ package struct FlatpakTrustedRemote: Hashable, Sendable {
         var digits = ""
         var fingerprints: [String] = []
         for word in words.dropFirst(2) {
-            guard word.utf8.allSatisfy({ isHexDigit($0) }) else { return .failure(ParseError("\"\(word.prefix(64))\" is not a key fingerprint")) }
+            guard word.utf8.allSatisfy({ isHexDigit($0) }) else { return .failure(ParseError("\"\(word.clipped)\" is not a key fingerprint")) }
             digits += word.uppercased()
             if digits.utf8.count == 40 {
                 if !fingerprints.contains(digits) { fingerprints.append(digits) }

@@ -16,7 +16,10 @@ package struct GuardConfiguration: Hashable, Sendable {
     package var guardians: [Principal] = []
     /// `[Family] Children=`: whose apps a guardian must approve.
     package var children: [Principal] = []
-    /// `[Child NAME] Guardians=`: guardians for one child, replacing the family's.
+    /// `[Family NAME]`: further families, each with guardians for its own
+    /// children only, in the order the files first name them.
+    package var families: [NamedFamily] = []
+    /// `[Child NAME] Guardians=`: guardians for one child, replacing every family's.
     package var childGuardians: [String: [Principal]] = [:]
     /// `[Apps] Roots=`: folders whose direct subfolders are app directories;
     /// `%u` is the user's name, `%h` their home.
@@ -99,42 +102,30 @@ package struct GuardConfiguration: Hashable, Sendable {
     /// The embedded defaults: no family yet, standard roots and services.
     package init() {}
 
-    /// Reads `path`. A missing file at the default path means the embedded
-    /// defaults; anywhere else it is an error.
-    /// - Throws: ``ConfigError`` naming the file and line.
-    package static func load(path: String = defaultPath) throws(ConfigError) -> GuardConfiguration {
-        let data: [UInt8]
-        do throws(Errno) {
-            data = try FileDescriptor.readFile(path, limit: (1 << 20) + 1)
-        } catch where error.rawValue == ENOENT && path == defaultPath {
-            return GuardConfiguration()
-        } catch where error.rawValue == ENOENT {
-            throw ConfigError(file: path, line: 0, "no such file")
-        } catch {
-            throw ConfigError(file: path, line: 0, "cannot be read: \(Errno(error.rawValue))")
-        }
-        guard data.count <= 1 << 20 else { throw ConfigError(file: path, line: 0, "larger than 1 MiB") }
-        guard let text = String(validating: data, as: UTF8.self) else {
-            throw ConfigError(file: path, line: 0, "not valid UTF-8 text")
-        }
-        return try GuardConfiguration(parsing: text, path: path)
-    }
-
     /// Parses the text of a configuration file read from `path`.
     package init(parsing text: String, path: String) throws(ConfigError) {
-        let file = try INIFile(parsing: text, path: path)
+        try self.init(parsing: [(path: path, text: text)])
+    }
+
+    /// Parses the main file and its drop-ins, in order, as one: a later file
+    /// adds to the lists earlier ones gave and sets the keys they set again.
+    package init(parsing files: [(path: String, text: String)]) throws(ConfigError) {
         // The first Roots= line replaces the embedded defaults; later ones add,
         // even to a list that happens to equal the defaults.
         var rootsGiven = false
-        for section in file.sections {
-            try apply(section, file: path, rootsGiven: &rootsGiven)
+        for (path, text) in files {
+            let file = try INIFile(parsing: text, path: path)
+            for section in file.sections {
+                try apply(section, file: path, rootsGiven: &rootsGiven)
+            }
         }
     }
 
-    /// The guardians who may approve for `child`: the child's own list when it has one.
-    package func guardianPrincipals(of child: String) -> [Principal] {
-        childGuardians[child] ?? guardians
+    /// Every family, the plain `[Family]` first (with a nil name).
+    package var allFamilies: [(name: String?, guardians: [Principal], children: [Principal])] {
+        [(nil, guardians, children)] + families.map { ($0.name, $0.guardians, $0.children) }
     }
+
 
     private mutating func apply(_ section: INIFile.Section, file: String, rootsGiven: inout Bool) throws(ConfigError) {
         func fail(_ line: Int, _ message: String) -> ConfigError { ConfigError(file: file, line: line, message) }
@@ -145,6 +136,27 @@ package struct GuardConfiguration: Hashable, Sendable {
                 case "Guardians": guardians = try Self.principals(entry, current: guardians, file: file)
                 case "Children": children = try Self.principals(entry, current: children, file: file)
                 default: throw fail(entry.line, "unknown key \"\(entry.key.clipped)\" in [Family] (expected Guardians or Children)")
+                }
+            }
+        case ("Family", let name?):
+            guard NamedFamily.isValidName(name) else {
+                throw fail(section.line, "\"\(name.clipped)\" in [Family \(name.clipped)] is not a valid family name "
+                    + "(letters, digits, . _ -, at most 64)")
+            }
+            let index: Int
+            if let known = families.firstIndex(where: { $0.name == name }) {
+                index = known
+            } else {
+                guard families.count < NamedFamily.limit else { throw fail(section.line, "at most \(NamedFamily.limit) [Family NAME] sections") }
+                families.append(NamedFamily(name: name))
+                index = families.count - 1
+            }
+            for entry in section.entries {
+                switch entry.key {
+                case "Guardians": families[index].guardians = try Self.principals(entry, current: families[index].guardians, file: file)
+                case "Children": families[index].children = try Self.principals(entry, current: families[index].children, file: file)
+                default:
+                    throw fail(entry.line, "unknown key \"\(entry.key.clipped)\" in [Family \(name)] (expected Guardians or Children)")
                 }
             }
         case ("Child", let name?):
@@ -264,11 +276,11 @@ package struct GuardConfiguration: Hashable, Sendable {
         case ("Child", nil):
             throw fail(section.line, "[Child] needs a user name: [Child alice]")
         case (let name, let argument?)
-            where ["Family", "Apps", "Authentication", "Audit", "Locks", "Flatpak", "Monitors", "Updates"].contains(name):
+            where ["Apps", "Authentication", "Audit", "Locks", "Flatpak", "Monitors", "Updates"].contains(name):
             throw fail(section.line, "[\(name)] takes no argument, found \"\(argument.clipped)\"")
         default:
             throw fail(section.line, "unknown section [\(section.name.clipped)] "
-                + "(expected [Family], [Child NAME], [Apps], [Authentication], [Audit], [Locks], [Flatpak], [Monitors] or [Updates])")
+                + "(expected [Family], [Family NAME], [Child NAME], [Apps], [Authentication], [Audit], [Locks], [Flatpak], [Monitors] or [Updates])")
         }
     }
 }

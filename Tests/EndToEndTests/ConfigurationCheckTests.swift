@@ -210,4 +210,43 @@ struct ConfigurationCheckTests {
             #expect(status.status == 0, "\(status.standardError)")
         }
     }
+
+    @Test func dropInsAreCheckedFileByFileAndEachFindingNamesItsFileAndLine() async throws {
+        try await withThrowawayUser(prefix: "c") { child in
+            try await withConfiguration("[Family]\nGuardians=root\nChildren=\(child.name)\n") { directory, config in
+                let folder = "\(config).d"
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+                try "# class 5B\n[Family 5B]\nGuardians=nosuchteacher5b\nChildren=\(child.name)\n"
+                    .write(toFile: "\(folder)/50-5b.conf", atomically: true, encoding: .utf8)
+                chmod("\(folder)/50-5b.conf", 0o644)
+                var result = try await check(config, pamDir: "\(directory)/pam.d")
+                #expect(result.status == 0, "\(result.standardError)")
+                #expect(result.standardError.contains("\(folder)/50-5b.conf:3: warning: Guardians= names nosuchteacher5b"),
+                        "\(result.standardError)")
+                #expect(result.standardOutput == "familycontrolsd: \(config) with 1 drop-in in \(folder): OK (1 warning)\n",
+                        "\(result.standardOutput)")
+
+                // A drop-in the child may write would let the child choose guardians: refused.
+                chown("\(folder)/50-5b.conf", child.uid, child.gid)
+                result = try await check(config, pamDir: "\(directory)/pam.d")
+                #expect(result.status == 3, "\(result.standardError)")
+                #expect(result.standardError.contains("\(folder)/50-5b.conf: refused: the file belongs to uid \(child.uid)"),
+                        "\(result.standardError)")
+                chown("\(folder)/50-5b.conf", 0, 0)
+                chmod(folder, 0o777)
+                result = try await check(config, pamDir: "\(directory)/pam.d")
+                #expect(result.status == 3, "\(result.standardError)")
+                #expect(result.standardError.contains("\(folder): refused: the drop-in folder can be written by every user"),
+                        "\(result.standardError)")
+                chmod(folder, 0o755)
+
+                // A mistake in a drop-in is named in the drop-in, line and all.
+                try "[Family 5B]\nTeachers=@staff\n".write(toFile: "\(folder)/60-typo.conf", atomically: true, encoding: .utf8)
+                result = try await check(config, pamDir: "\(directory)/pam.d")
+                #expect(result.status == 3)
+                #expect(result.standardError.hasPrefix("\(folder)/60-typo.conf:2: refused: unknown key \"Teachers\" in [Family 5B]"),
+                        "\(result.standardError)")
+            }
+        }
+    }
 }

@@ -51,8 +51,6 @@ import TestSupport
         #expect(configuration.guardians == [.user("bob"), .group("parents")])
         #expect(configuration.children == [.user("alice"), .group("kids")])
         #expect(configuration.childGuardians == ["alice": [.user("carol")]])
-        #expect(configuration.guardianPrincipals(of: "alice") == [.user("carol")])
-        #expect(configuration.guardianPrincipals(of: "dave") == [.user("bob"), .group("parents")])
         #expect(configuration.appRoots == ["/home/%u/Applications", "/opt/familycontrols/apps/%u"])
         #expect(configuration.guardianService == "site-guardian")
         #expect(configuration.individualService == "site-individual")
@@ -161,7 +159,7 @@ import TestSupport
 
     @Test(arguments: [
         ("[Family]\nGuardian=bob\n", 2, "unknown key \"Guardian\" in [Family] (expected Guardians or Children)"),
-        ("[Family]\nChildren=alice\n[Famly]\n", 3, "unknown section [Famly] (expected [Family], [Child NAME], [Apps], [Authentication], [Audit], [Locks], [Flatpak], [Monitors] or [Updates])"),
+        ("[Family]\nChildren=alice\n[Famly]\n", 3, "unknown section [Famly] (expected [Family], [Family NAME], [Child NAME], [Apps], [Authentication], [Audit], [Locks], [Flatpak], [Monitors] or [Updates])"),
         ("Children=alice\n", 1, "Children= appears before any [Section] header"),
         ("[Family]\nChildren alice\n", 2, "expected Key=Value or [Section], found \"Children alice\""),
         ("[Family\n", 1, "expected a section header like [Family], found \"[Family\""),
@@ -170,7 +168,7 @@ import TestSupport
         ("[Child]\n", 1, "[Child] needs a user name: [Child alice]"),
         ("[Child ../x]\n", 1, "\"../x\" in [Child ../x] is not a valid user name"),
         ("[Child alice]\nChildren=bob\n", 2, "unknown key \"Children\" in [Child alice] (expected Guardians)"),
-        ("[Family x]\n", 1, "[Family] takes no argument, found \"x\""),
+        ("[Apps x]\n", 1, "[Apps] takes no argument, found \"x\""),
         ("[Apps]\nRoots=relative/%u\n", 2, "Roots= expects absolute paths, found \"relative/%u\""),
         ("[Apps]\nRoots=/home/%x/Apps\n", 2, "Roots= knows only %u (user name), %h (home) and %%, found \"/home/%x/Apps\""),
         ("[Apps]\nRoots=/home/%u/../etc\n", 2, "Roots= must not contain . or .. components, found \"/home/%u/../etc\""),

@@ -171,17 +171,18 @@ package enum ChildPrivilegeCheck {
         return report
     }
 
-    /// The children: users named in `Children=`, the listed members of its
-    /// groups, and `[Child NAME]` users who are children. Never root (refused elsewhere).
+    /// The children: users named in any family's `Children=`, the listed
+    /// members of its groups, and `[Child NAME]` users who are children.
+    /// Never root (refused elsewhere).
     static func accounts(childrenOf configuration: GuardConfiguration) -> [UserAccount] {
         let family = Family(configuration: configuration)
-        let named = names(configuration.children) + configuration.childGuardians.keys.sorted()
+        let named = configuration.allFamilies.flatMap { names($0.children) } + configuration.childGuardians.keys.sorted()
         return unique(named).filter { account in account.uid != 0 && (try? family.isChild(account)) == true }
     }
 
-    /// The guardians: the family's and every child's.
+    /// The guardians: every family's and every child's.
     static func accounts(guardiansOf configuration: GuardConfiguration) -> [UserAccount] {
-        let principals = configuration.guardians + configuration.childGuardians.keys.sorted().flatMap { configuration.childGuardians[$0] ?? [] }
+        let principals = configuration.allFamilies.flatMap(\.guardians) + configuration.childGuardians.keys.sorted().flatMap { configuration.childGuardians[$0] ?? [] }
         return unique(names(principals)).filter { $0.uid != 0 }
     }
 

@@ -36,10 +36,13 @@ package enum ConfigurationCheck {
     package static func findings(path: String, configuration: GuardConfiguration,
                                  pamDirectory: String?) -> [ConfigurationFinding] {
         var findings: [ConfigurationFinding] = []
-        let exists = access(path, F_OK) == 0
-        if exists { findings += fileSafety(path) }
-        let file = exists ? (try? readINI(path)) ?? nil : nil
-        var review = Review(path: path, file: file, configuration: configuration)
+        if access(path, F_OK) == 0 { findings += fileSafety(path) }
+        let folder = GuardConfiguration.dropInFolder(of: path)
+        if access(folder, F_OK) == 0 { findings += fileSafety(folder, folder: true) }
+        let dropIns = (try? GuardConfiguration.dropIns(of: path)) ?? []
+        for dropIn in dropIns { findings += fileSafety(dropIn) }
+        let files = ([path] + dropIns).compactMap { file in (try? readINI(file)) ?? nil }
+        var review = Review(path: path, files: files, configuration: configuration)
         review.checkServices(pamDirectory: pamDirectory)
         review.checkPeople()
         review.checkFlatpakInstallations()
@@ -57,11 +60,12 @@ package enum ConfigurationCheck {
         return try? INIFile(parsing: text, path: path)
     }
 
-    /// The file, and every folder above it, must be root's and closed to
-    /// other writers: otherwise whoever can write there decides who is a
-    /// guardian. A sticky folder open to all (`/tmp`) is fine above a folder
-    /// of root's, since no one else may rename or remove it.
-    static func fileSafety(_ path: String) -> [ConfigurationFinding] {
+    /// The file (or the drop-in folder, with `folder`), and every folder
+    /// above it, must be root's and closed to other writers: otherwise
+    /// whoever can write there decides who is a guardian. A sticky folder
+    /// open to all (`/tmp`) is fine above a folder of root's, since no one
+    /// else may rename or remove it.
+    static func fileSafety(_ path: String, folder: Bool = false) -> [ConfigurationFinding] {
         func refuse(_ message: String) -> [ConfigurationFinding] {
             [ConfigurationFinding(severity: .refused, file: path, line: 0, message: message)]
         }
@@ -76,10 +80,10 @@ package enum ConfigurationCheck {
             guard stat(current, &status) == 0 else {
                 return refuse("\(current) cannot be examined: \(Errno(errno, operation: "stat"))")
             }
-            let what = first ? "the file" : "the folder \(current)"
+            let what = first ? (folder ? "the drop-in folder" : "the file") : "the folder \(current)"
             let mode = String(status.st_mode & 0o7777, radix: 8)
-            if first && status.st_mode & S_IFMT != S_IFREG {
-                return refuse("is not a regular file")
+            if first && status.st_mode & S_IFMT != (folder ? S_IFDIR : S_IFREG) {
+                return refuse(folder ? "is not a folder" : "is not a regular file")
             }
             if status.st_uid != 0 {
                 return refuse("\(what) belongs to uid \(status.st_uid), not root: that user decides who is a guardian")
@@ -103,38 +107,56 @@ package enum ConfigurationCheck {
     }
 }
 
-/// The checks that need the file's lines and NSS.
+/// Where a finding points: a line of the main file or of a drop-in.
+private struct Location: Equatable {
+    var file: String
+    /// 1-based; 0 for the file as a whole (a default no file sets).
+    var line: Int
+}
+
+/// The checks that need the files' lines and NSS.
 private struct Review {
     let path: String
-    let file: INIFile?
+    /// The main file and its drop-ins, in the order they apply.
+    let files: [INIFile]
     let configuration: GuardConfiguration
     var findings: [ConfigurationFinding] = []
 
-    init(path: String, file: INIFile?, configuration: GuardConfiguration) {
+    init(path: String, files: [INIFile], configuration: GuardConfiguration) {
         self.path = path
-        self.file = file
+        self.files = files
         self.configuration = configuration
     }
 
-    mutating func note(_ severity: ConfigurationFinding.Severity, line: Int, _ message: String) {
-        let finding = ConfigurationFinding(severity: severity, file: path, line: line, message: message)
+    /// The main file as a whole: for what no line sets.
+    var whole: Location { Location(file: path, line: 0) }
+
+    mutating func note(_ severity: ConfigurationFinding.Severity, line at: Location, _ message: String) {
+        let finding = ConfigurationFinding(severity: severity, file: at.file, line: at.line, message: message)
         if !findings.contains(finding) { findings.append(finding) }
     }
 
-    /// The line of the first `key=` in `section` mentioning `token` (or any `key=` line when `token` is nil).
-    func line(section: String, argument: String? = nil, key: String, token: String? = nil) -> Int {
-        guard let file else { return 0 }
-        for candidate in file.sections where candidate.name == section && candidate.argument == argument {
-            for entry in candidate.entries where entry.key == key {
-                let tokens = entry.value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
-                if token.map({ tokens.contains($0) }) ?? true { return entry.line }
+    /// The first `key=` line in `section` mentioning `token` (or any `key=`
+    /// line when `token` is nil), in the main file or a drop-in.
+    func line(section: String, argument: String? = nil, key: String, token: String? = nil) -> Location {
+        for file in files {
+            for candidate in file.sections where candidate.name == section && candidate.argument == argument {
+                for entry in candidate.entries where entry.key == key {
+                    let tokens = entry.value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+                    if token.map({ tokens.contains($0) }) ?? true { return Location(file: file.path, line: entry.line) }
+                }
             }
         }
-        return 0
+        return whole
     }
 
-    func sectionLine(_ name: String, argument: String?) -> Int {
-        file?.sections.first { $0.name == name && $0.argument == argument }?.line ?? 0
+    func sectionLine(_ name: String, argument: String?) -> Location {
+        for file in files {
+            if let section = file.sections.first(where: { $0.name == name && $0.argument == argument }) {
+                return Location(file: file.path, line: section.line)
+            }
+        }
+        return whole
     }
 
     mutating func checkServices(pamDirectory: String?) {
@@ -142,12 +164,12 @@ private struct Review {
                                ("IndividualService", configuration.individualService)] {
             guard let problem = PAMServiceFile.problem(service: service, directory: pamDirectory) else { continue }
             let at = line(section: "Authentication", key: key)
-            if at > 0 {
+            if at.line > 0 {
                 // Named here, so most likely a typo: without the check libpam
                 // would have used "other", skipping the site's rules.
                 note(.refused, line: at, "\(key)=\(service): \(problem); every authentication on it would be refused")
             } else {
-                note(.warning, line: 0, "\(key) (default \(service)): \(problem); authentication on it is refused "
+                note(.warning, line: whole, "\(key) (default \(service)): \(problem); authentication on it is refused "
                     + "until it is installed (Config/install.sh or the package installs it)")
             }
         }
@@ -183,13 +205,13 @@ private struct Review {
     mutating func checkFlatpakMove() {
         let defaults = GuardConfiguration()
         let serviceLine = line(section: "Flatpak", key: "MoveService")
-        if let socket = configuration.flatpakMoveService, serviceLine > 0, socket != defaults.flatpakMoveService,
+        if let socket = configuration.flatpakMoveService, serviceLine.line > 0, socket != defaults.flatpakMoveService,
            access(socket, F_OK) != 0 {
             note(.warning, line: serviceLine, "MoveService=\(socket): no socket there; approved per-user Flatpak apps are "
                 + "locked in place until the move service listens (systemctl enable --now familycontrols-flatpak.socket)")
         }
         let installationLine = line(section: "Flatpak", key: "GuardInstallation")
-        guard installationLine > 0 else { return }
+        guard installationLine.line > 0 else { return }
         let path = configuration.flatpakGuardInstallation
         var status = stat()
         guard lstat(path, &status) == 0 else {
@@ -209,13 +231,15 @@ private struct Review {
     mutating func checkPeople() {
         // Children: root never; unknown names are worth a warning.
         var children: Set<String> = []
-        for principal in configuration.children {
-            let at = line(section: "Family", key: "Children", token: principal.description)
-            children.formUnion(members(of: principal, line: at, role: "Children="))
+        for family in configuration.allFamilies {
+            for principal in family.children {
+                let at = line(section: "Family", argument: family.name, key: "Children", token: principal.description)
+                children.formUnion(members(of: principal, line: at, role: "Children="))
+            }
         }
         if children.contains("root") {
-            let at = line(section: "Family", key: "Children")
-            note(.refused, line: at, "root is a child here (Children=): root cannot be locked out of anything, and must not need approval")
+            note(.refused, line: line(section: "Family", key: "Children"),
+                 "root is a child here (Children=): root cannot be locked out of anything, and must not need approval")
         }
         for (child, guardians) in configuration.childGuardians.sorted(by: { $0.key < $1.key }) {
             let at = sectionLine("Child", argument: child)
@@ -235,27 +259,31 @@ private struct Review {
                             role: "Guardians=")
             }
         }
-        // Guardians: unknown names warned; a child who is also a guardian refused.
+        // Guardians: unknown names warned; a child who is also a guardian, of any family, refused.
         var guardians: Set<String> = []
-        for principal in configuration.guardians {
-            let at = line(section: "Family", key: "Guardians", token: principal.description)
-            guardians.formUnion(members(of: principal, line: at, role: "Guardians="))
+        for family in configuration.allFamilies {
+            for principal in family.guardians {
+                let at = line(section: "Family", argument: family.name, key: "Guardians", token: principal.description)
+                guardians.formUnion(members(of: principal, line: at, role: "Guardians="))
+            }
         }
         for (_, list) in configuration.childGuardians {
-            for principal in list { guardians.formUnion(members(of: principal, line: 0, role: nil)) }
+            for principal in list { guardians.formUnion(members(of: principal, line: whole, role: nil)) }
         }
         for both in children.intersection(guardians).sorted() {
             note(.refused, line: line(section: "Family", key: "Guardians"),
                  "\(both) is both a child and a guardian: a child could approve apps for other children")
         }
-        if !configuration.children.isEmpty && configuration.guardians.isEmpty {
-            let uncovered = configuration.children.filter { principal in
+        for family in configuration.allFamilies where !family.children.isEmpty && family.guardians.isEmpty {
+            let uncovered = family.children.filter { principal in
                 if case .user(let name) = principal { return configuration.childGuardians[name] == nil }
                 return true
             }
             if !uncovered.isEmpty {
-                note(.warning, line: line(section: "Family", key: "Children"),
-                     "no Guardians= for \(uncovered.map(\.description).joined(separator: " ")): only root can approve their apps")
+                let named = family.name.map { "[Family \($0)]" } ?? "[Family]"
+                note(.warning, line: line(section: "Family", argument: family.name, key: "Children"),
+                     "\(named) has no Guardians= for \(uncovered.map(\.description).joined(separator: " ")): "
+                        + "only root can approve their apps, unless another family guards them")
             }
         }
     }
@@ -267,7 +295,7 @@ private struct Review {
 
     /// The users `principal` names (a user, or a group's listed members and
     /// root when the group is root's), warning when NSS knows no such name.
-    private mutating func members(of principal: Principal, line: Int, role: String?) -> Set<String> {
+    private mutating func members(of principal: Principal, line: Location, role: String?) -> Set<String> {
         switch principal {
         case .user(let name):
             switch Result(catching: { () throws(Errno) in try UserDatabase.user(named: name) }) {

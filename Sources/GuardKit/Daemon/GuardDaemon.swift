@@ -243,7 +243,9 @@ package enum GuardDaemon {
         let refused = findings.filter { $0.severity == .refused }.count
         let warnings = findings.count - refused
         func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
-        let source = access(path, F_OK) == 0 ? path : "\(path) (absent: the embedded defaults)"
+        let dropIns = (try? GuardConfiguration.dropIns(of: path).count) ?? 0
+        let source = (access(path, F_OK) == 0 ? path : "\(path) (absent: the embedded defaults)")
+            + (dropIns == 0 ? "" : " with \(count(dropIns, "drop-in")) in \(GuardConfiguration.dropInFolder(of: path))")
         if refused > 0 {
             writeToStandardError("familycontrolsd: \(source): refused (\(count(refused, "problem")), \(count(warnings, "warning")))\n")
             return ExitCode.configuration.rawValue

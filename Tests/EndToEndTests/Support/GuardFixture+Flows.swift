@@ -91,3 +91,15 @@ extension GuardFixture {
         return String(line.dropFirst("reply ".count))
     }
 }
+
+extension GuardFixture {
+    /// Sends the Guard SIGHUP and waits for its next "reloaded" line, which
+    /// it logs once the new configuration took effect.
+    func reload() async throws {
+        let line = "reloaded \(configPath)"
+        let before = log.components(separatedBy: line).count
+        guard let pid = process?.processIdentifier else { throw FixtureError("no Guard runs to reload") }
+        kill(pid, SIGHUP)
+        try await waitUntil(timeout: 5) { self.log.components(separatedBy: line).count > before }
+    }
+}

@@ -1,0 +1,27 @@
+/// `[Family NAME]`: one family of its own in a configuration with several,
+/// such as a class (`[Family 5B]`, `Guardians=@teachers-5b`,
+/// `Children=@pupils-5b`). Its guardians decide for its children only; a
+/// child in two families has the guardians of both.
+package struct NamedFamily: Hashable, Sendable {
+    /// `5B` in `[Family 5B]`.
+    package var name: String
+    /// `Guardians=`: who decides for this family's children.
+    package var guardians: [Principal] = []
+    /// `Children=`: whose apps this family's guardians decide.
+    package var children: [Principal] = []
+
+    package init(name: String, guardians: [Principal] = [], children: [Principal] = []) {
+        self.name = name
+        self.guardians = guardians
+        self.children = children
+    }
+
+    /// The most `[Family NAME]` sections one configuration names.
+    package static let limit = 1024
+
+    /// A family name: 1 to 64 letters, digits, `.`, `_` or `-`.
+    package static func isValidName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 64
+            && name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0)) }
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Several families in one configuration (`[Family NAME]`), against the real
+/// Guard with real users and the shipped pam.d: a class's teacher decides
+/// for the class's pupils only, a family's guardian for their own child only.
+@Suite(.serialized, .enabled(if: canRunGuard, "needs root, useradd, and `swift build` products"))
+struct FamiliesTests {
+    /// A Guard whose plain family is the fixture's guardian and child, and a
+    /// `[Family 5B]` of a teacher and a pupil (with the demo app), all real users.
+    private func withTwoFamilies(_ body: (GuardFixture, _ teacher: ThrowawayUser, _ pupil: ThrowawayUser) async throws -> Void)
+        async throws {
+        try await withThrowawayUser(prefix: "t") { teacher in
+            try await withThrowawayUser(prefix: "q") { pupil in
+                try await withGuard(extraConfiguration: "[Family 5B]\nGuardians=\(teacher.name)\nChildren=\(pupil.name)\n") { guardd in
+                    try guardd.installDemo(for: pupil)
+                    try await body(guardd, teacher, pupil)
+                }
+            }
+        }
+    }
+
+    @Test func aTeacherCannotApproveSetOrRevokeForAChildOfAnotherFamily() async throws {
+        try await withTwoFamilies { guardd, teacher, pupil in
+            let child = guardd.child.name
+            let app = try guardd.startApp(executable: guardd.appExecutable)
+            defer { app.stop() }
+            let id = try await app.waitForPendingRequest()
+            // The other family's request is not the teacher's to see or decide.
+            let listed = try await guardd.familyctlAsGuardian(["requests", "--json"], as: teacher)
+            #expect(listed.status == 0, "\(listed.standardError)")
+            #expect(!listed.standardOutput.contains(child), "\(listed.standardOutput)")
+            let approve = try await guardd.familyctlAsGuardian(["approve", String(id), "--stdin"], as: teacher,
+                                                               input: "\(teacher.password ?? "")\n")
+            #expect(approve.status != 0, "\(approve.standardOutput)")
+            let set = try await guardd.familyctlAsGuardian(["set", "--user", child, "--app", GuardFixture.appID, "approved", "--stdin"],
+                                                           as: teacher, input: "\(teacher.password ?? "")\n")
+            #expect(set.status != 0, "\(set.standardOutput)")
+            #expect(set.standardError.contains("guardian of \(child)"), "\(set.standardError)")
+            // The child's own guardian still decides.
+            let right = try await guardd.familyctlAsGuardian(["approve", String(id), "--stdin"],
+                                                             input: "\(guardd.guardian.password ?? "")\n")
+            #expect(right.status == 0, "\(right.standardError)")
+            app.endInput()
+            #expect(await app.exitStatus() == 0, "\(app.standardError)")
+            let revoke = try await guardd.familyctlAsGuardian(["revoke", "--user", child, "--app", GuardFixture.appID, "--stdin"],
+                                                              as: teacher, input: "\(teacher.password ?? "")\n")
+            #expect(revoke.status != 0, "\(revoke.standardOutput)")
+            #expect(try await guardd.storedStatus() == "approved")
+            // And the other way round: the teacher decides for the class's pupil, the family's guardian never.
+            let byParent = try await guardd.familyctlAsGuardian(["set", "--user", pupil.name, "--app", GuardFixture.appID,
+                                                                 "approved", "--stdin"],
+                                                                input: "\(guardd.guardian.password ?? "")\n")
+            #expect(byParent.status != 0, "\(byParent.standardOutput)")
+            let byTeacher = try await guardd.familyctlAsGuardian(["set", "--user", pupil.name, "--app", GuardFixture.appID,
+                                                                  "approved", "--stdin"],
+                                                                 as: teacher, input: "\(teacher.password ?? "")\n")
+            #expect(byTeacher.status == 0, "\(byTeacher.standardError)")
+            #expect(try await guardd.storedStatus(user: pupil.name) == "approved")
+        }
+    }
+
+    @Test func aChildInTwoFamiliesHasTheGuardiansOfBoth() async throws {
+        try await withThrowawayUser(prefix: "t") { teacher in
+            try await withGuard(extraConfiguration: "[Family 5B]\nGuardians=\(teacher.name)\nChildren=@\(teacher.name)-none\n")
+            { guardd in
+                // The fixture's child joins 5B too, by a drop-in such as a tool pushes; a reload takes it.
+                let folder = "\(guardd.configPath).d"
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+                try "[Family 5B]\nChildren=\(guardd.child.name)\n".write(toFile: "\(folder)/50-5b.conf", atomically: true, encoding: .utf8)
+                chmod("\(folder)/50-5b.conf", 0o644)
+                try await guardd.reload()
+                let set = try await guardd.familyctlAsGuardian(["set", "--user", guardd.child.name, "--app", GuardFixture.appID,
+                                                                "approved", "--stdin"],
+                                                               as: teacher, input: "\(teacher.password ?? "")\n")
+                #expect(set.status == 0, "\(set.standardError)")
+                let revoke = try await guardd.familyctlAsGuardian(["revoke", "--user", guardd.child.name, "--app", GuardFixture.appID,
+                                                                   "--stdin"], input: "\(guardd.guardian.password ?? "")\n")
+                #expect(revoke.status == 0, "\(revoke.standardError)")
+            }
+        }
+    }
+}
