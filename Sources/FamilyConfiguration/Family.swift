@@ -42,9 +42,20 @@ package struct Family: Sendable {
     package func families(of child: UserAccount) throws(Errno) -> [String?] {
         var names: [String?] = []
         for family in configuration.allFamilies {
-            if try Self.matches(child, family.children) { names.append(family.name) }
+            if try Self.matches(child, family.children) { names.append(family.sectionArgument) }
         }
         return names
+    }
+
+    /// The administrator's approval of `appID` for `child`: from the first
+    /// family the child is a child of whose `ApprovedApps=` names it; nil
+    /// when none does (then a guardian decides).
+    package func configuredApproval(of appID: String, for child: UserAccount) throws(Errno) -> ConfiguredApproval? {
+        for family in configuration.allFamilies {
+            guard let approval = family.approvedApps.first(where: { $0.appID == appID }) else { continue }
+            if try Self.matches(child, family.children) { return approval }
+        }
+        return nil
     }
 
     /// Whether `account` is named as a guardian anywhere: of a family, or of

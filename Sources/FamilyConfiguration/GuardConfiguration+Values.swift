@@ -15,6 +15,25 @@ extension GuardConfiguration {
         return result
     }
 
+    /// `ApprovedApps=`: app IDs separated by commas (or spaces); repeated
+    /// keys add, an empty value clears. Each remembers the file that named it.
+    static func approvedApps(_ entry: INIFile.Entry, current: [ConfiguredApproval], file: String) throws(ConfigError) -> [ConfiguredApproval] {
+        if entry.value.isEmpty { return [] }
+        var result = current
+        for token in entry.value.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }).map(String.init) {
+            guard TrustedUpdateKey.isAppID(token) else {
+                throw ConfigError(file: file, line: entry.line, "ApprovedApps= expects app IDs such as org.example.Filter, "
+                    + "separated by commas, found \"\(token.clipped)\"")
+            }
+            guard !result.contains(where: { $0.appID == token }) else { continue }
+            guard result.count < ConfiguredApproval.limit else {
+                throw ConfigError(file: file, line: entry.line, "at most \(ConfiguredApproval.limit) ApprovedApps= a family")
+            }
+            result.append(ConfiguredApproval(appID: token, file: file))
+        }
+        return result
+    }
+
     static func roots(_ entry: INIFile.Entry, current: [String], file: String) throws(ConfigError) -> [String] {
         if entry.value.isEmpty { return [] }
         var result = current

@@ -16,6 +16,8 @@ package struct GuardConfiguration: Hashable, Sendable {
     package var guardians: [Principal] = []
     /// `[Family] Children=`: whose apps a guardian must approve.
     package var children: [Principal] = []
+    /// `[Family] ApprovedApps=`: apps approved for the children of `[Family]` by the administrator.
+    package var approvedApps: [ConfiguredApproval] = []
     /// `[Family NAME]`: further families, each with guardians for its own
     /// children only, in the order the files first name them.
     package var families: [NamedFamily] = []
@@ -121,9 +123,9 @@ package struct GuardConfiguration: Hashable, Sendable {
         }
     }
 
-    /// Every family, the plain `[Family]` first (with a nil name).
-    package var allFamilies: [(name: String?, guardians: [Principal], children: [Principal])] {
-        [(nil, guardians, children)] + families.map { ($0.name, $0.guardians, $0.children) }
+    /// Every family, the plain `[Family]` first (named "").
+    package var allFamilies: [NamedFamily] {
+        [NamedFamily(name: "", guardians: guardians, children: children, approvedApps: approvedApps)] + families
     }
 
 
@@ -135,7 +137,9 @@ package struct GuardConfiguration: Hashable, Sendable {
                 switch entry.key {
                 case "Guardians": guardians = try Self.principals(entry, current: guardians, file: file)
                 case "Children": children = try Self.principals(entry, current: children, file: file)
-                default: throw fail(entry.line, "unknown key \"\(entry.key.clipped)\" in [Family] (expected Guardians or Children)")
+                case "ApprovedApps": approvedApps = try Self.approvedApps(entry, current: approvedApps, file: file)
+                default:
+                    throw fail(entry.line, "unknown key \"\(entry.key.clipped)\" in [Family] (expected Guardians, Children or ApprovedApps)")
                 }
             }
         case ("Family", let name?):
@@ -155,8 +159,11 @@ package struct GuardConfiguration: Hashable, Sendable {
                 switch entry.key {
                 case "Guardians": families[index].guardians = try Self.principals(entry, current: families[index].guardians, file: file)
                 case "Children": families[index].children = try Self.principals(entry, current: families[index].children, file: file)
+                case "ApprovedApps":
+                    families[index].approvedApps = try Self.approvedApps(entry, current: families[index].approvedApps, file: file)
                 default:
-                    throw fail(entry.line, "unknown key \"\(entry.key.clipped)\" in [Family \(name)] (expected Guardians or Children)")
+                    throw fail(entry.line, "unknown key \"\(entry.key.clipped)\" in [Family \(name)] "
+                        + "(expected Guardians, Children or ApprovedApps)")
                 }
             }
         case ("Child", let name?):

@@ -9,12 +9,19 @@ package struct NamedFamily: Hashable, Sendable {
     package var guardians: [Principal] = []
     /// `Children=`: whose apps this family's guardians decide.
     package var children: [Principal] = []
+    /// `ApprovedApps=`: apps approved for this family's children by the administrator.
+    package var approvedApps: [ConfiguredApproval] = []
 
-    package init(name: String, guardians: [Principal] = [], children: [Principal] = []) {
+    package init(name: String, guardians: [Principal] = [], children: [Principal] = [], approvedApps: [ConfiguredApproval] = []) {
         self.name = name
         self.guardians = guardians
         self.children = children
+        self.approvedApps = approvedApps
     }
+
+    /// The section's argument: the name, or nil for the plain `[Family]`
+    /// (named "" in ``GuardConfiguration/allFamilies``).
+    package var sectionArgument: String? { name.isEmpty ? nil : name }
 
     /// The most `[Family NAME]` sections one configuration names.
     package static let limit = 1024

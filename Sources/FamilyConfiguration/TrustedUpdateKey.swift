@@ -53,7 +53,7 @@ package struct TrustedUpdateKey: Hashable, Sendable {
     }
 
     /// A reverse-domain app ID: letters, digits, `.`, `_`, `-`, no empty part, at most 255 bytes.
-    private static func isAppID(_ text: String) -> Bool {
+    static func isAppID(_ text: String) -> Bool {
         guard !text.isEmpty, text.utf8.count <= 255,
               !text.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) else { return false }
         return text.utf8.allSatisfy { byte in

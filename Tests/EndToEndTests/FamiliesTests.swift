@@ -81,4 +81,47 @@ struct FamiliesTests {
             }
         }
     }
+
+    @Test func anAppTheConfigurationApprovesIsApprovedAndLockedAtItsRequestAndRevokedWhenTheLineGoes() async throws {
+        try await withGuard { guardd in
+            let folder = "\(guardd.configPath).d", dropIn = "\(guardd.configPath).d/50-apps.conf"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+            try "[Family]\nApprovedApps=org.example.Other, \(GuardFixture.appID)\n".write(toFile: dropIn, atomically: true, encoding: .utf8)
+            chmod(dropIn, 0o644)
+            try await guardd.reload()
+
+            // No alert, no guardian: approved at once, and locked against the child.
+            let (approved, result) = try await guardd.isApproved(executable: guardd.appExecutable)
+            #expect(approved, "\(result.standardOutput)\(result.standardError)")
+            #expect(try await guardd.shell("rm -rf '\(guardd.appDirectory)'").status != 0)
+            #expect(FileManager.default.fileExists(atPath: "\(guardd.appDirectory)/familycontrols-demo"))
+            var rows = try await guardd.auditRows()
+            #expect(rows.contains("configuration (\(dropIn)) approve \(guardd.child.name) \(GuardFixture.appID) approved"), "\(rows)")
+            let status = try await guardd.familyctl(["status", "--user", guardd.child.name])
+            #expect(status.standardOutput.contains(dropIn), "\(status.standardOutput)")
+            // The adult, in no family, is not approved by it: theirs is an individual's question.
+            let adult = try await guardd.app(["request", "--member", "child", "--stdin"], as: guardd.adult, input: "")
+            #expect(adult.status != 0, "\(adult.standardOutput)")
+
+            // The line goes: the next reload revokes and unlocks.
+            try FileManager.default.removeItem(atPath: dropIn)
+            try await guardd.reload()
+            #expect(try await guardd.storedStatus() == "notDetermined")
+            rows = try await guardd.auditRows()
+            #expect(rows.contains("configuration revoke \(guardd.child.name) \(GuardFixture.appID) revoked"), "\(rows)")
+            #expect(try TreeSnapshot.take(guardd.appDirectory).items.allSatisfy { !$0.isImmutable })
+        }
+    }
+
+    @Test func anAppApprovedForAnotherFamilyStillNeedsAGuardian() async throws {
+        try await withThrowawayUser(prefix: "q") { pupil in
+            try await withGuard(extraConfiguration: "[Family 5B]\nChildren=\(pupil.name)\nApprovedApps=\(GuardFixture.appID)\n") { guardd in
+                let app = try guardd.startApp(executable: guardd.appExecutable)
+                defer { app.stop() }
+                // The plain family's child waits for their own guardian.
+                _ = try await app.waitForPendingRequest()
+                #expect(try await guardd.storedStatus() != "approved")
+            }
+        }
+    }
 }

@@ -34,7 +34,7 @@ import TestSupport
             NamedFamily(name: "5B", guardians: [.group("teachers-5b")], children: [.group("pupils-5b"), .user("carol")]),
             NamedFamily(name: "chess-club", guardians: [.user("coach")], children: [.user("bob")]),
         ])
-        #expect(configuration.allFamilies.map(\.name) == [nil, "5B", "chess-club"])
+        #expect(configuration.allFamilies.map(\.sectionArgument) == [nil, "5B", "chess-club"])
     }
 
     @Test(arguments: ["5B/6", "a b", String(repeating: "x", count: 65), "é"])
@@ -48,6 +48,22 @@ import TestSupport
         let error = failure([("t.conf", "[Family 5B]\nGuardian=mum\n")])
         #expect(error?.line == 2)
         #expect(error?.description.contains("in [Family 5B]") == true, "\(String(describing: error))")
+    }
+
+    @Test func approvedAppsAreReadPerFamilyWithTheFileThatNamesThem() throws {
+        let configuration = try GuardConfiguration(parsing: [
+            ("main.conf", "[Family]\nApprovedApps=org.example.Filter,org.example.Clock\n"),
+            ("main.conf.d/50-5b.conf", "[Family 5B]\nChildren=@pupils\nApprovedApps=org.example.Filter, org.example.Maths\n"
+                + "[Family]\nApprovedApps=org.example.Filter\n"),
+        ])
+        #expect(configuration.approvedApps == [ConfiguredApproval(appID: "org.example.Filter", file: "main.conf"),
+                                               ConfiguredApproval(appID: "org.example.Clock", file: "main.conf")])
+        #expect(configuration.families.first?.approvedApps.map(\.appID) == ["org.example.Filter", "org.example.Maths"])
+        #expect(configuration.families.first?.approvedApps.allSatisfy { $0.file == "main.conf.d/50-5b.conf" } == true)
+        #expect(ConfiguredApproval(appID: "a.b", file: "/etc/x.conf").approver == "configuration (/etc/x.conf)")
+        #expect(ConfiguredApproval.isConfiguration("configuration (/etc/x.conf)") && !ConfiguredApproval.isConfiguration("mum"))
+        let error = failure([("t.conf", "[Family]\nApprovedApps=org.example.Filter, ../../etc\n")])
+        #expect(error?.line == 2 && error?.description.contains("ApprovedApps= expects app IDs") == true, "\(String(describing: error))")
     }
 
     @Test func dropInsApplyAfterTheMainFileInTheirOrderAndAddToItsLists() throws {

@@ -233,7 +233,7 @@ private struct Review {
         var children: Set<String> = []
         for family in configuration.allFamilies {
             for principal in family.children {
-                let at = line(section: "Family", argument: family.name, key: "Children", token: principal.description)
+                let at = line(section: "Family", argument: family.sectionArgument, key: "Children", token: principal.description)
                 children.formUnion(members(of: principal, line: at, role: "Children="))
             }
         }
@@ -263,7 +263,7 @@ private struct Review {
         var guardians: Set<String> = []
         for family in configuration.allFamilies {
             for principal in family.guardians {
-                let at = line(section: "Family", argument: family.name, key: "Guardians", token: principal.description)
+                let at = line(section: "Family", argument: family.sectionArgument, key: "Guardians", token: principal.description)
                 guardians.formUnion(members(of: principal, line: at, role: "Guardians="))
             }
         }
@@ -280,8 +280,8 @@ private struct Review {
                 return true
             }
             if !uncovered.isEmpty {
-                let named = family.name.map { "[Family \($0)]" } ?? "[Family]"
-                note(.warning, line: line(section: "Family", argument: family.name, key: "Children"),
+                let named = family.sectionArgument.map { "[Family \($0)]" } ?? "[Family]"
+                note(.warning, line: line(section: "Family", argument: family.sectionArgument, key: "Children"),
                      "\(named) has no Guardians= for \(uncovered.map(\.description).joined(separator: " ")): "
                         + "only root can approve their apps, unless another family guards them")
             }

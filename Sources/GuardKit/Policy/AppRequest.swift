@@ -1,4 +1,5 @@
 import AuthorizationRules
+import FamilyConfiguration
 import FamilyControlsModel
 import GuardProtocol
 import SystemKit
@@ -76,6 +77,9 @@ struct AppRequest {
             case .update(let update): return try awaitUpdate(update)
             case .ask: break
             }
+            if case .request(.child) = purpose, let approval = try configuredApproval() {
+                return try approve(by: approval)
+            }
             if case .request(let member) = purpose {
                 try policy.checkQuota(.request, member, caller: caller)
                 policy.ledger.audit(.request, actor: user, user: user, appID: caller.app.appID, member: member, outcome: .started)
@@ -146,6 +150,26 @@ struct AppRequest {
                 throw refusal
             }
             try policy.revoke(user: user, appID: caller.app.appID, actor: user)
+        }
+    }
+
+    /// The administrator's approval of this app for this child
+    /// (`ApprovedApps=`), as the family says now.
+    private func configuredApproval() throws(GuardFailure) -> ConfiguredApproval? {
+        do throws(Errno) {
+            return try policy.family.configuredApproval(of: caller.app.appID, for: caller.account)
+        } catch {
+            policy.logger.error("cannot resolve family membership of \(user): \(error)")
+            throw GuardFailure(.networkError, "the user directory could not be reached to check the family")
+        }
+    }
+
+    /// Approves as a guardian's approval would (locked, recorded, its
+    /// monitor started), with the configuration as the approver.
+    private func approve(by approval: ConfiguredApproval) throws(GuardFailure) -> AuthorizationStatus {
+        try policy.turns.save(caller.key) { () throws(GuardFailure) -> AuthorizationStatus in
+            try policy.approve(caller, member: .child, by: approval.approver)
+            return .approved
         }
     }
 

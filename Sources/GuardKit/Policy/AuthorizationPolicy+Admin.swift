@@ -33,15 +33,16 @@ extension AuthorizationPolicy {
     /// Lifts `user`'s approval of `appID`, recorded first, then unlocked (a
     /// child's); no effect when nothing is approved. Call in the (user, app)
     /// save turn (``AppTurns/save(_:_:)``).
-    func revoke(user: String, appID: String, actor: String, action: AuditAction = .revoke) throws(GuardFailure) {
+    func revoke(user: String, appID: String, actor: String, action: AuditAction = .revoke,
+                detail: String? = nil) throws(GuardFailure) {
         guard let current = try ledger.authorization(user: user, appID: appID), current.status == .approved else {
             ledger.audit(action, actor: actor, user: user, appID: appID, member: nil, outcome: .noEffect,
                          detail: "not approved")
             return
         }
         try ledger.remove(user: user, appID: appID, audit: ledger.event(action, actor: actor, user: user, appID: appID,
-                                                           member: current.member, outcome: .revoked))
-        logger.notice("\(action): \(appID) for \(user) by \(actor)")
+                                                           member: current.member, outcome: .revoked, detail: detail))
+        logger.notice("\(action): \(appID) for \(user) by \(actor)" + (detail.map { ": \($0)" } ?? ""))
         if current.member == .child { keeper.release(user: user, appID: appID, actor: actor) }
         if current.flatpakOrigin != nil {
             logger.notice("flatpak: \(appID) stays installed in the Guard's installation, runnable by \(user); "

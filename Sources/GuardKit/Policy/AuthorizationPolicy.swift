@@ -77,6 +77,7 @@ package final class AuthorizationPolicy: Sendable {
     /// their approvals and locks until `familyctl graduate` says otherwise.
     package func reload(_ configuration: GuardConfiguration) {
         families.replace(with: configuration)
+        revokeWhatTheConfigurationNoLongerApproves()
         warnAboutChildrenWhoLeft()
     }
 
@@ -90,6 +91,7 @@ package final class AuthorizationPolicy: Sendable {
         } catch {
             logger.error("reconcile: \(error.message)")
         }
+        revokeWhatTheConfigurationNoLongerApproves()
         warnAboutChildrenWhoLeft()
     }
 

@@ -85,9 +85,10 @@ private func write(_ configuration: GuardConfiguration) -> String {
         let (seconds, attoseconds) = duration.components
         return "\(seconds * 1000 + attoseconds / 1_000_000_000_000_000)ms"
     }
-    var text = "[Family]\nGuardians=\(list(configuration.guardians))\nChildren=\(list(configuration.children))\n"
-    for family in configuration.families {
-        text += "[Family \(family.name)]\nGuardians=\(list(family.guardians))\nChildren=\(list(family.children))\n"
+    var text = ""
+    for family in configuration.allFamilies {
+        text += "[Family\(family.sectionArgument.map { " \($0)" } ?? "")]\nGuardians=\(list(family.guardians))\n"
+            + "Children=\(list(family.children))\nApprovedApps=\(family.approvedApps.map(\.appID).joined(separator: ","))\n"
     }
     for (child, guardians) in configuration.childGuardians.sorted(by: { $0.key < $1.key }) {
         text += "[Child \(child)]\nGuardians=\(list(guardians))\n"
