@@ -102,19 +102,43 @@ struct AppLockTests {
         }
     }
 
-    @Test func leavingTheFamilyKeepsTheLocksUntilGraduation() async throws {
+    @Test func leavingEveryFamilyRevokesAndUnlocksAtTheNextReload() async throws {
         try await withGuard { guardd in
             let app = guardd.appDirectory
             try await guardd.requestApproved().requireSuccess()
-            let locked = try TreeSnapshot.take(app)
             try guardd.writeConfiguration(children: [])
-            kill(try #require(guardd.process?.processIdentifier), SIGHUP)
-            // "reloaded" comes last, after what the reload found.
-            try await waitUntil(timeout: 5) { guardd.log.contains("reloaded \(guardd.configPath)") }
-            #expect(guardd.log.contains("familyctl graduate \(guardd.child.name)"))
-            #expect(try TreeSnapshot.take(app) == locked)
-            #expect(try await guardd.storedStatus() == "approved")
+            try await guardd.reload()
+            #expect(try await guardd.storedStatus() == "notDetermined")
+            #expect(try TreeSnapshot.take(app).items.allSatisfy { $0.uid == guardd.child.uid && !$0.isImmutable })
+            let rows = try await guardd.auditRows()
+            #expect(rows.contains("configuration revoke \(guardd.child.name) \(GuardFixture.appID) revoked"), "\(rows)")
+        }
+    }
 
+    @Test func aChildRemovedFromTheGroupIsRevokedAtThePeriodicCheckWithoutAReload() async throws {
+        try await withThrowawayGroup(members: []) { kids in
+            try await withGuard(extraConfiguration: "[Locks]\nVerifyInterval=1s\n") { guardd in
+                try guardd.writeConfiguration(children: ["@\(kids)"], extra: "[Locks]\nVerifyInterval=1s\n")
+                try await sh("gpasswd -a \(guardd.child.name) \(kids)").requireSuccess()
+                try await guardd.reload()
+                try await guardd.requestApproved().requireSuccess()
+                #expect(try await guardd.storedStatus() == "approved")
+                try await sh("gpasswd -d \(guardd.child.name) \(kids)").requireSuccess()
+                var status = try await guardd.storedStatus()
+                for _ in 0..<100 where status != "notDetermined" {
+                    try await Task.sleep(for: .milliseconds(100))
+                    status = try await guardd.storedStatus()
+                }
+                #expect(status == "notDetermined", "\(guardd.log)")
+                #expect(try TreeSnapshot.take(guardd.appDirectory).items.allSatisfy { !$0.isImmutable })
+            }
+        }
+    }
+
+    @Test func graduationRevokesEveryChildApprovalAtOnce() async throws {
+        try await withGuard { guardd in
+            let app = guardd.appDirectory
+            try await guardd.requestApproved().requireSuccess()
             let graduated = try await guardd.familyctl(["graduate", guardd.child.name])
             #expect(graduated.status == 0)
             #expect(try await guardd.storedStatus() == "notDetermined")

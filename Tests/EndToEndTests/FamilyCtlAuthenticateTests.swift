@@ -91,7 +91,7 @@ struct FamilyCtlAuthenticateTests {
             try "[Family]\nKids=alice\n".write(toFile: config, atomically: true, encoding: .utf8)
             let result = try await run(familyctl, ["authenticate", "root", "--member", "child", "--stdin", "--config", config])
             #expect(result.status == 3)
-            #expect(result.standardError == "familyctl: \(config):2: unknown key \"Kids\" in [Family] (expected Guardians or Children)\n")
+            #expect(result.standardError == "familyctl: \(config):2: unknown key \"Kids\" in [Family] (expected Guardians, Children or ApprovedApps)\n")
         }
     }
 

@@ -23,7 +23,7 @@ struct GuardDaemonTests {
             let result = try await run(daemon, ["--socket", "\(directory)/s", "--state-dir", "\(directory)/st",
                                                 "--config", "\(directory)/bad.conf"])
             #expect(result.status == 3)
-            #expect(result.standardError == "familycontrolsd: invalid configuration: \(directory)/bad.conf:3: unknown key \"Parents\" in [Family] (expected Guardians or Children)\n")
+            #expect(result.standardError == "familycontrolsd: invalid configuration: \(directory)/bad.conf:3: unknown key \"Parents\" in [Family] (expected Guardians, Children or ApprovedApps)\n")
         }
     }
 

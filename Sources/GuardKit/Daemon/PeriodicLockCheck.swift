@@ -42,5 +42,7 @@ extension AuthorizationPolicy {
         } catch {
             logger.error("verify: \(error.message)")
         }
+        // Directory groups change without a reload: a pupil removed from a class.
+        followTheConfiguration()
     }
 }

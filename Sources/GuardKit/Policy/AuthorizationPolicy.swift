@@ -73,12 +73,12 @@ package final class AuthorizationPolicy: Sendable {
     /// The family as last loaded.
     package var family: Family { families.current }
 
-    /// Replaces the configuration (SIGHUP). Children who left the family keep
-    /// their approvals and locks until `familyctl graduate` says otherwise.
+    /// Replaces the configuration (SIGHUP). The approvals follow it: those
+    /// of children who left every family, and those the configuration made
+    /// and no longer gives, are revoked and unlocked.
     package func reload(_ configuration: GuardConfiguration) {
         families.replace(with: configuration)
-        revokeWhatTheConfigurationNoLongerApproves()
-        warnAboutChildrenWhoLeft()
+        followTheConfiguration()
     }
 
     /// Start-up reconcile: the store is the truth; every approved child app is locked,
@@ -91,21 +91,28 @@ package final class AuthorizationPolicy: Sendable {
         } catch {
             logger.error("reconcile: \(error.message)")
         }
-        revokeWhatTheConfigurationNoLongerApproves()
-        warnAboutChildrenWhoLeft()
+        followTheConfiguration()
     }
 
-    /// Logs every user with approved child authorizations who is no longer a
-    /// child in the family.
-    private func warnAboutChildrenWhoLeft() {
+    /// Revokes what the configuration no longer allows (at start, on reload
+    /// and at each periodic check): every child approval of a user who is no
+    /// longer a child of any family (removed from the group in the directory,
+    /// or deleted), and every approval the configuration made that no file
+    /// gives any more. A user NSS cannot look up now keeps theirs.
+    package func followTheConfiguration() {
         do throws(GuardFailure) {
             for user in try childrenWhoLeft() {
-                logger.warning("\(user) is no longer a child in the family but still has approved child apps; "
-                    + "their locks stay until an administrator runs `familyctl graduate \(user)` (or `familyctl revoke`)")
+                for record in try ledger.authorizations(user: user) where record.member == .child && record.status == .approved {
+                    try turns.save(StatusHub.Key(user: user, appID: record.appID)) { () throws(GuardFailure) in
+                        try revoke(user: user, appID: record.appID, actor: "configuration",
+                                   detail: "no longer a child of any family")
+                    }
+                }
             }
         } catch {
-            logger.error("cannot check for children who left the family: \(error.message)")
+            logger.error("cannot revoke the approvals of children who left every family: \(error.message)")
         }
+        revokeWhatTheConfigurationNoLongerApproves()
     }
 
     /// Users with approved child authorizations who are no longer children in the family.
