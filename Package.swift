@@ -45,6 +45,7 @@ let package = Package(
         .target(name: "CSDBus", linkerSettings: [.linkedLibrary("systemd")]),
         // The login sessions systemd-logind keeps, through libsystemd's sd-login.
         .target(name: "CSDLogin", linkerSettings: [.linkedLibrary("systemd")]),
+        .target(name: "CSDJournal", linkerSettings: [.linkedLibrary("systemd")]),
         // pam_familycontrols.so: tells the Guard a login session opened or closed. Compiled here
         // so every build checks it; linked, against libpam and libc alone, by Config/build-pam-module.sh.
         .target(
@@ -83,7 +84,7 @@ let package = Package(
             name: "GuardKit",
             dependencies: ["SQLite", "PAM", "LockEngine", "FamilyConfiguration", "UpdateSignature", "SystemKit", "Varlink",
                            "VarlinkServerKit", "GuardProtocol", "FamilyControlsModel", "AuthorizationRules", "CSDLogin",
-                           "CSDBus"],
+                           "CSDBus", "CSDJournal"],
             plugins: ["EmbedInterface"]
         ),
         // Build-time only: the Guard's Varlink interface, embedded from Config/,

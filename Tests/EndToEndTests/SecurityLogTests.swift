@@ -2,8 +2,9 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Failed guardian authentications reach syslog's `authpriv` at `alert`, and
-/// decisions at `notice`, as sudo's do, through the real `/dev/log` protocol:
+/// Every audit event reaches syslog's `authpriv` as one line of key=value
+/// fields: failed guardian authentications at `alert` and decisions at
+/// `notice`, as sudo's are, the rest at `info`, through the real `/dev/log` protocol:
 /// the Guard runs in the unit's sandbox with a `/dev/log` of the test's.
 @Suite(.serialized, .enabled(if: canRunGuard && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"),
                              "needs root, useradd, unshare, and `swift build` products"))
@@ -17,6 +18,11 @@ struct SecurityLogTests {
         sandbox.devLog = receiver.path
         fixture.sandbox = sandbox
         try await fixture.start()
+        // Read as a syslog daemon does, all along: a socket nobody reads holds
+        // ten datagrams, and then syslog(3) waits.
+        let collecting = Task {
+            try await offload { receiver.receive(until: { $0.contains { $0.contains("outcome=revoked") } }, timeout: 60) }
+        }
 
         let app = try fixture.startApp(executable: fixture.appExecutable)
         defer { app.stop() }
@@ -32,16 +38,21 @@ struct SecurityLogTests {
 
         let revoked = try await fixture.familyctl(["revoke", "--user", fixture.child.name, "--app", "org.familycontrols.Demo"])
         #expect(revoked.status == 0, "\(revoked.standardError)")
-        let messages = try await offload { receiver.receive(until: { $0.contains { $0.contains(": revoked ;") } }, timeout: 10) }
+        let messages = try await collecting.value
         let child = fixture.child.name, guardian = fixture.guardian.name
+        let fields = "user=\(child) app=org.familycontrols.Demo member=child"
         // authpriv (10) * 8 + alert (1) = 81; + notice (5) = 85.
         let alert = try #require(messages.first { $0.hasPrefix("<81>") }, "\(messages)")
         #expect(alert.contains("familycontrolsd["), "\(alert)")
-        #expect(alert.contains("]: \(guardian) : authentication failed ; USER=\(child) ; APP=org.familycontrols.Demo ; MEMBER=child"),
-                "\(alert)")
-        let notice = try #require(messages.first { $0.hasPrefix("<85>") && $0.contains(": approved ;") }, "\(messages)")
-        #expect(notice.contains("]: \(guardian) : approved ; USER=\(child) ; APP=org.familycontrols.Demo"), "\(notice)")
-        #expect(messages.contains { $0.hasPrefix("<85>") && $0.contains("]: root : revoked ; USER=\(child)") }, "\(messages)")
+        #expect(alert.contains("]: familycontrols: host="), "\(alert)")
+        #expect(alert.contains(" action=request outcome=\"authentication failed\" \(fields) by=\(guardian)"), "\(alert)")
+        let notice = try #require(messages.first { $0.hasPrefix("<85>") && $0.contains("outcome=approved") }, "\(messages)")
+        #expect(notice.contains(" action=approve outcome=approved \(fields) by=\(guardian)"), "\(notice)")
+        #expect(messages.contains { $0.hasPrefix("<85>") && $0.contains("action=revoke outcome=revoked user=\(child)")
+            && $0.contains("by=root") }, "\(messages)")
+        // Every event, not only decisions: the request's start is there too, at info (86).
+        #expect(messages.contains { $0.hasPrefix("<86>") && $0.contains("action=request outcome=started user=\(child)") },
+                "\(messages)")
         for message in messages {
             #expect(!message.contains(wrongPassword))
             #expect(!message.contains(fixture.guardian.password ?? "\u{0}"))

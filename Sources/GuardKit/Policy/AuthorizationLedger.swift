@@ -117,6 +117,7 @@ package final class AuthorizationLedger: Sendable {
     /// denial beyond ``maximumDenialsPerUser`` for its user makes the store
     /// forget that user's oldest.
     func commit(_ record: AuthorizationRecord, audit: AuditEvent) throws(GuardFailure) {
+        var id: Int64?
         do throws(StoreError) {
             if record.status == .denied {
                 let forgotten = try store.saveDenial(record, audit: audit, keeping: maximumDenialsPerUser)
@@ -126,14 +127,14 @@ package final class AuthorizationLedger: Sendable {
                     changeStatus(StatusHub.Key(user: record.user, appID: appID), to: nil)
                 }
             } else {
-                _ = try store.save(record, audit: audit)
+                id = try store.save(record, audit: audit)
             }
         } catch {
             logger.error("store: cannot record \(audit.action) of \(record.appID) for \(record.user): \(error)")
             throw .internalError("the Guard could not record the decision; see its log")
         }
         changeStatus(StatusHub.Key(user: record.user, appID: record.appID), to: Cached(record))
-        reportToSecurityLog(audit)
+        AuditForwarder.send(audit, id: id)
     }
 
     /// Removes the authorization (back to not determined) with its audit row.
@@ -145,7 +146,7 @@ package final class AuthorizationLedger: Sendable {
             throw .internalError("the Guard could not record the decision; see its log")
         }
         changeStatus(StatusHub.Key(user: user, appID: appID), to: nil)
-        reportToSecurityLog(audit)
+        AuditForwarder.send(audit, id: nil)
     }
 
     private func changeStatus(_ key: StatusHub.Key, to cached: Cached?) {
@@ -173,13 +174,14 @@ package final class AuthorizationLedger: Sendable {
     func audit(_ action: AuditAction, actor: String, user: String, appID: String?, member: FamilyControlsMember?,
                outcome: AuditOutcome, detail: String? = nil) {
         let row = event(action, actor: actor, user: user, appID: appID, member: member, outcome: outcome, detail: detail)
+        var id: Int64?
         do throws(StoreError) {
-            _ = try store.appendAudit(row, coalescingWithin: outcome.changesNothing ? repeatWindow : nil,
-                                      amongLatest: repeatCandidates)
+            id = try store.appendAudit(row, coalescingWithin: outcome.changesNothing ? repeatWindow : nil,
+                                       amongLatest: repeatCandidates)
         } catch {
             logger.error("store: cannot append audit \(row.action) for \(row.user): \(error)")
         }
-        reportToSecurityLog(row)
+        AuditForwarder.send(row, id: id)
         pruneAuditIfDue()
     }
 
@@ -189,23 +191,6 @@ package final class AuthorizationLedger: Sendable {
     /// How many of the user's latest rows a repeat is looked for among
     /// (``GuardLimits/auditRepeatCandidates``).
     let repeatCandidates: Int
-
-    /// Authentications and decisions also go to syslog's `authpriv`, as
-    /// sudo's do: failures at `alert`, approvals and denials at `notice`.
-    private func reportToSecurityLog(_ row: AuditEvent) {
-        let priority: SecurityLog.Priority
-        switch row.outcome {
-        case .authenticationFailed, .tooManyFailures, .tooManyTries: priority = .alert
-        case .approved, .denied, .revoked, .graduated: priority = .notice
-        default: return
-        }
-        var fields = ["USER=\(row.user)"]
-        if let appID = row.appID { fields.append("APP=\(appID)") }
-        if let member = row.member { fields.append("MEMBER=\(member)") }
-        fields.append("ACTION=\(row.action)")
-        if let detail = row.detail { fields.append("DETAIL=\(detail)") }
-        SecurityLog.log(priority, "\(row.actor) : \(row.outcome) ; " + fields.joined(separator: " ; "))
-    }
 
     /// Deletes audit events older than `[Audit] Retention=`, at most once an hour.
     func pruneAuditIfDue(now: MonotonicInstant = .now) {

@@ -100,6 +100,7 @@ extension LockKeeper {
             throw .internalError("the Guard could not record the update in its store; see its log")
         }
         logger.notice("update: \(update.appID) for \(user) swapped in (\(detail))")
+        AuditForwarder.send(event, id: nil)
         UpdatePause.at("after-record", logger: logger)
         releaseStaged(update, user: user, actor: actor)
     }
