@@ -14,7 +14,7 @@ import VarlinkClientKit
 /// believed for what a fake could only lie about to the app itself (its
 /// status, the alert, a request waiting for a guardian), never for what a
 /// fake would keep: nothing secret (a password, a one-time code) is ever
-/// sent to an ``unproven`` peer (README, "Flatpak apps").
+/// sent to an ``unproven`` peer (docs/flatpak.md).
 enum GuardPeer: Equatable {
     /// The peer is root: the Guard.
     case proven

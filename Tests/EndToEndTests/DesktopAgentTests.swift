@@ -199,7 +199,7 @@ struct DesktopAgentTests {
 
     /// `Config/screenshot-notification.sh` on a real X server (Xvfb) with a
     /// real notification daemon (dunst); with FAMILYCONTROLS_SCREENSHOT set
-    /// (a path under the package), the picture is kept there for the README.
+    /// (a path under the package), the picture is kept there for the guardians' guide.
     @Test(.enabled(if: ["/usr/bin/Xvfb", "/usr/bin/dunst", "/usr/bin/import", "/usr/bin/identify"]
                     .allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }, "needs xvfb, dunst and imagemagick"))
     func theScreenshotShowsTheRequest() async throws {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// The README's recipe for administrators, run as written: its lines that
+/// The administrators' guide's install recipe (docs/administrators.md), run as written: its lines that
 /// install the demo app for a child, run by root for a real child whose home
 /// the child owns, then the child's own moves on that install.
 @Suite(.serialized, .enabled(if: canRunGuard, "needs root, useradd, and `swift build` products"))
@@ -43,13 +43,13 @@ struct ReadmeRecipeTests {
         }
     }
 
-    /// The commands under "# Install the demo app for alice" in the README's
-    /// recipe for administrators, up to the next blank line.
+    /// The commands under "# Install the demo app for alice" in the
+    /// administrators' guide (docs/administrators.md), up to the next blank line.
     static func installLines() throws -> [String] {
-        let readme = try String(contentsOfFile: "\(packageRoot)/README.md", encoding: .utf8)
+        let readme = try String(contentsOfFile: "\(packageRoot)/docs/administrators.md", encoding: .utf8)
         let lines = readme.components(separatedBy: "\n")
         guard let start = lines.firstIndex(where: { $0.hasPrefix("# Install the demo app for alice") }) else {
-            throw FixtureError("README.md has no recipe that installs the demo app for alice")
+            throw FixtureError("docs/administrators.md has no recipe that installs the demo app for alice")
         }
         return Array(lines[start...].prefix { !$0.isEmpty }.filter { !$0.hasPrefix("#") })
     }
