@@ -32,9 +32,9 @@ extension FamilyCtl {
         let state: String
         switch row.state {
         case "running":
-            state = "running as pid \(row.pid) since \(localTime(row.startedAt))"
+            state = "running as pid \(row.pid) since \(localDate(row.startedAt))"
         case "waiting":
-            state = "waiting, starts again" + (row.restartAt.map { " at \(localTime($0))" } ?? " soon")
+            state = "waiting, starts again" + (row.restartAt.map { " at \(localDate($0))" } ?? " soon")
                 + (ended.map { " after \($0)" } ?? "")
         default:
             state = DisplayText.sanitized(row.state) + (ended.map { " after \($0)" } ?? "")
@@ -65,6 +65,4 @@ extension FamilyCtl {
     private static func duration(_ seconds: Int64) -> String {
         seconds < 120 ? "\(seconds) second\(seconds == 1 ? "" : "s")" : "\((seconds + 59) / 60) minutes"
     }
-
-    private static func localTime(_ seconds: Double) -> String { UnixTime(seconds: seconds).localDescription }
 }

@@ -100,7 +100,7 @@ extension FamilyCtl {
         let header = ["ID", "USER", "APP", "NAME", "ASKS TO", "ASKED", "EXPIRES", "PATH"]
         let table: [[String]] = rows.map { row in
             [String(row.id), row.user, row.app, row.name, asksTo(row.purpose),
-             isoDate(row.created), isoDate(row.expires), row.path]
+             localDate(row.created), localDate(row.expires), row.path]
         }
         // An update's versions and keys, and an approval's source, are long: one line each under the table.
         let versions = rows.compactMap { row -> String? in

@@ -51,7 +51,7 @@ extension FamilyCtl {
             // A Flatpak app shows its Flatpak ID and the deployment approved, as `flatpak` names them.
             let path = row.flatpak.map { "flatpak \($0.installation) \($0.id) \($0.commit.prefix(12)): \($0.deployment)" }
             return [row.user, row.app, row.member.rawValue, row.status.rawValue, row.approvedBy ?? "-",
-                    isoDate(row.updatedAt), row.lock, path ?? row.path]
+                    localDate(row.updatedAt), row.lock, path ?? row.path]
         }
         return columns([header] + table)
     }
@@ -70,8 +70,15 @@ extension FamilyCtl {
         }.joined(separator: "\n")
     }
 
+    /// A time for `--json`: ISO 8601 in UTC, for scripts.
     static func isoDate(_ seconds: Double) -> String {
         UnixTime(seconds: seconds).iso8601
+    }
+
+    /// A time for people: the machine's local time, as `log` and
+    /// `monitors` show it.
+    static func localDate(_ seconds: Double) -> String {
+        UnixTime(seconds: seconds).localDescription
     }
 
     /// `familyctl set --user USER --app APP approved|denied`

@@ -91,6 +91,28 @@ import Foundation
         #expect(!FamilyCtl.describe(unchanged).contains("update key"))
     }
 
+    @Test func requestsShowLocalTimesAndTheJSONKeepsUTC() throws {
+        let row = Guard.Request(id: 3, user: "alice", app: "org.example.Paint", name: "Paint", path: "/apps/p",
+                                purpose: .approve, created: 1_800_000_000, expires: 1_800_000_900)
+        let table = FamilyCtl.requestsTable([row])
+        #expect(table.contains(UnixTime(seconds: 1_800_000_000).localDescription), "\(table)")
+        #expect(table.contains(UnixTime(seconds: 1_800_000_900).localDescription), "\(table)")
+        #expect(!table.contains("Z"), "\(table)")
+        #expect(FamilyCtl.requestsJSON([row]).contains("\"expires\":\"2027-01-15T08:15:00Z\""))
+    }
+
+    @Test func statusShowsLocalTimesAndTheJSONKeepsUTC() throws {
+        let row = try Guard.Authorization([
+            "user": .string("alice"), "app": .string("org.example.Paint"), "member": .string("child"),
+            "status": .string("approved"), "approvedBy": .string("mum"), "updatedAt": .double(1_800_000_000),
+            "path": .string("/apps/p"), "lock": .string("locked"),
+        ])
+        let table = FamilyCtl.statusTable([row])
+        #expect(table.contains(UnixTime(seconds: 1_800_000_000).localDescription), "\(table)")
+        #expect(!table.contains("T08:00:00Z"), "\(table)")
+        #expect(FamilyCtl.statusJSON([row]).contains("\"updatedAt\":\"2027-01-15T08:00:00Z\""))
+    }
+
     @Test func aVerbThatIsNoneIsAUsageError() {
         #expect(FamilyCtl.main(["frobnicate"]) == ExitCode.usage.rawValue)
         #expect(FamilyCtl.main(["approve"]) == ExitCode.usage.rawValue)
