@@ -15,6 +15,13 @@ import Testing
 /// ``childName``, has a uid no throwaway user of the host gets.
 struct LogindContainer {
     static let root = "/var/tmp/familycontrols-logind-bookworm"
+    /// A second root, with the libraries the Debian package depends on, for
+    /// installing it inside (``with(packages:binds:_:)``).
+    static let packagedRoot = "/var/tmp/familycontrols-booted-bookworm"
+    /// What the package depends on beyond the logind root: installed by
+    /// `debootstrap`, so `dpkg -i` needs no archive in a booted container.
+    static let packageDependencies = ["libqrencode4", "libsodium23", "libsqlite3-0", "e2fsprogs", "libpam-modules",
+                                      "libpam-runtime", "procps"]
     static let childName = "fcchild"
     static let childUID: UInt32 = 61_999
 
@@ -39,16 +46,20 @@ struct LogindContainer {
     /// for logind to answer on its bus, runs `body`, and stops it. When the
     /// root cannot be made or the container does not boot, the test is
     /// cancelled (skipped), saying why.
-    static func with<R>(_ body: (LogindContainer) async throws -> R) async throws -> R {
+    /// With `packages`, boots ``packagedRoot`` (made with them); `binds` are
+    /// `--bind-ro=` arguments of `systemd-nspawn` (`HOST:INSIDE`).
+    static func with<R>(packages: Bool = false, binds: [String] = [], _ body: (LogindContainer) async throws -> R) async throws -> R {
+        let root = packages ? packagedRoot : Self.root
         do {
-            try await makeRoot()
+            try await makeRoot(root, packages: packages ? packageDependencies : [])
         } catch {
             try Test.cancel("no Debian root for systemd-nspawn could be made: \(error)")
         }
         let busDirectory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: busDirectory) }
         let nspawn = try RunningApp(arguments: ["/usr/bin/systemd-nspawn", "--register=no", "--keep-unit", "--console=passive",
-                                                "--volatile=overlay", "-D", root, "-b", "--bind=\(busDirectory):/run/dbus"])
+                                                "--volatile=overlay", "-D", root, "-b", "--bind=\(busDirectory):/run/dbus"]
+                                               + binds.map { "--bind-ro=\($0)" })
         defer { nspawn.stop() }
         var initPID: pid_t?
         let booted = await eventually(timeout: .seconds(60)) {
@@ -68,11 +79,12 @@ struct LogindContainer {
 
     /// `debootstrap` of bookworm with systemd, D-Bus and pam_systemd, and the
     /// child's account, made beside ``root`` and renamed into place whole.
-    private static func makeRoot() async throws {
+    private static func makeRoot(_ root: String, packages: [String]) async throws {
         guard !FileManager.default.fileExists(atPath: "\(root)/usr/lib/systemd/systemd-logind") else { return }
         let partial = root + ".partial"
         try? FileManager.default.removeItem(atPath: partial)
-        _ = try await TestSupport.run("/usr/sbin/debootstrap", ["--variant=minbase", "--include=systemd,systemd-sysv,dbus,libpam-systemd",
+        _ = try await TestSupport.run("/usr/sbin/debootstrap", ["--variant=minbase",
+                                                "--include=" + (["systemd", "systemd-sysv", "dbus", "libpam-systemd"] + packages).joined(separator: ","),
                                                 "bookworm", partial, "http://deb.debian.org/debian"]).requireSuccess()
         _ = try await TestSupport.run("/usr/sbin/chroot", [partial, "/usr/sbin/useradd", "-u", String(childUID), "-m", "-s", "/bin/sh",
                                            childName]).requireSuccess()
