@@ -196,6 +196,7 @@ package final class AuthorizationLedger: Sendable {
         let priority: SecurityLog.Priority
         switch row.outcome {
         case .authenticationFailed, .tooManyFailures, .tooManyTries: priority = .alert
+        case .directoryUnavailable: priority = .warning
         case .approved, .denied, .revoked, .graduated: priority = .notice
         default: return
         }
