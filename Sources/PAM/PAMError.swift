@@ -24,6 +24,10 @@ package struct PAMError: Error, Hashable, Sendable, CustomStringConvertible {
         /// The helper process that ran the transaction ended before PAM
         /// finished (a module crashed) or spoke outside the protocol.
         case helperFailed
+        /// The password could not be checked: the stack answered
+        /// `PAM_AUTHINFO_UNAVAIL` for a user NSS knows, as pam_sss does
+        /// while the directory (LDAP) cannot be reached. Not a wrong password.
+        case directoryUnavailable
     }
 
     package var reason: Reason
@@ -64,6 +68,8 @@ package struct PAMError: Error, Hashable, Sendable, CustomStringConvertible {
         case .serviceMissing: text = "PAM service \(service) cannot be used: \(self.detail ?? "no such service") "
             + "(refused rather than letting libpam fall back to the \"other\" service)"
         case .helperFailed: text = "authentication of \(user) failed: \(self.detail ?? "the PAM helper process failed")"
+        case .directoryUnavailable:
+            text = "authentication of \(user) could not be checked: the user directory (LDAP, SSSD) cannot be reached"
         }
         return "\(service): \(text)\(detail)"
     }
@@ -86,6 +92,8 @@ package struct PAMError: Error, Hashable, Sendable, CustomStringConvertible {
             "Authentication timed out."
         case .serviceMisconfigured, .serviceMissing, .helperFailed:
             "Authentication is not available: the system's PAM configuration failed."
+        case .directoryUnavailable:
+            "The user directory cannot be reached, so the password cannot be checked right now. Try again later."
         }
     }
 }

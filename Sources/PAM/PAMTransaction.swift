@@ -5,7 +5,7 @@ import Glibc
 import SystemKit
 
 /// One PAM handle from `pam_start` to `pam_end`, on the calling thread.
-enum PAMTransaction {
+package enum PAMTransaction {
     static func run(_ request: PAMRequest, conversation: any PAMConversation) throws(PAMError) {
         let relay = ConversationRelay(conversation: conversation, promptTimeout: request.promptTimeout)
         let context = Unmanaged.passRetained(relay)
@@ -57,25 +57,36 @@ enum PAMTransaction {
         }
     }
 
-    /// Maps a failed code to a reason; for a plain authentication failure the
-    /// shadow entry tells the log whether the account is unknown, locked or has no password.
+    /// Maps a failed code to a reason, from what NSS and the shadow database say of `user`.
     private static func reason(for code: PAMResultCode, user: String) -> PAMError.Reason {
+        let unknown = (try? UserDatabase.user(named: user)) == .some(nil)
+        return reason(for: code, unknownUser: unknown, shadow: unknown ? .unknown : ShadowAccount.passwordState(of: user))
+    }
+
+    /// Maps a failed code to a reason; for a plain authentication failure the
+    /// shadow entry tells the log whether the account is locked or has no password.
+    ///
+    /// `PAM_AUTHINFO_UNAVAIL` is the directory down (pam_sss with its server
+    /// unreachable) only for an account with no local shadow entry: a local
+    /// password was checked before the directory module ran, so for a local
+    /// account it is a refusal like any other, counted (a child cannot stop
+    /// the counting by cutting the network).
+    package static func reason(for code: PAMResultCode, unknownUser: Bool,
+                               shadow: ShadowAccount.PasswordState) -> PAMError.Reason {
         switch code {
-        case .authenticationError, .credentialsInsufficient, .userUnknown:
-            if (try? UserDatabase.user(named: user)) == .some(nil) { return .unknownUser }
-            switch ShadowAccount.passwordState(of: user) {
+        case .authenticationError, .credentialsInsufficient, .userUnknown, .authenticationInfoUnavailable:
+            if unknownUser { return .unknownUser }
+            switch shadow {
             case .locked: return .accountLocked
             case .none: return .noUsablePassword
             case .expired: return .accountExpired
+            case .unknown where code == .authenticationInfoUnavailable: return .directoryUnavailable
             case .usable, .unknown: return code == .userUnknown ? .unknownUser : .authenticationFailed
             }
         case .maximumTries: return .tooManyTries
         case .accountExpired: return .accountExpired
         case .newAuthenticationTokenRequired: return .passwordExpired
         case .permissionDenied: return .permissionDenied
-        case .authenticationInfoUnavailable:
-            if (try? UserDatabase.user(named: user)) == .some(nil) { return .unknownUser }
-            return .serviceMisconfigured
         default: return .serviceMisconfigured
         }
     }

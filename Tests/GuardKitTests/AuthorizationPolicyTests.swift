@@ -279,6 +279,51 @@ import Testing
         }
     }
 
+    @Test func aGuardiansPasswordDuringADirectoryOutageIsNotCountedAsWrong() throws {
+        let outage = Array(repeating: PAMError.Reason?.some(.directoryUnavailable), count: 5)
+        try withPolicy(pam: outage + [nil]) { fixture in
+            let caller = try fixture.caller(Accounts.child)
+            let app = ScriptedChannel(alert: .allow)
+            let request = Background { () throws(GuardFailure) in try fixture.policy.request(.child, from: caller, over: app) }
+            let waiting = try fixture.waitingRequest()
+            let guardian = try Accounts.account(Accounts.guardian)
+            // More outages than MaxAttempts: none counts toward the back-off.
+            for _ in 0..<outage.count {
+                let terminal = ScriptedChannel { _ in .hangUp }
+                let error = failure { () throws(GuardFailure) in
+                    try fixture.policy.decide(waiting.id, approve: true, requester: guardian, session: nil, over: terminal)
+                }
+                #expect(error?.error == .unavailable)
+                #expect(error?.message.contains("directory cannot be reached") == true, "\(String(describing: error))")
+                #expect(terminal.shown(.error).isEmpty, "no \"Sorry, try again.\"")
+                #expect(try fixture.audit().last?.outcome == .directoryUnavailable)
+            }
+            #expect(fixture.authenticator.requests.count == outage.count, "one PAM attempt per outage, not MaxAttempts")
+            #expect(waiting.ending == nil, "the request still waits")
+            // The directory is back: the same guardian approves at once, with no wait.
+            let view = try fixture.policy.decide(waiting.id, approve: true, requester: guardian,
+                                                 session: nil, over: ScriptedChannel { _ in .hangUp })
+            #expect(view?.record.status == .approved)
+            #expect(try request.result().get() == .approved)
+            #expect(try fixture.audit().contains { $0.outcome == .authenticationFailed } == false)
+        }
+    }
+
+    @Test func anIndividualDuringADirectoryOutageIsToldSoAndNotSlowed() throws {
+        try withPolicy(pam: [.directoryUnavailable, .directoryUnavailable, .directoryUnavailable, .directoryUnavailable, nil]) { fixture in
+            let caller = try fixture.caller(Accounts.adult)
+            for _ in 0..<4 {
+                let channel = ScriptedChannel(alert: .allow)
+                let error = failure { () throws(GuardFailure) in try fixture.policy.request(.individual, from: caller, over: channel) }
+                #expect(error?.error == .unavailable)
+                #expect(error?.message.contains("directory cannot be reached") == true)
+                #expect(channel.shown(.error).isEmpty)
+                #expect(try fixture.audit().last?.outcome == .directoryUnavailable)
+            }
+            #expect(try fixture.policy.request(.individual, from: caller, over: ScriptedChannel(alert: .allow)) == .approved)
+        }
+    }
+
     // MARK: The app's revoke
 
     @Test func aRevokeOfNothingApprovedHasNoEffect() throws {

@@ -242,6 +242,31 @@ struct PAMAuthenticatorTests {
         }
     }
 
+    /// With the directory unreachable, a stack that checks local passwords
+    /// first and then pam_sss ends in `PAM_AUTHINFO_UNAVAIL` (pam_debug gives
+    /// the code here) after a local guardian's wrong password: still a wrong
+    /// password, counted, or a child who cuts the network guesses for free.
+    @Test func aLocalAccountsWrongPasswordStaysWrongWhileTheDirectoryIsDown() async throws {
+        try await withTemporaryDirectory { pamDir in
+            try """
+            auth     [success=2 default=ignore] pam_unix.so
+            auth     [success=1 authinfo_unavail=die default=ignore] pam_debug.so auth=authinfo_unavail
+            auth     requisite pam_deny.so
+            auth     required pam_permit.so
+            account  required pam_permit.so
+            """.write(toFile: "\(pamDir)/directory-down", atomically: true, encoding: .utf8)
+            try await withThrowawayUser { user in
+                let error = await failure { () throws(PAMError) in
+                    try await authenticator.authenticate(request(user.name, service: "directory-down", pamDir: pamDir),
+                                                         conversation: ScriptedConversation([.answer("not-the-password")]))
+                }
+                #expect(error?.code == .authenticationInfoUnavailable)
+                #expect(error?.reason == .authenticationFailed)
+                #expect(error?.publicMessage == "Authentication failed.")
+            }
+        }
+    }
+
     @Test func brokenServiceIsReportedAsMisconfigured() async throws {
         try await withTemporaryDirectory { pamDir in
             try "auth required pam_no_such_module_here.so\naccount required pam_permit.so\n"

@@ -23,6 +23,7 @@ enum AuditForwarder {
     static func priority(of event: AuditEvent) -> SecurityLog.Priority {
         switch event.outcome {
         case .authenticationFailed, .tooManyFailures, .tooManyTries: .alert
+        case .directoryUnavailable: .warning
         case .approved, .denied, .revoked, .graduated: .notice
         default: .info
         }

@@ -179,6 +179,10 @@ final class AuthenticationSheet: Sendable {
                 ledger.audit(.cancel, actor: name, user: user, appID: appID, member: member,
                              outcome: .pamError, detail: error.description)
                 throw GuardFailure(.unavailable, error.publicMessage)
+            case .directoryUnavailable:
+                ledger.audit(.cancel, actor: name, user: user, appID: appID, member: member,
+                             outcome: .directoryUnavailable, detail: error.description)
+                throw GuardFailure(.unavailable, error.publicMessage)
             case .tooManyTries:
                 backoff.recordFailure(of: who.backoffKey)
                 ledger.audit(.cancel, actor: name, user: user, appID: appID, member: member,
@@ -201,11 +205,16 @@ final class AuthenticationSheet: Sendable {
                 ledger.audit(.request, actor: name, user: user, appID: appID, member: member,
                              outcome: .pamError, detail: "\(context)\(error.description)")
                 throw GuardFailure(.unavailable, error.publicMessage)
+            case .directoryUnavailable:
+                ledger.audit(.request, actor: name, user: user, appID: appID, member: member,
+                             outcome: .directoryUnavailable, detail: "\(context)\(error.description)")
+                throw GuardFailure(.unavailable, error.publicMessage)
             default:
                 break
             }
         }
         // A wrong password (or the like): counted, audited, and asked again.
+        // An unreachable directory is none of these: it ended above, uncounted.
         backoff.recordFailure(of: who.backoffKey)
         ledger.audit(.request, actor: name, user: user, appID: appID, member: member,
                      outcome: .authenticationFailed, detail: "\(context)\(error.description) (attempt \(attempt))")

@@ -52,6 +52,9 @@ package struct AuditOutcome: RawRepresentable, Hashable, Sendable, ExpressibleBy
     package static let tooManyFailures = AuditOutcome(rawValue: "too many failures")
     /// A PAM module said no more tries.
     package static let tooManyTries = AuditOutcome(rawValue: "too many tries")
+    /// The password could not be checked: the user directory (LDAP, SSSD)
+    /// could not be reached. Not counted as a failed attempt.
+    package static let directoryUnavailable = AuditOutcome(rawValue: "directory unavailable")
     /// The pam.d service is missing or broken.
     package static let pamError = AuditOutcome(rawValue: "pam error")
     /// The individual has no password or other way to authenticate.
