@@ -57,6 +57,9 @@ let package = Package(
         // Swift libraries: all the logic lives here, where tests reach it.
         // Each depends only on those listed before it (ARCHITECTURE.md).
         .target(name: "SystemKit", dependencies: ["CSystem"]),
+        // Parsers of bytes a child or a remote wrote, without SystemKit: what
+        // the unprivileged inspector process is to run instead of the Guard.
+        .target(name: "ChildInspection"),
         // Varlink in three: the messages every side shares (JSON, framing,
         // names, errors), the blocking client apps and familyctl use, and the
         // epoll server only the Guard runs.
@@ -84,7 +87,7 @@ let package = Package(
             name: "GuardKit",
             dependencies: ["SQLite", "PAM", "LockEngine", "FamilyConfiguration", "UpdateSignature", "SystemKit", "Varlink",
                            "VarlinkServerKit", "GuardProtocol", "FamilyControlsModel", "AuthorizationRules", "CSDLogin",
-                           "CSDBus", "CSDJournal"],
+                           "CSDBus", "CSDJournal", "ChildInspection"],
             plugins: ["EmbedInterface"]
         ),
         // Build-time only: the Guard's Varlink interface, embedded from Config/,
@@ -124,6 +127,7 @@ let package = Package(
         // Tests: one target per library, plus end-to-end tests of real processes.
         .target(name: "TestSupport", dependencies: ["SystemKit"], path: "Tests/TestSupport"),
         .testTarget(name: "CPAMTests", dependencies: ["CPAM"]),
+        .testTarget(name: "ChildInspectionTests", dependencies: ["ChildInspection"]),
         .testTarget(name: "ArchitectureTests", dependencies: ["TestSupport"]),
         .testTarget(name: "SystemKitTests", dependencies: ["SystemKit", "TestSupport"]),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink", "VarlinkClientKit", "VarlinkServerKit"]),

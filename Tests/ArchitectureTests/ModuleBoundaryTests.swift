@@ -157,6 +157,15 @@ import TestSupport
         }
     }
 
+    /// The parsers of a child's bytes stay free of system calls and of every
+    /// other module, so the unprivileged process that is to run them needs nothing else.
+    @Test func theParsersOfAChildsBytesImportNothing() throws {
+        let graph = try graph()
+        #expect(closure(of: "ChildInspection", in: graph).isEmpty)
+        let directory = try #require(sourceDirectory(of: "ChildInspection"))
+        #expect(try imports(under: directory).isEmpty)
+    }
+
     /// Lines of Swift under Sources that contain `needle`, outside `except`.
     private func sourceLines(containing needle: String, except: String? = nil) throws -> [String] {
         let sources = packageRoot + "/Sources"

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import SystemKit
 import LockEngine
+import ChildInspection
 
 /// Checks the code a process actually runs: every executable mapping in
 /// `/proc/PID/maps` must be the app's own executable, a file inside the app
@@ -17,7 +18,7 @@ import LockEngine
 /// the very inode mapped, even a deleted one.
 struct MappedCode {
     /// The largest maps file read; a process with more mappings is refused.
-    static let mapsLimit = 4 << 20
+    static let mapsLimit = MemoryMap.limit
 
     let proc: FileDescriptor
     let pid: Int32
@@ -44,21 +45,21 @@ struct MappedCode {
         guard let maps = AppIdentifier.readFile(at: proc, "maps", limit: Self.mapsLimit + 1) else {
             return "its memory map could not be read"
         }
-        guard maps.count <= Self.mapsLimit else { return "it has more memory mappings than the Guard examines" }
+        guard let mappings = try? MemoryMap.executableMappings(maps) else {
+            return "it has more memory mappings than the Guard examines"
+        }
         let mapFiles = try? proc.openChild(FileName("map_files"), flags: O_RDONLY | O_DIRECTORY)
-        for line in maps.split(separator: UInt8(ascii: "\n")) {
-            let fields = line.split(separator: UInt8(ascii: " "), maxSplits: 5, omittingEmptySubsequences: true)
-            guard fields.count >= 5, fields[1].contains(UInt8(ascii: "x")) else { continue }
-            let range = String(decoding: fields[0], as: UTF8.self)
-            let inode = UInt64(String(decoding: fields[4], as: UTF8.self)) ?? 0
-            // The path is padded to a column: drop the spaces before it.
-            let path = fields.count > 5 ? String(decoding: fields[5].drop { $0 == UInt8(ascii: " ") }, as: UTF8.self) : ""
+        for mapping in mappings {
+            let (range, path) = (mapping.range, mapping.path)
+            // A malformed inode is taken as none: code that does not come from a file.
+            let inode = mapping.inode ?? 0
             if inode == 0 {
                 if path == "[vdso]" || path == "[vsyscall]" { continue }
                 return "it runs code that does not come from a file"
             }
             let found = mappedStatus(range: range, path: sandboxed ? "" : path, inode: inode, in: mapFiles)
-            if found == nil, sandboxed, let listed = Self.listedIdentity(device: fields[3], inode: inode) {
+            if found == nil, sandboxed, let device = mapping.device,
+               let listed = Self.listedIdentity(major: device.major, minor: device.minor, inode: inode) {
                 if listed == executable || places.contains(where: { isInside($0, path: path, listed) }) { continue }
                 return "it runs code from \(FileName(path).display), which is not the app's"
             }
@@ -98,6 +99,11 @@ struct MappedCode {
         let parts = device.split(separator: UInt8(ascii: ":"))
         guard parts.count == 2, let major = UInt64(String(decoding: parts[0], as: UTF8.self), radix: 16),
               let minor = UInt64(String(decoding: parts[1], as: UTF8.self), radix: 16) else { return nil }
+        return listedIdentity(major: major, minor: minor, inode: inode)
+    }
+
+    /// The identity `stat(2)` would give a mapping of device `major`:`minor` and `inode`.
+    static func listedIdentity(major: UInt64, minor: UInt64, inode: UInt64) -> FileIdentity? {
         // glibc's makedev(3).
         let device = ((major & 0xffff_f000) << 32) | ((major & 0xfff) << 8) | ((minor & 0xffff_ff00) << 12) | (minor & 0xff)
         return FileIdentity(device: device, inode: inode)
