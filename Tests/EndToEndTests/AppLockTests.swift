@@ -106,7 +106,7 @@ struct AppLockTests {
         try await withGuard { guardd in
             let app = guardd.appDirectory
             try await guardd.requestApproved().requireSuccess()
-            try guardd.writeConfiguration(children: [])
+            try guardd.writeConfiguration(children: [guardd.adult.name])
             try await guardd.reload()
             #expect(try await guardd.storedStatus() == "notDetermined")
             #expect(try TreeSnapshot.take(app).items.allSatisfy { $0.uid == guardd.child.uid && !$0.isImmutable })

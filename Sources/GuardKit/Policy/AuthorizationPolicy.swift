@@ -91,15 +91,21 @@ package final class AuthorizationPolicy: Sendable {
         } catch {
             logger.error("reconcile: \(error.message)")
         }
-        followTheConfiguration()
+        // Not the children who left: a Guard started on another or an absent
+        // file (an uninstall's check, a rescue) must not take that for a decision.
+        revokeWhatTheConfigurationNoLongerApproves()
     }
 
-    /// Revokes what the configuration no longer allows (at start, on reload
-    /// and at each periodic check): every child approval of a user who is no
+    /// Revokes what the configuration no longer allows (on reload and at
+    /// each periodic check; never when it names no child at all): every child approval of a user who is no
     /// longer a child of any family (removed from the group in the directory,
     /// or deleted), and every approval the configuration made that no file
     /// gives any more. A user NSS cannot look up now keeps theirs.
     package func followTheConfiguration() {
+        // A configuration that names no child at all is no decision that every child left.
+        guard family.configuration.allFamilies.contains(where: { !$0.children.isEmpty }) else {
+            return revokeWhatTheConfigurationNoLongerApproves()
+        }
         do throws(GuardFailure) {
             for user in try childrenWhoLeft() {
                 for record in try ledger.authorizations(user: user) where record.member == .child && record.status == .approved {
