@@ -68,6 +68,18 @@ package struct Family: Sendable {
         return false
     }
 
+    /// Whether every group a family's `Children=` names can be found now:
+    /// when one cannot (a directory that is down, a group removed), no one's
+    /// absence from the families is a fact worth revoking on.
+    package func everyChildGroupResolves() -> Bool {
+        for family in configuration.allFamilies {
+            for case .group(let name) in family.children {
+                guard let found = try? UserDatabase.group(named: name), found != nil else { return false }
+            }
+        }
+        return true
+    }
+
     /// The app roots for `account`, expanded.
     package func appRoots(for account: UserAccount) -> [String] {
         configuration.appRoots.map { AppRootTemplate.expand($0, for: account) }

@@ -135,6 +135,26 @@ struct AppLockTests {
         }
     }
 
+    /// A family's group that cannot be found (a directory down looks the
+    /// same) is no proof that its children left: the child keeps the lock.
+    @Test func aGroupThatCannotBeFoundRevokesNothing() async throws {
+        try await withThrowawayGroup(members: []) { kids in
+            try await withGuard(extraConfiguration: "[Locks]\nVerifyInterval=1s\n") { guardd in
+                try guardd.writeConfiguration(children: ["@\(kids)"], extra: "[Locks]\nVerifyInterval=1s\n")
+                try await sh("gpasswd -a \(guardd.child.name) \(kids)").requireSuccess()
+                try await guardd.reload()
+                try await guardd.requestApproved().requireSuccess()
+                try await sh("groupdel \(kids)").requireSuccess()
+                try await guardd.reload()
+                try await Task.sleep(for: .seconds(2))
+                #expect(try await guardd.storedStatus() == "approved")
+                #expect(guardd.log.contains("cannot be found now"), "\(guardd.log)")
+                #expect(try await guardd.shell("rm -rf '\(guardd.appDirectory)'").status != 0)
+                try await sh("groupadd \(kids)").requireSuccess()  // for the group's own clean-up
+            }
+        }
+    }
+
     @Test func graduationRevokesEveryChildApprovalAtOnce() async throws {
         try await withGuard { guardd in
             let app = guardd.appDirectory

@@ -82,11 +82,22 @@ struct FamiliesTests {
         }
     }
 
+    /// Signs the child's demo as its developer would, with a key the
+    /// administrator then trusts for it, and returns that key.
+    private func signDemo(_ guardd: GuardFixture) async throws -> String {
+        let (file, key) = try await guardd.makeUpdateKey("vendor")
+        try await sh("'\(productPath("familycontrols-sign"))' sign-update '\(file)' '\(guardd.appDirectory)' && "
+            + "chown -R \(guardd.child.name): '\(guardd.appDirectory)'").requireSuccess()
+        return key
+    }
+
     @Test func anAppTheConfigurationApprovesIsApprovedAndLockedAtItsRequestAndRevokedWhenTheLineGoes() async throws {
         try await withGuard { guardd in
+            let key = try await signDemo(guardd)
             let folder = "\(guardd.configPath).d", dropIn = "\(guardd.configPath).d/50-apps.conf"
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
-            try "[Family]\nApprovedApps=org.example.Other, \(GuardFixture.appID)\n".write(toFile: dropIn, atomically: true, encoding: .utf8)
+            try "[Family]\nApprovedApps=org.example.Other, \(GuardFixture.appID)\n[Updates]\nTrustedKeys=\(GuardFixture.appID)=\(key)\n"
+                .write(toFile: dropIn, atomically: true, encoding: .utf8)
             chmod(dropIn, 0o644)
             try await guardd.reload()
 
@@ -122,6 +133,19 @@ struct FamiliesTests {
                 _ = try await app.waitForPendingRequest()
                 #expect(try await guardd.storedStatus() != "approved")
             }
+        }
+    }
+
+    /// An `ApprovedApps=` line names an app ID; the child can name a folder
+    /// of their own anything. Unsigned by a key the administrator trusts,
+    /// it is a guardian's question, as any app is.
+    @Test func aFolderOfTheChildsNamedLikeAnApprovedAppIsAGuardiansQuestion() async throws {
+        try await withGuard(extraConfiguration: "[Family]\nApprovedApps=\(GuardFixture.appID)\n") { guardd in
+            let app = try guardd.startApp(executable: guardd.appExecutable)
+            defer { app.stop() }
+            _ = try await app.waitForPendingRequest()
+            #expect(try await guardd.storedStatus() != "approved")
+            #expect(guardd.log.contains("is in ApprovedApps= of"), "\(guardd.log)")
         }
     }
 }

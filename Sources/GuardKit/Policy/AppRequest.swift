@@ -3,6 +3,7 @@ import FamilyConfiguration
 import FamilyControlsModel
 import GuardProtocol
 import SystemKit
+import UpdateSignature
 
 /// One app's request (`requestAuthorization(for:)`) or revoke
 /// (`revokeAuthorization`), from the moment it asks until its outcome is
@@ -78,7 +79,10 @@ struct AppRequest {
             case .ask: break
             }
             if case .request(.child) = purpose, let approval = try configuredApproval() {
-                return try approve(by: approval)
+                if isVouchedForByTheAdministrator() { return try approve(by: approval) }
+                policy.logger.notice("request: \(caller.app.appID) for \(user) is in ApprovedApps= of \(approval.file), but "
+                    + "its content is not one the administrator vouched for (a root's Flatpak installation, or a folder "
+                    + "signed by a key of [Updates] TrustedKeys=); a parent or guardian is asked")
             }
             if case .request(let member) = purpose {
                 try policy.checkQuota(.request, member, caller: caller)
@@ -164,11 +168,35 @@ struct AppRequest {
         }
     }
 
+    /// Whether the app's content is the administrator's to vouch for, not
+    /// the child's: an `ApprovedApps=` line names an app ID, and a child can
+    /// name a folder of their own anything. So: a Flatpak app deployed in the
+    /// system installation (which only root may change, never the Guard's,
+    /// where a child's own apps are moved), or an app folder signed by a key
+    /// the administrator trusts for it (`[Updates] TrustedKeys=`).
+    private func isVouchedForByTheAdministrator() -> Bool {
+        if let flatpak = caller.app.flatpak {
+            return flatpak.installation.kind == .system
+                && flatpak.installation.path != policy.family.configuration.flatpakGuardInstallation
+        }
+        let keys = policy.family.configuration.trustedUpdateKeys(for: caller.app.appID)
+        guard !keys.isEmpty, let folder = try? caller.directory.reopened() else { return false }
+        defer { folder.close() }
+        return (try? UpdateSignature.verify(folder, withAnyOf: keys)) != nil
+    }
+
     /// Approves as a guardian's approval would (locked, recorded, its
-    /// monitor started), with the configuration as the approver.
+    /// monitor started), with the configuration as the approver. The
+    /// signature is checked again once the folder is locked: what the child
+    /// changed in between is not what the administrator vouched for.
     private func approve(by approval: ConfiguredApproval) throws(GuardFailure) -> AuthorizationStatus {
         try policy.turns.save(caller.key) { () throws(GuardFailure) -> AuthorizationStatus in
             try policy.approve(caller, member: .child, by: approval.approver)
+            guard isVouchedForByTheAdministrator() else {
+                try policy.revoke(user: user, appID: caller.app.appID, actor: approval.approver,
+                                  detail: "the folder changed while it was being locked")
+                throw GuardFailure(.restricted, "\(caller.app.displayName) changed while it was being approved; ask again")
+            }
             return .approved
         }
     }

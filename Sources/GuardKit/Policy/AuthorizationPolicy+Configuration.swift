@@ -5,9 +5,10 @@ import SystemKit
 extension AuthorizationPolicy {
     /// Revokes (and unlocks) every approval the configuration made
     /// (`ApprovedApps=`) that no file gives any more: the line removed, the
-    /// drop-in deleted, or the child no longer in that family. Run at start
-    /// and on reload. A child NSS cannot look up now keeps the approval
-    /// until it can (a directory server down is not a change of mind).
+    /// drop-in deleted, or the child no longer in that family. Run at start,
+    /// on reload and at each periodic check. A child NSS cannot look up or
+    /// does not know now, or whose family's group cannot be found, keeps the
+    /// approval (a directory server down is not a change of mind).
     func revokeWhatTheConfigurationNoLongerApproves() {
         let records: [AuthorizationRecord]
         do throws(GuardFailure) {
@@ -17,14 +18,17 @@ extension AuthorizationPolicy {
             return
         }
         let family = self.family
+        // A family's group not found now is no proof that its children left it.
+        guard family.everyChildGroupResolves() else {
+            logger.warning("a group named in Children= cannot be found now; approvals made by the configuration stay")
+            return
+        }
         for record in records where record.status == .approved && ConfiguredApproval.isConfiguration(record.approvedBy) {
             let stillApproved: Bool
             do throws(Errno) {
-                if let account = try UserDatabase.user(named: record.user), account.uid == record.uid {
-                    stillApproved = try family.configuredApproval(of: record.appID, for: account) != nil
-                } else {
-                    stillApproved = false
-                }
+                // An account NSS does not know now keeps it: deleted, or a directory down.
+                guard let account = try UserDatabase.user(named: record.user), account.uid == record.uid else { continue }
+                stillApproved = try family.configuredApproval(of: record.appID, for: account) != nil
             } catch {
                 logger.warning("cannot look up \(record.user) (\(error)); the approval of \(record.appID) the "
                     + "configuration made stays until they can be")

@@ -99,7 +99,7 @@ package final class AuthorizationPolicy: Sendable {
     /// Revokes what the configuration no longer allows (on reload and at
     /// each periodic check; never when it names no child at all): every child approval of a user who is no
     /// longer a child of any family (removed from the group in the directory,
-    /// or deleted), and every approval the configuration made that no file
+    /// while it still exists), and every approval the configuration made that no file
     /// gives any more. A user NSS cannot look up now keeps theirs.
     package func followTheConfiguration() {
         // A configuration that names no child at all is no decision that every child left.
@@ -121,14 +121,20 @@ package final class AuthorizationPolicy: Sendable {
         revokeWhatTheConfigurationNoLongerApproves()
     }
 
-    /// Users with approved child authorizations who are no longer children in the family.
+    /// Users with approved child authorizations who exist and are no longer
+    /// children of any family. Only a positive answer counts: a user NSS
+    /// cannot look up now, or does not know (an account deleted, or a
+    /// directory that answers "no such user" while it is down), keeps their
+    /// locks; so does everyone while a group a family names cannot be found.
     package func childrenWhoLeft() throws(GuardFailure) -> [String] {
+        let family = self.family
+        guard family.everyChildGroupResolves() else {
+            logger.warning("a group named in Children= cannot be found now; every child keeps their approvals until it can")
+            return []
+        }
         let records = try ledger.authorizations()
         let users = Set(records.filter { $0.member == .child && $0.status == .approved }.map(\.user))
-        let family = self.family
         return users.sorted().filter { user in
-            // Only an answer counts: a user NSS cannot look up now (a directory
-            // server down) keeps their locks until it can.
             let account: UserAccount?
             do throws(Errno) {
                 account = try UserDatabase.user(named: user)
@@ -136,7 +142,7 @@ package final class AuthorizationPolicy: Sendable {
                 logger.warning("cannot look up \(user) (\(error)); keeping their locks until it can be")
                 return false
             }
-            guard let account else { return true }
+            guard let account, records.contains(where: { $0.user == user && $0.uid == account.uid }) else { return false }
             return (try? family.isChild(account)) == false
         }
     }
