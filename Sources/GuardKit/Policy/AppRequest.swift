@@ -78,6 +78,10 @@ struct AppRequest {
             case .update(let update): return try awaitUpdate(update)
             case .ask: break
             }
+            if case .request(let member) = purpose {
+                // Counted first: checking a folder's signature reads all of it.
+                try policy.checkQuota(.request, member, caller: caller)
+            }
             if case .request(.child) = purpose, let approval = try configuredApproval() {
                 if isVouchedForByTheAdministrator() { return try approve(by: approval) }
                 policy.logger.notice("request: \(caller.app.appID) for \(user) is in ApprovedApps= of \(approval.file), but "
@@ -85,7 +89,6 @@ struct AppRequest {
                     + "signed by a key of [Updates] TrustedKeys=); a parent or guardian is asked")
             }
             if case .request(let member) = purpose {
-                try policy.checkQuota(.request, member, caller: caller)
                 policy.ledger.audit(.request, actor: user, user: user, appID: caller.app.appID, member: member, outcome: .started)
                 policy.logger.info("request: \(caller.app.appID) for \(user) as \(member) "
                     + "(pid executable \(DisplayText.sanitized(caller.app.executable)))")
