@@ -15,64 +15,8 @@ import TestSupport
 struct FlatpakMoveApprovalTests {
     let appID = FlatpakChild.appID
 
-    /// Runs `body` with a Flatpak child on a system bus with polkitd and the
-    /// system helper, the real move service listening on its socket under
-    /// `systemd-socket-activate`, and a real Guard configured with it.
-    /// `installed: false`: the child has only the test repository, and
-    /// `prepare` installs the app as the attack wants it; `extra(child)` is
-    /// appended to the Guard's `[Flatpak]` section.
-    private func withMoveService(installed: Bool = true, prepare: (FlatpakChild) async throws -> Void = { _ in },
-                                 extra: (FlatpakChild) -> String = { _ in "" },
-                                 _ body: (GuardFixture, FlatpakChild, FlatpakSystemServices) async throws -> Void) async throws {
-        try await withFlatpakChild(installed: installed, systemHelper: true) { child in
-            try await prepare(child)
-            let services = try #require(child.services)
-            let socket = "\(child.directory)/move.socket"
-            let pidFile = "\(child.directory)/move-service.pid"
-            try FileManager.default.createDirectory(atPath: "\(child.directory)/state", withIntermediateDirectories: true)
-            // Detached (setsid), its pid in a file, ended by that pid, as in FlatpakMoveTests.
-            let service = ["/usr/bin/systemd-socket-activate", "--listen=\(socket)", "--accept", "--inetd",
-                           productPath("familycontrolsd"), "--flatpak-move-connection",
-                           "--state-dir", "\(child.directory)/state", "--installation-path", services.installation,
-                           "--flatpak-config-dir", services.configurationDirectory]
-            try await run("/bin/sh", ["-c", "setsid \"$@\" </dev/null >/dev/null 2>&1 & echo $! > '\(pidFile)'", "service"] + service)
-                .requireSuccess()
-            defer {
-                if let pid = (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap({ Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) {
-                    kill(pid, SIGKILL)
-                }
-            }
-            for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { try await Task.sleep(for: .milliseconds(25)) }
-
-            let guardd = try await offload { try GuardFixture(sandbox: GuardSandbox.fromEnvironment) }
-            do {
-                try guardd.writeConfiguration(children: [child.user.name], extra: """
-
-                    [Flatpak]
-                    MoveService=\(socket)
-                    GuardInstallation=\(services.installation)
-                    \(extra(child))
-                    """)
-                try await guardd.start()
-                try await body(guardd, child, services)
-                try await offload { guardd.tearDown() }
-            } catch {
-                try await offload { guardd.tearDown() }
-                throw error
-            }
-        }
-    }
-
-    private func guardBranch(_ services: FlatpakSystemServices) -> String {
-        "\(services.installation)/app/\(appID)/\(FlatpakTestRepository.architecture)/\(FlatpakTestRepository.branch)"
-    }
-
-    private func guardActive(_ services: FlatpakSystemServices) -> String? {
-        try? FileManager.default.destinationOfSymbolicLink(atPath: "\(guardBranch(services))/active")
-    }
-
     @Test func anApprovedPerUserAppIsMovedIntoTheGuardsInstallationAndCannotBeUninstalled() async throws {
-        try await withMoveService { guardd, child, services in
+        try await withFlatpakMoveService { guardd, child, services in
             let commit = try child.repository.commit()
             let approved = try await guardd.flatpakRequestApproved(child)
             #expect(approved.status == 0, "\(approved.standardError)\n\(guardd.log)")
@@ -82,8 +26,8 @@ struct FlatpakMoveApprovalTests {
 
             // The child's copy is gone; the Guard's installation holds the approved commit.
             #expect(child.activeCommit() == nil)
-            let guardBranch = guardBranch(services)
-            #expect(guardActive(services) == commit)
+            let guardBranch = services.guardBranch
+            #expect(services.guardActive == commit)
 
             // familyctl status names the Guard's installation and needs no lock there.
             let row = try #require(try await guardd.statusJSON(user: child.user.name, appID: appID))
@@ -103,13 +47,18 @@ struct FlatpakMoveApprovalTests {
             let uninstallUser = try await child.uninstall()
             #expect(uninstallUser.status != 0)
             #expect(uninstallUser.standardError.contains("No installed refs found"), "\(uninstallUser.standardError)")
-            #expect(guardActive(services) == commit)
+            #expect(services.guardActive == commit)
 
             // flatpak run runs the Guard's copy, and asked again the app is approved at once.
             let app = try await child.start()
             let info = try app.flatpakInfo()
             app.stop()
             #expect(info["Instance"]?["app-path"] == "\(guardBranch)/\(commit)/files")
+            // On the Guard's copy of its runtime: the child's per-user copy, which Flatpak would prefer, is set aside.
+            let runtime = try #require(services.guardRuntimeActive)
+            #expect(info["Instance"]?["runtime-path"] == "\(services.installation)/\(FlatpakTestRepository.runtimeRef)/\(runtime)/files",
+                    "\(info)")
+            #expect(!FileManager.default.fileExists(atPath: "\(child.installation)/\(FlatpakTestRepository.runtimeRef)"))
             let again = try await child.runDemo(["request", "--member", "child", "--stdin"], socket: guardd.socket)
             #expect(again.standardOutput == "status: approved\n", "\(again.standardError)\n\(guardd.log)")
 
@@ -140,17 +89,17 @@ struct FlatpakMoveApprovalTests {
     }
 
     @Test func theApprovalFollowsTheChildsUpdateFromItsRemoteAndACopyFromAnotherRemoteWaitsForAGuardian() async throws {
-        try await withMoveService(extra: trustingTheTestRepository) { guardd, child, services in
+        try await withFlatpakMoveService(extra: trustingTheTestRepository) { guardd, child, services in
             let first = try child.repository.commit()
             let approved = try await guardd.flatpakRequestApproved(child)
             #expect(approved.standardOutput == "status: approved\n", "\(approved.standardError)\n\(guardd.log)")
-            #expect(guardActive(services) == first)
+            #expect(services.guardActive == first)
 
             // The child updates the Guard's copy through the system helper: a newer commit of its remote.
             try await Task.sleep(for: .seconds(1.1))
             let second = try await offload { try child.repository.publish(version: 2) }
             try await child.flatpak(["update", "-y", "--noninteractive", appID]).requireSuccess()
-            #expect(guardActive(services) == second)
+            #expect(services.guardActive == second)
             let updated = try await child.runDemo(["request", "--member", "child", "--stdin"], socket: guardd.socket)
             #expect(updated.standardOutput == "status: approved\n", "\(updated.standardError)\n\(guardd.log)")
             #expect(guardd.log.contains("follows its update from \(first) to \(second)"), "\(guardd.log)")
@@ -159,7 +108,7 @@ struct FlatpakMoveApprovalTests {
             let row = try #require(try await guardd.statusJSON(user: child.user.name, appID: appID))
             let flatpak = try #require(row["flatpak"] as? [String: Any])
             #expect(flatpak["commit"] as? String == second)
-            #expect(flatpak["deployment"] as? String == "\(guardBranch(services))/\(second)")
+            #expect(flatpak["deployment"] as? String == "\(services.guardBranch)/\(second)")
 
             // The same app ID from another remote, newer, installed over it by root: not the approved app.
             let other = try await offload { try FlatpakTestRepository() }
@@ -171,7 +120,7 @@ struct FlatpakMoveApprovalTests {
                                                other.repository], environment: environment).requireSuccess()
             try await run("/usr/bin/flatpak", ["install", "--installation=familycontrols", "--reinstall", "-y",
                                                "--noninteractive", "other", appID], environment: environment).requireSuccess()
-            #expect(guardActive(services) == foreign)
+            #expect(services.guardActive == foreign)
 
             // Asked at that commit, the app waits: an update request, shown with both commits and remotes.
             let denied = try await decideUpdate(guardd, child, approve: false, from: second, to: foreign)
@@ -254,36 +203,6 @@ struct FlatpakMoveApprovalTests {
             .compactMap { $0.split(separator: ":", omittingEmptySubsequences: false).dropFirst(9).first.map(String.init) }
     }
 
-    /// The child's demo asks (answering the alert of a first request); returns
-    /// the request a guardian sees and the running app.
-    private func pendingRequest(_ guardd: GuardFixture, _ child: FlatpakChild,
-                                alert: Bool = false) async throws -> ([String: Any], RunningApp) {
-        let app = try child.startDemo(socket: guardd.socket)
-        if alert { _ = try await app.waitForPendingRequest() }
-        for _ in 0..<200 {
-            let listed = try await guardd.familyctlAsGuardian(["requests", "--json"])
-            let object = try? JSONSerialization.jsonObject(with: Data(listed.standardOutput.utf8)) as? [String: Any]
-            if let found = (object?["requests"] as? [[String: Any]])?.first(where: { $0["app"] as? String == appID }) {
-                return (found, app)
-            }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        app.stop()
-        throw FixtureError("no request came: \(app.standardError)\n\(guardd.log)")
-    }
-
-    /// The guardian approves or denies request `request`; returns the app's end.
-    private func decide(_ guardd: GuardFixture, _ request: [String: Any], _ app: RunningApp, approve: Bool) async throws -> ProcessResult {
-        defer { app.stop() }
-        let id = try #require(request["id"] as? Int)
-        let decided = try await guardd.familyctlAsGuardian([approve ? "approve" : "deny", String(id), "--stdin"],
-                                                           input: "\(guardd.guardian.password ?? "")\n")
-        #expect(decided.status == 0, "\(decided.standardError)")
-        app.endInput()
-        let status = await app.exitStatus()
-        return ProcessResult(status: status, standardOutput: app.standardOutput, standardError: app.standardError)
-    }
-
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/gpg"), "needs gpg (Debian's gnupg)"))
     func aKeyTheChildAddsToTheVendorsRemoteIsNotCarriedIntoTheGuardsInstallationSoTheChildsCommitIsNotFollowed() async throws {
         let keys = try makeTemporaryDirectory()
@@ -292,7 +211,7 @@ struct FlatpakMoveApprovalTests {
         let vendor = try await offload { try FlatpakSigningKey(in: "\(keys)/vendor") }
         let childs = try await offload { try FlatpakSigningKey(in: "\(keys)/child") }
         defer { vendor.stop(); childs.stop() }
-        try await withMoveService(installed: false, prepare: { child in
+        try await withFlatpakMoveService(installed: false, prepare: { child in
             // The vendor's genuine signed remote; the child adds a key of their own to its per-user keyring.
             try await offload { try child.repository.sign(with: vendor) }
             try await child.flatpak(["remote-add", "--user", "--gpg-import=\(vendor.publicKey)", FlatpakChild.remote,
@@ -305,14 +224,14 @@ struct FlatpakMoveApprovalTests {
         }) { guardd, child, services in
             let first = try child.repository.commit()
             // The guardian is shown the remote, its URL and keys (the child's among them), and that the site trusts it.
-            let (request, app) = try await pendingRequest(guardd, child, alert: true)
+            let (request, app) = try await guardd.pendingFlatpakRequest(child, alert: true)
             let shown = request["to"] as? String ?? ""
             #expect(shown.contains("remote \(FlatpakChild.remote) (file://\(child.repository.repository))"), "\(request)")
             #expect(shown.contains(vendor.keyID) && shown.contains(childs.keyID), "\(request)")
             #expect(shown.contains("trusted by this site"), "\(request)")
-            let approved = try await decide(guardd, request, app, approve: true)
+            let approved = try await guardd.decideFlatpakRequest(request, app, approve: true)
             #expect(approved.standardOutput == "status: approved\n", "\(approved.standardError)\n\(guardd.log)")
-            #expect(guardActive(services) == first)
+            #expect(services.guardActive == first)
 
             // The Guard's remote verifies with the vendor's key alone.
             let keyring = "\(services.installation)/repo/\(FlatpakChild.remote).trustedkeys.gpg"
@@ -323,7 +242,7 @@ struct FlatpakMoveApprovalTests {
             let childsCommit = try await offload { try child.repository.publish(version: 2, signedWith: childs) }
             // Flatpak refuses it (or, finding no commit the remote's keys sign, updates nothing).
             let deployed = try await deployNewestCommit(child, services)
-            #expect(guardActive(services) == first, "the child's commit \(childsCommit) was deployed: \(deployed.standardError)")
+            #expect(services.guardActive == first, "the child's commit \(childsCommit) was deployed: \(deployed.standardError)")
             let asked = try await child.runDemo(["request", "--member", "child", "--stdin"], socket: guardd.socket)
             #expect(asked.standardOutput == "status: approved\n", "still the approved commit: \(asked.standardError)")
             #expect(!guardd.log.contains("follows its update"), "\(guardd.log)")
@@ -369,7 +288,7 @@ struct FlatpakMoveApprovalTests {
         defer { childs.stop() }
         var server: (url: String, process: Process)?
         defer { if let server { stopServer(server.process) } }
-        try await withMoveService(installed: false, prepare: { child in
+        try await withFlatpakMoveService(installed: false, prepare: { child in
             // A signed repository of the child's own, served by the child on 127.0.0.1, as their remote "flathub".
             try await offload { try child.repository.sign(with: childs) }
             let served = try await serveAsChild(child, child.repository.repository)
@@ -380,27 +299,27 @@ struct FlatpakMoveApprovalTests {
             let url = try #require(server?.url)
             let first = try child.repository.commit()
             // The guardian sees the remote, its URL and key, and that the site does not trust it.
-            let (request, app) = try await pendingRequest(guardd, child, alert: true)
+            let (request, app) = try await guardd.pendingFlatpakRequest(child, alert: true)
             let shown = request["to"] as? String ?? ""
             #expect(shown.contains("commit \(first.prefix(16)) of remote flathub (\(url)), keys \(childs.keyID)"), "\(request)")
             #expect(shown.contains("not a remote this site trusts"), "\(request)")
             let table = try await guardd.familyctlAsGuardian(["requests"]).standardOutput
             #expect(table.contains(url), "\(table)")
-            let approved = try await decide(guardd, request, app, approve: true)
+            let approved = try await guardd.decideFlatpakRequest(request, app, approve: true)
             #expect(approved.standardOutput == "status: approved\n", "\(approved.standardError)\n\(guardd.log)")
-            #expect(guardActive(services) == first)
+            #expect(services.guardActive == first)
 
             // The child publishes a new commit and deploys it: the approval does not follow; a guardian is asked.
             try await Task.sleep(for: .seconds(1.1))
             let second = try await offload { try child.repository.publish(version: 2, signedWith: childs) }
             let deployed = try await deployNewestCommit(child, services)
             #expect(deployed.status == 0, "\(deployed.standardError)")
-            #expect(guardActive(services) == second)
-            let (update, waiting) = try await pendingRequest(guardd, child)
+            #expect(services.guardActive == second)
+            let (update, waiting) = try await guardd.pendingFlatpakRequest(child)
             #expect(update["purpose"] as? String == "update", "\(update)")
             #expect((update["to"] as? String)?.contains("commit \(second.prefix(16))") == true, "\(update)")
             #expect((update["to"] as? String)?.contains("is not one this site trusts") == true, "\(update)")
-            let denied = try await decide(guardd, update, waiting, approve: false)
+            let denied = try await guardd.decideFlatpakRequest(update, waiting, approve: false)
             #expect(denied.standardOutput != "status: approved\n", "\(denied.standardOutput)")
             #expect(!guardd.log.contains("follows its update"), "\(guardd.log)")
             let row = try #require(try await guardd.statusJSON(user: child.user.name, appID: appID))
@@ -444,7 +363,7 @@ struct FlatpakMoveApprovalTests {
                 #expect(guardd.log.contains("moved into the Guard's installation \(services.installation) at commit \(commit)"),
                         "\(guardd.log)")
                 #expect(child.activeCommit() == nil)
-                #expect(guardActive(services) == commit)
+                #expect(services.guardActive == commit)
                 #expect(!FileManager.default.fileExists(atPath: journal), "the interrupted move was recovered, this one done")
                 let row = try #require(try await guardd.statusJSON(user: child.user.name, appID: appID))
                 #expect(row["lock"] as? String == "not needed: a root-owned Flatpak installation")
@@ -454,7 +373,7 @@ struct FlatpakMoveApprovalTests {
                 let second = try await offload { try child.repository.publish(version: 2) }
                 let updated = try await child.flatpak(["update", "-y", "--noninteractive", appID])
                 #expect(updated.status == 0, "\(updated.standardError)")
-                #expect(guardActive(services) == second)
+                #expect(services.guardActive == second)
                 try await offload { guardd.tearDown() }
             } catch {
                 try await offload { guardd.tearDown() }

@@ -55,6 +55,16 @@ import TestSupport
         }
     }
 
+    @Test func anAppOfARootOwnedInstallationOnAPerUserCopyOfItsRuntimeIsNotItself() throws {
+        try withApp(metadata: Self.metadata) { app, _ in
+            // The very runtime the deployment names, but in the child's own installation.
+            let user = FlatpakInstallation.user(home: "/home/child", uid: 1500)
+            let problem = FlatpakSandbox.runtimeProblem(runtime("org.example.Platform", in: user), of: app)
+            #expect(problem?.contains("a per-user installation its user can change") == true, "\(problem ?? "none")")
+            #expect(problem?.contains("flatpak uninstall --user org.example.Platform") == true, "\(problem ?? "none")")
+        }
+    }
+
     @Test(arguments: [nil, "[Application]\nname=org.example.Demo\n", "[Context]\nruntime=org.example.Platform/x86_64/24.08\n"])
     func aDeploymentWhoseMetadataNamesNoRuntimeHasNone(_ metadata: String?) throws {
         try withApp(metadata: metadata) { app, installation in

@@ -131,6 +131,28 @@ let genuineCommitObject: [UInt8] = {
         }
     }
 
+    @Test func anApprovalReadsBackWithItsRuntime() throws {
+        let runtime = FlatpakRuntimePin(name: "org.example.Platform/x86_64/24.08", commit: String(repeating: "ef", count: 32),
+                                        timestamp: 1_764_000_100)
+        let approval = FlatpakApproval(appID: "org.example.App", arch: "x86_64", branch: "stable", remote: "flathub",
+                                       url: "https://dl.flathub.org/repo/", commit: commit, timestamp: 1_764_000_000,
+                                       runtime: runtime)
+        let parsed = try FlatpakMoveWire.parseReply(FlatpakMoveWire.reply(.success(approval)), for: request())
+        #expect(parsed == approval)
+    }
+
+    @Test(arguments: [("", String(repeating: "ef", count: 32)),
+                      ("org.example.Platform/x86_64", String(repeating: "ef", count: 32)),
+                      ("org.example.Platform/x86_64/24.08", "not-a-checksum")])
+    func anApprovalWithoutAValidRuntimeIsNotBelieved(name: String, runtimeCommit: String) {
+        let approval = FlatpakApproval(appID: "org.example.App", arch: "x86_64", branch: "stable", remote: "flathub",
+                                       url: "https://dl.flathub.org/repo/", commit: commit, timestamp: 1,
+                                       runtime: FlatpakRuntimePin(name: name, commit: runtimeCommit, timestamp: 1))
+        #expect(throws: FlatpakMoveError.service("the move service named no valid runtime")) {
+            try FlatpakMoveWire.parseReply(FlatpakMoveWire.reply(.success(approval)), for: request())
+        }
+    }
+
     @Test func anApprovalOfAnotherCommitIsNotBelieved() {
         let other = FlatpakApproval(appID: "org.example.App", arch: "x86_64", branch: "stable", remote: "flathub",
                                     url: "https://dl.flathub.org/repo/", commit: String(repeating: "cd", count: 32), timestamp: 1)

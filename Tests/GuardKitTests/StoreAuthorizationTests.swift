@@ -38,6 +38,28 @@ struct StoreAuthorizationTests {
         }
     }
 
+    @Test("a moved Flatpak app's runtime reads back as approved, and half a runtime is refused by the schema")
+    func movedFlatpakRuntimeRoundTrip() throws {
+        try withStore { store, _ throws in
+            var record = AuthorizationRecord.sample(status: .approved)
+            let commit = String(repeating: "ab", count: 32)
+            record.flatpak = FlatpakDeployment(recordedAt: "/var/lib/familycontrols-flatpak/app/org.example.Paint/x86_64/stable/\(commit)",
+                                               system: true, uid: record.uid)
+            let runtime = FlatpakRuntimePin(name: "org.example.Platform/x86_64/24.08", commit: String(repeating: "ef", count: 32),
+                                            timestamp: 1_764_000_100)
+            record.flatpakOrigin = FlatpakOrigin(remote: "flathub", url: "https://dl.flathub.org/repo/", commitTime: 1_764_000_000,
+                                                 runtime: runtime)
+            try store.save(record)
+            #expect(try store.authorizations() == [record])
+            let database = try SQLiteDatabase(path: store.path, flags: [.readWrite])
+            let error = #expect(throws: SQLiteError.self) {
+                try database.execute("UPDATE authorizations SET flatpak_runtime_commit = NULL")
+            }
+            #expect(error?.extendedCode == .constraintCheck)
+            #expect(try store.authorizations() == [record])
+        }
+    }
+
     @Test("every status the Guard stores, and every member, round-trips",
           arguments: [AuthorizationStatus.notDetermined, .denied, .approved], FamilyControlsMember.allCases)
     func enumerations(_ status: AuthorizationStatus, _ member: FamilyControlsMember) throws {

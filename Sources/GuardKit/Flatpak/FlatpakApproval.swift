@@ -11,12 +11,43 @@ package struct FlatpakApproval: Hashable, Sendable {
     package var url: String
     package var commit: String
     package var timestamp: UInt64
+    /// The runtime the app runs on, as approved: nil only for approvals
+    /// recorded before the Guard judged runtimes.
+    package var runtime: FlatpakRuntimePin?
 
     /// `app/ID/ARCH/BRANCH`.
     package var ref: String { "app/\(appID)/\(arch)/\(branch)" }
 
     /// What the store keeps of it beside the deployment.
-    package var origin: FlatpakOrigin { FlatpakOrigin(remote: remote, url: url, commitTime: timestamp) }
+    package var origin: FlatpakOrigin { FlatpakOrigin(remote: remote, url: url, commitTime: timestamp, runtime: runtime) }
+}
+
+/// The runtime an approved Flatpak app in the Guard's installation runs
+/// on: its `ID/ARCH/BRANCH` (what the app's `metadata` names), the commit
+/// deployed there when it was approved, and that commit's time. The
+/// runtime is the sandbox's `/usr` (its shell, its libraries): its
+/// commits are judged as the app's are (``FlatpakUpdateJudge``).
+package struct FlatpakRuntimePin: Hashable, Sendable {
+    package var name: String
+    package var commit: String
+    package var timestamp: UInt64
+
+    package init(name: String, commit: String, timestamp: UInt64) {
+        self.name = name
+        self.commit = commit
+        self.timestamp = timestamp
+    }
+
+    /// `runtime/ID/ARCH/BRANCH`.
+    package var ref: String { "runtime/\(name)" }
+
+    /// The three parts of ``name``, when it has exactly three valid ones.
+    package var parts: (id: String, arch: String, branch: String)? {
+        let parts = name.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 3, FlatpakInfo.isValidAppID(parts[0]), FlatpakInfo.isValidArch(parts[1]),
+              FlatpakInfo.isValidBranch(parts[2]) else { return nil }
+        return (parts[0], parts[1], parts[2])
+    }
 }
 
 /// Where an app in the Guard's installation updates from, and the approved
@@ -26,11 +57,14 @@ package struct FlatpakOrigin: Hashable, Sendable {
     package var remote: String
     package var url: String
     package var commitTime: UInt64
+    /// The runtime as approved; nil in approvals recorded before runtimes were judged.
+    package var runtime: FlatpakRuntimePin?
 
-    package init(remote: String, url: String, commitTime: UInt64) {
+    package init(remote: String, url: String, commitTime: UInt64, runtime: FlatpakRuntimePin? = nil) {
         self.remote = remote
         self.url = url
         self.commitTime = commitTime
+        self.runtime = runtime
     }
 }
 

@@ -31,7 +31,7 @@ package enum FlatpakMoveCommand {
         let arguments: Arguments
         do throws(UsageError) {
             arguments = try Arguments(tokens, .init(valued: ["--uid", "--home", "--app", "--arch", "--branch", "--commit",
-                                                             "--remote", "--url", "--timestamp", "--state-dir",
+                                                             "--remote", "--url", "--timestamp", "--state-dir", "--runtime", "--runtime-commit", "--runtime-timestamp",
                                                              "--installation-path", "--flatpak-config-dir", "--service",
                                                              "--trusted-remote"]))
         } catch {
@@ -61,12 +61,17 @@ package enum FlatpakMoveCommand {
                   let timestamp = arguments["--timestamp"].flatMap(UInt64.init) else {
                 return fail("--app, --arch, --branch, --remote, --url, --commit and --timestamp are needed")
             }
-            let approval = FlatpakApproval(appID: app, arch: arch, branch: branch, remote: remote, url: url,
+            var approval = FlatpakApproval(appID: app, arch: arch, branch: branch, remote: remote, url: url,
                                            commit: commit, timestamp: timestamp)
+            if let runtime = arguments["--runtime"], let runtimeCommit = arguments["--runtime-commit"],
+               let runtimeTime = arguments["--runtime-timestamp"].flatMap(UInt64.init) {
+                approval.runtime = FlatpakRuntimePin(name: runtime, commit: runtimeCommit, timestamp: runtimeTime)
+            }
             switch FlatpakUpdateJudge(installation: installation, trusted: trusted).judge(approval) {
             case .unchanged: print("unchanged")
             case .notInstalled: print("not-installed")
-            case .approved(let moved): print("approved \(moved.commit) \(moved.timestamp)")
+            case .approved(let moved):
+                print("approved \(moved.commit) \(moved.timestamp)" + (moved.runtime.map { " runtime \($0.commit) \($0.timestamp)" } ?? ""))
             case .needsGuardian(let from, let to, let reason): print("needs-guardian from \(from) to \(to): \(reason)")
             }
             return 0
@@ -91,6 +96,7 @@ package enum FlatpakMoveCommand {
                     approval = try mover.move(request)
                 }
                 print("remote=\(approval.remote)\nurl=\(approval.url)\ncommit=\(approval.commit)\ntimestamp=\(approval.timestamp)")
+                if let runtime = approval.runtime { print("runtime=\(runtime.name)\nruntime-commit=\(runtime.commit)") }
                 return 0
             } catch {
                 return fail("\(error)")

@@ -7,7 +7,7 @@ import SystemKit
 /// service answers one line and closes.
 ///
 ///     move UID HOME APPID ARCH BRANCH COMMIT DEVICE INODE [TRUSTED...]
-///     approved REMOTE URL COMMIT TIMESTAMP
+///     approved REMOTE URL COMMIT TIMESTAMP RUNTIME RUNTIME-COMMIT RUNTIME-TIMESTAMP
 ///     refused MESSAGE
 ///
 /// The deployment travels as its device and inode: the service walks to it
@@ -45,7 +45,8 @@ enum FlatpakMoveWire {
     static func reply(_ result: Result<FlatpakApproval, FlatpakMoveError>) -> [UInt8] {
         switch result {
         case .success(let approval):
-            line(["approved", approval.remote, approval.url, approval.commit, String(approval.timestamp)])
+            line(["approved", approval.remote, approval.url, approval.commit, String(approval.timestamp),
+                  approval.runtime?.name ?? "", approval.runtime?.commit ?? "", String(approval.runtime?.timestamp ?? 0)])
         case .failure(let error):
             line(["refused", String(String(describing: error).map { $0 == "\t" || $0 == "\n" ? " " : $0 })])
         }
@@ -54,13 +55,17 @@ enum FlatpakMoveWire {
     static func parseReply(_ bytes: [UInt8], for request: FlatpakMoveRequest) throws(FlatpakMoveError) -> FlatpakApproval {
         let fields = try Self.fields(bytes)
         if fields.count == 2, fields[0] == "refused" { throw .service(fields[1]) }
-        guard fields.count == 5, fields[0] == "approved", FlatpakRemoteConfiguration.isRemoteName(fields[1]),
+        guard fields.count == 8, fields[0] == "approved", FlatpakRemoteConfiguration.isRemoteName(fields[1]),
               FlatpakRemoteConfiguration.isAcceptableURL(fields[2]), fields[3] == request.commit,
-              let timestamp = UInt64(fields[4]) else {
+              let timestamp = UInt64(fields[4]), let runtimeTime = UInt64(fields[7]) else {
             throw .service("the move service answered with no valid line")
         }
+        let runtime = FlatpakRuntimePin(name: fields[5], commit: fields[6], timestamp: runtimeTime)
+        guard runtime.parts != nil, OstreeCommit.isChecksum(runtime.commit) else {
+            throw .service("the move service named no valid runtime")
+        }
         return FlatpakApproval(appID: request.appID, arch: request.arch, branch: request.branch, remote: fields[1],
-                               url: fields[2], commit: fields[3], timestamp: timestamp)
+                               url: fields[2], commit: fields[3], timestamp: timestamp, runtime: runtime)
     }
 
     private static func line(_ fields: [String]) -> [UInt8] {

@@ -88,6 +88,7 @@ package struct FlatpakMover {
         let existed = present != nil
         let journal = try MoveJournal.create(in: journalDirectory, request: request)
         try journal.record(existed ? "begin existing" : "begin")
+        let runtime: FlatpakRuntimePin
         do throws(FlatpakMoveError) {
             try addRemote(remote, keyring: keyring, site: site)
             let ref = "app/\(request.appID)/\(request.arch)/\(request.branch)"
@@ -100,6 +101,7 @@ package struct FlatpakMover {
             guard try installation.activeCommit(appID: request.appID, arch: request.arch, branch: request.branch) == request.commit else {
                 throw FlatpakMoveError.installation("the approved commit is not what got deployed")
             }
+            runtime = try deployRuntime(of: request, from: remote.name)
         } catch {
             if !existed { try? installation.run(["uninstall", "-y", "--noninteractive", "app/\(request.appID)/\(request.arch)/\(request.branch)"]) }
             journal.remove()
@@ -114,9 +116,30 @@ package struct FlatpakMover {
         try journal.record("installed")
         try user.setAside(request, branchFolder: branchFolder)
         try journal.record("done")
+        try user.setAsideRuntime(runtime.name)
         journal.remove()
         return FlatpakApproval(appID: request.appID, arch: request.arch, branch: request.branch, remote: remote.name,
-                               url: remote.url, commit: request.commit, timestamp: commit.timestamp)
+                               url: remote.url, commit: request.commit, timestamp: commit.timestamp, runtime: runtime)
+    }
+
+    /// The runtime the moved app's `metadata` names, deployed in the Guard's
+    /// installation (from the app's remote when the install did not bring
+    /// it): the approval records its commit, and the app is itself only on
+    /// it, never on a per-user copy of the same ref (FlatpakSandbox+Runtime).
+    private func deployRuntime(of request: FlatpakMoveRequest, from remote: String) throws(FlatpakMoveError) -> FlatpakRuntimePin {
+        let name = try installation.declaredRuntime(appID: request.appID, arch: request.arch, branch: request.branch,
+                                                    commit: request.commit)
+        if try installation.activeCommit(runtime: name) == nil {
+            try installation.run(["install", "-y", "--noninteractive", "--no-related", remote, "runtime/\(name)"])
+        }
+        guard let active = try installation.activeCommit(runtime: name) else {
+            throw .installation("the runtime \(name) the app names is not deployed in the Guard's installation")
+        }
+        do {
+            return FlatpakRuntimePin(name: name, commit: active, timestamp: try installation.commit(active).timestamp)
+        } catch {
+            throw .installation("the runtime \(name) at \(active): \(error)")
+        }
     }
 
     /// Finishes or undoes every move a killed mover left: where the
@@ -144,6 +167,16 @@ package struct FlatpakMover {
                 done.append("\(ref) of uid \(journal.uid): move undone, the child's copy kept")
             } else {
                 done.append("\(ref) of uid \(journal.uid): the Guard's copy kept")
+                if let active = try? installation.activeCommit(appID: journal.appID, arch: journal.arch, branch: journal.branch),
+                   let runtime = try? installation.declaredRuntime(appID: journal.appID, arch: journal.arch,
+                                                                   branch: journal.branch, commit: active),
+                   let user = try? UserInstallation(home: journal.home, uid: journal.uid) {
+                    do {
+                        try user.setAsideRuntime(runtime)
+                    } catch {
+                        done.append("\(ref) of uid \(journal.uid): the per-user copy of runtime \(runtime) stays: \(error)")
+                    }
+                }
             }
             journal.remove()
         }

@@ -28,6 +28,83 @@ package struct FlatpakUpdateJudge: Sendable {
     }
 
     package func judge(_ approval: FlatpakApproval) -> FlatpakUpdateVerdict {
+        let app = judgeApp(approval)
+        guard let pin = approval.runtime else { return app }
+        var next: FlatpakApproval
+        switch app {
+        case .notInstalled, .needsGuardian: return app
+        case .unchanged: next = approval
+        case .approved(let moved): next = moved
+        }
+        switch judgeRuntime(pin, remote: next.remote) {
+        case .unchanged:
+            return app
+        case .follows(let runtime):
+            next.runtime = runtime
+            return .approved(next)
+        case .guardian(let reason):
+            return .needsGuardian(from: approval.commit, to: next.commit, reason: "its runtime \(pin.name): \(reason)")
+        }
+    }
+
+    private enum RuntimeVerdict { case unchanged, follows(FlatpakRuntimePin), guardian(String) }
+
+    /// The runtime deployed now against `pin`: the approved commit; a newer
+    /// one the trusted remote `remote` gives (the app's remote, whose keys
+    /// the site lists); or a guardian's decision.
+    private func judgeRuntime(_ pin: FlatpakRuntimePin, remote: String) -> RuntimeVerdict {
+        let active: String?
+        do {
+            active = try installation.activeCommit(runtime: pin.name)
+        } catch {
+            return .guardian("\(error)")
+        }
+        guard let active else { return .guardian("it is no longer deployed in the Guard's installation") }
+        guard active != pin.commit else { return .unchanged }
+        guard let site = trusted.first(where: { $0.name == remote }) else {
+            return .guardian("commit \(active.prefix(16)) is not the approved \(pin.commit.prefix(16)), and remote \(remote) "
+                + "is not one this site trusts ([Flatpak] TrustedRemote=)")
+        }
+        if let problem = installation.untrustedKeys(of: remote, site: site) {
+            return .guardian("remote \(remote) is not the one this site trusts: \(problem)")
+        }
+        do {
+            guard try installation.remoteRef(remote, runtime: pin.name) == active else {
+                return .guardian("the deployed commit \(active.prefix(16)) is not the one remote \(remote) gave")
+            }
+        } catch {
+            return .guardian("\(error)")
+        }
+        let commit: OstreeCommit
+        do {
+            commit = try installation.commit(active)
+        } catch {
+            return .guardian("\(error)")
+        }
+        guard commit.refBindings.isEmpty || commit.refBindings.contains(pin.ref) else {
+            return .guardian("the commit is bound to another ref")
+        }
+        switch lineage(from: commit, to: pin.commit) {
+        case .descendant:
+            break
+        case .unrelated:
+            return .guardian("the commit does not descend from the approved one")
+        case .unknown:
+            guard commit.timestamp > pin.timestamp else { return .guardian("the commit is not newer than the approved one (a downgrade)") }
+        }
+        return .follows(FlatpakRuntimePin(name: pin.name, commit: active, timestamp: commit.timestamp))
+    }
+
+    /// The runtime `name` as deployed now, as a guardian would let it in;
+    /// nil when it is not deployed or its commit cannot be read.
+    package func deployedRuntime(_ name: String) -> FlatpakRuntimePin? {
+        guard let active = try? installation.activeCommit(runtime: name), let commit = try? installation.commit(active) else {
+            return nil
+        }
+        return FlatpakRuntimePin(name: name, commit: active, timestamp: commit.timestamp)
+    }
+
+    private func judgeApp(_ approval: FlatpakApproval) -> FlatpakUpdateVerdict {
         let active: String?
         do {
             active = try installation.activeCommit(appID: approval.appID, arch: approval.arch, branch: approval.branch)
@@ -97,6 +174,7 @@ package struct FlatpakUpdateJudge: Sendable {
             next.url = remote.url
             next.commit = active
             next.timestamp = commit.timestamp
+            if let pin = approval.runtime { next.runtime = deployedRuntime(pin.name) ?? pin }
             return next
         }
         return nil

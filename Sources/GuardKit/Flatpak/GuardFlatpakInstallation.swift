@@ -76,8 +76,18 @@ package struct GuardFlatpakInstallation: Hashable, Sendable {
 
     /// The commit `app/ID/ARCH/BRANCH/active` names, or nil when the app is not deployed there.
     package func activeCommit(appID: String, arch: String, branch: String) throws(FlatpakMoveError) -> String? {
+        try activeCommit(["app", appID, arch, branch])
+    }
+
+    /// The commit `runtime/ID/ARCH/BRANCH/active` names for `runtime`
+    /// (`ID/ARCH/BRANCH`), or nil when it is not deployed there.
+    package func activeCommit(runtime: String) throws(FlatpakMoveError) -> String? {
+        try activeCommit(["runtime"] + Self.parts(runtime))
+    }
+
+    private func activeCommit(_ components: [String]) throws(FlatpakMoveError) -> String? {
         do {
-            let folder = try openFolder(["app", appID, arch, branch])
+            let folder = try openFolder(components)
             let target = String(decoding: try folder.linkTarget(of: FileName("active")), as: UTF8.self)
             guard OstreeCommit.isChecksum(target) else { throw FlatpakMoveError.installation("active names \(target.utf8.count) bytes, not a commit") }
             return target
@@ -86,15 +96,24 @@ package struct GuardFlatpakInstallation: Hashable, Sendable {
         } catch let error as Errno where error.rawValue == ENOENT {
             return nil
         } catch {
-            throw .installation("app/\(appID)/\(arch)/\(branch)/active: \(error)")
+            throw .installation("\(components.joined(separator: "/"))/active: \(error)")
         }
     }
 
     /// The commit the installation's repository holds for `remote`'s ref of the app, or nil.
     package func remoteRef(_ remote: String, appID: String, arch: String, branch: String) throws(FlatpakMoveError) -> String? {
+        try remoteRef(remote, ["app", appID, arch, branch])
+    }
+
+    /// The commit the installation's repository holds for `remote`'s ref of `runtime` (`ID/ARCH/BRANCH`), or nil.
+    package func remoteRef(_ remote: String, runtime: String) throws(FlatpakMoveError) -> String? {
+        try remoteRef(remote, ["runtime"] + Self.parts(runtime))
+    }
+
+    private func remoteRef(_ remote: String, _ ref: [String]) throws(FlatpakMoveError) -> String? {
         do {
-            let folder = try openFolder(["repo", "refs", "remotes", remote, "app", appID, arch])
-            let file = try folder.openChild(FileName(branch), flags: O_RDONLY | O_NOFOLLOW)
+            let folder = try openFolder(["repo", "refs", "remotes", remote] + ref.dropLast())
+            let file = try folder.openChild(FileName(ref.last ?? ""), flags: O_RDONLY | O_NOFOLLOW)
             let text = String(decoding: try file.readAll(limit: 128), as: UTF8.self)
             let commit = String(text.prefix { $0 != "\n" })
             guard OstreeCommit.isChecksum(commit) else { throw FlatpakMoveError.installation("the ref of \(remote) holds no commit") }
@@ -106,6 +125,31 @@ package struct GuardFlatpakInstallation: Hashable, Sendable {
         } catch {
             throw .installation("the ref of \(remote): \(error)")
         }
+    }
+
+    /// The runtime (`ID/ARCH/BRANCH`) the `metadata` of the app's deployment of `commit` names.
+    package func declaredRuntime(appID: String, arch: String, branch: String, commit: String) throws(FlatpakMoveError) -> String {
+        let bytes: [UInt8]
+        do {
+            let file = try openFolder(["app", appID, arch, branch, commit]).openChild(FileName("metadata"), flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+            guard try file.status().type == .regular else { throw FlatpakMoveError.installation("its metadata is not a regular file") }
+            bytes = try file.readAll(limit: FlatpakSandbox.metadataLimit + 1)
+        } catch let error as FlatpakMoveError {
+            throw error
+        } catch {
+            throw .installation("the metadata of app/\(appID)/\(arch)/\(branch)/\(commit): \(error)")
+        }
+        guard bytes.count <= FlatpakSandbox.metadataLimit, let runtime = FlatpakSandbox.declaredRuntime(inMetadata: bytes),
+              FlatpakRuntimePin(name: runtime, commit: "", timestamp: 0).parts != nil else {
+            throw .installation("the metadata of app/\(appID)/\(arch)/\(branch)/\(commit) names no runtime ID/ARCH/BRANCH")
+        }
+        return runtime
+    }
+
+    /// `ID/ARCH/BRANCH` as three folder names; a name that is not one gives no folder Flatpak could have made.
+    private static func parts(_ runtime: String) -> [String] {
+        guard let parts = FlatpakRuntimePin(name: runtime, commit: "", timestamp: 0).parts else { return ["", "", ""] }
+        return [parts.id, parts.arch, parts.branch]
     }
 
     /// The commit object `checksum` of the installation's repository.

@@ -122,18 +122,49 @@ struct UserInstallation {
         }
     }
 
+    /// Moves the child's per-user copy of `runtime` (`runtime/ID/ARCH/BRANCH`,
+    /// when there is one) into `.removed/` as ``setAside(_:branchFolder:)``
+    /// does the app: Flatpak runs an app on a per-user runtime of its ref
+    /// before a root-owned one, and a moved app is itself only on the
+    /// latter. The child's own apps of that runtime then run on the Guard's copy.
+    func setAsideRuntime(_ runtime: String) throws(FlatpakMoveError) {
+        guard let parts = FlatpakRuntimePin(name: runtime, commit: "", timestamp: 0).parts else {
+            throw .deployment("\(runtime) is not a runtime ID/ARCH/BRANCH")
+        }
+        do {
+            let arch: FileDescriptor
+            do {
+                arch = try open(["runtime", parts.id, parts.arch])
+                _ = try arch.status(of: FileName(parts.branch))
+            } catch let error where error.rawValue == ENOENT {
+                return
+            }
+            let removed = try removedFolder()
+            let name = "\(parts.id)-\(parts.branch)-runtime-familycontrols-\(getpid())"
+            _ = try retryingOnInterrupt("renameat") { renameat(arch.rawValue, parts.branch, removed.rawValue, name) }
+        } catch {
+            throw .deployment("setting the per-user copy of runtime \(runtime) aside: \(error)")
+        }
+    }
+
+    /// `.removed/`, made the child's when it is not there yet.
+    private func removedFolder() throws(Errno) -> FileDescriptor {
+        if (try? root.status(of: FileName(".removed"))) == nil {
+            _ = try retryingOnInterrupt("mkdirat") { mkdirat(root.rawValue, ".removed", 0o755) }
+            try root.changeOwner(of: FileName(".removed"), uid: uid, gid: nil)
+        }
+        let removed = try root.openChild(FileName(".removed"), flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+        guard try removed.status().uid == uid else { throw Errno(EPERM, operation: ".removed is not the child's") }
+        return removed
+    }
+
     /// Moves `app/ID/ARCH/BRANCH` into `.removed/`, Flatpak's own folder
     /// for what it deletes later: from then on the child's Flatpak finds
     /// the app in the Guard's installation only. One `renameat(2)`.
     func setAside(_ request: FlatpakMoveRequest, branchFolder: FileDescriptor) throws(FlatpakMoveError) {
         do {
             let arch = try open(["app", request.appID, request.arch])
-            if (try? root.status(of: FileName(".removed"))) == nil {
-                _ = try retryingOnInterrupt("mkdirat") { mkdirat(root.rawValue, ".removed", 0o755) }
-                try root.changeOwner(of: FileName(".removed"), uid: uid, gid: nil)
-            }
-            let removed = try root.openChild(FileName(".removed"), flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
-            guard try removed.status().uid == uid else { throw FlatpakMoveError.deployment(".removed is not the child's") }
+            let removed = try removedFolder()
             // The branch folder must still be the one checked: renamed by name, compared after by inode.
             let name = "\(request.appID)-\(request.branch)-\(request.commit)-familycontrols-\(getpid())"
             _ = try retryingOnInterrupt("renameat") { renameat(arch.rawValue, request.branch, removed.rawValue, name) }

@@ -28,6 +28,7 @@ extension AppIdentifier {
         let deployment: FlatpakDeployment
         let appFiles: OpenedDirectory
         let runtimeFiles: OpenedDirectory?
+        var runtimeDeployment: FlatpakDeployment?
         do throws(FlatpakIdentityError) {
             deployment = try FlatpakSandbox.deployment(of: info, in: flatpak.recognised, executable: executable,
                                                        running: running)
@@ -43,6 +44,7 @@ extension AppIdentifier {
                     throw FlatpakIdentityError.runtimeNotTheApps(problem)
                 }
                 runtimeFiles = try FlatpakSandbox.files(of: runtime)
+                runtimeDeployment = runtime
             }
         } catch {
             throw .flatpak(pid: pid, error)
@@ -82,10 +84,11 @@ extension AppIdentifier {
         if let problem = MappedCode(proc: proc, pid: pid).problem(executable: running, places: places, sandboxed: true) {
             throw .foreignCode(pid: pid, problem)
         }
-        let identity = AppIdentity(appID: deployment.appID, displayName: entry.name ?? deployment.appID,
+        var identity = AppIdentity(appID: deployment.appID, displayName: entry.name ?? deployment.appID,
                                    directory: folderPath, executable: deployment.filesPath + "/" + inside,
                                    directoryIdentity: folder.identity, flatpak: deployment,
                                    monitor: entry.monitor, monitorRequired: required)
+        identity.flatpakRuntime = runtimeDeployment
         return (identity, folder)
     }
 }

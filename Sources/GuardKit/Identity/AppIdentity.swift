@@ -25,6 +25,8 @@ package struct AppIdentity: Hashable, Sendable {
     /// architecture, branch and commit), and then ``directory`` is the
     /// folder ``FlatpakLockPlacement`` names.
     package var flatpak: FlatpakDeployment?
+    /// For a Flatpak app, the runtime deployment it runs on (its `/usr`).
+    package var flatpakRuntime: FlatpakDeployment?
     /// For an app in an app root, the update key its desktop entry declared
     /// when it was identified (exactly one, well formed): what a guardian
     /// approving it is shown, and what the approval then trusts.

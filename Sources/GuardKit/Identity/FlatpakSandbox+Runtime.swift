@@ -7,9 +7,9 @@ import SystemKit
 // Which runtime is an app's own. `flatpak run --runtime=REF` runs an app on
 // any runtime its user installed, and then the sandbox's `/usr` (its shell,
 // its libraries) is the child's. So a process is the app only on the runtime
-// the app's deployment names. (Where that runtime is deployed is not yet
-// judged: Flatpak prefers a per-user runtime of that very ref to the one in
-// a root-owned installation.)
+// the app's deployment names; and an app in a root-owned installation only
+// on a runtime in one too (AppIdentifier+Flatpak): Flatpak prefers a
+// per-user runtime of that very ref, whose files the child writes.
 extension FlatpakSandbox {
     /// The largest `metadata` file read, as Flatpak's own are a few hundred bytes.
     static let metadataLimit = 64 << 10
@@ -29,6 +29,11 @@ extension FlatpakSandbox {
             return "it runs on the runtime \(DisplayText.sanitized(used)), not on \(DisplayText.sanitized(named)), "
                 + "the one its deployment names"
         }
+        if case .system = app.installation.kind, case .user = runtime.installation.kind {
+            return "it runs on the runtime in \(DisplayText.sanitized(runtime.installation.path)), a per-user installation "
+                + "its user can change; an app of a root-owned installation is itself only on a runtime of a root-owned one "
+                + "(remove the per-user copy: flatpak uninstall --user \(DisplayText.sanitized(runtime.appID)))"
+        }
         return nil
     }
 
@@ -39,6 +44,11 @@ extension FlatpakSandbox {
         defer { file.close() }
         guard let status = try? file.status(), status.type == .regular,
               let bytes = try? file.readAll(limit: metadataLimit + 1), bytes.count <= metadataLimit else { return nil }
+        return declaredRuntime(inMetadata: bytes)
+    }
+
+    /// `[Application] runtime=` of a `metadata` file's bytes, nil when it names none.
+    static func declaredRuntime(inMetadata bytes: [UInt8]) -> String? {
         var group = ""
         for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
             if line.hasPrefix("[") {

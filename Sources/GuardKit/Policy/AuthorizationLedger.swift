@@ -19,6 +19,8 @@ package final class AuthorizationLedger: Sendable {
         /// folder stays the same from commit to commit), the approved
         /// deployment: another commit there has not been approved.
         var deployment: FlatpakDeployment?
+        /// And the runtime commit approved with it, when one is recorded.
+        var runtimeCommit: String?
     }
 
     let store: Store
@@ -54,10 +56,11 @@ package final class AuthorizationLedger: Sendable {
     /// approved: a copy elsewhere, or another folder put at the same path,
     /// has never been decided.
     package func status(user: String, appID: String, directory: FileIdentity,
-                        flatpak: FlatpakDeployment? = nil) -> AuthorizationStatus {
+                        flatpak: FlatpakDeployment? = nil, runtime: FlatpakDeployment? = nil) -> AuthorizationStatus {
         guard let cached = statuses.withLock({ $0[StatusHub.Key(user: user, appID: appID)] }) else { return .notDetermined }
         if cached.status == .approved, cached.member == .child,
-           cached.directory != directory || !Self.isApprovedDeployment(cached.deployment, running: flatpak) {
+           cached.directory != directory || !Self.isApprovedDeployment(cached.deployment, running: flatpak)
+            || !Self.isApprovedRuntime(cached.runtimeCommit, running: runtime) {
             return .notDetermined
         }
         return cached.status
@@ -69,6 +72,12 @@ package final class AuthorizationLedger: Sendable {
     static func isApprovedDeployment(_ approved: FlatpakDeployment?, running: FlatpakDeployment?) -> Bool {
         guard let approved else { return true }
         return running?.commit == approved.commit && running?.installation.path == approved.installation.path
+    }
+
+    /// Whether `running` is the runtime commit approved, when one is recorded.
+    static func isApprovedRuntime(_ approved: String?, running: FlatpakDeployment?) -> Bool {
+        guard let approved else { return true }
+        return running?.commit == approved
     }
 
     /// Watches the status of (user, app); `listener` runs on the thread that made the change.
@@ -216,6 +225,7 @@ package final class AuthorizationLedger: Sendable {
 extension AuthorizationLedger.Cached {
     init(_ record: AuthorizationRecord) {
         self.init(status: record.status, member: record.member, directory: record.appIdentity,
-                  deployment: record.flatpakOrigin == nil ? nil : record.flatpak)
+                  deployment: record.flatpakOrigin == nil ? nil : record.flatpak,
+                  runtimeCommit: record.flatpakOrigin?.runtime?.commit)
     }
 }

@@ -128,33 +128,67 @@ package final class LockKeeper: Sendable {
     func followFlatpakUpdate(user: String, app: AppIdentity) throws(GuardFailure) -> PendingRequest.Update? {
         guard let running = app.flatpak else { return nil }
         return try turns.save(StatusHub.Key(user: user, appID: app.appID)) { () throws(GuardFailure) -> PendingRequest.Update? in
-            guard let record = try ledger.authorization(user: user, appID: app.appID), record.member == .child,
+            guard var record = try ledger.authorization(user: user, appID: app.appID), record.member == .child,
                   record.status == .approved, let origin = record.flatpakOrigin, let approved = record.flatpak,
-                  running.installation.path == approved.installation.path, running.commit != approved.commit else { return nil }
-            let approval = FlatpakApproval(appID: approved.appID, arch: approved.arch, branch: approved.branch,
-                                           remote: origin.remote, url: origin.url, commit: approved.commit,
-                                           timestamp: origin.commitTime)
+                  running.installation.path == approved.installation.path else { return nil }
             let judge = FlatpakUpdateJudge(installation: GuardFlatpakInstallation(path: approved.installation.path),
                                            trusted: trustedFlatpakRemotes)
+            if origin.runtime == nil, running.commit == approved.commit {
+                record = try recordRuntime(record, judge: judge)
+            }
+            let runtime = record.flatpakOrigin?.runtime
+            guard running.commit != approved.commit || (runtime != nil && app.flatpakRuntime?.commit != runtime?.commit) else {
+                return nil
+            }
+            let approval = FlatpakApproval(appID: approved.appID, arch: approved.arch, branch: approved.branch,
+                                           remote: origin.remote, url: origin.url, commit: approved.commit,
+                                           timestamp: origin.commitTime, runtime: runtime)
+            // The runtime commit the process runs on, when the approval judges runtimes.
+            let runningRuntime = runtime == nil ? nil : app.flatpakRuntime?.commit
             let verdict = judge.judge(approval)
-            guard case .approved(let next) = verdict, next.commit == running.commit else {
-                logger.warning("flatpak: \(app.appID) for \(user) runs commit \(running.commit), not the approved "
-                    + "\(approved.commit); the approval does not follow it (\(verdict))")
+            guard case .approved(let next) = verdict, next.commit == running.commit,
+                  next.runtime?.commit == runningRuntime else {
+                var runs = "commit \(running.commit), not the approved \(approved.commit)"
+                if let runtime, runningRuntime != runtime.commit {
+                    runs += ", on runtime \(runtime.name) commit \(runningRuntime ?? "none"), not the approved \(runtime.commit)"
+                }
+                logger.warning("flatpak: \(app.appID) for \(user) runs \(runs); the approval does not follow it (\(verdict))")
                 guard case .needsGuardian(_, let to, let reason) = verdict, to == running.commit,
-                      let candidate = judge.candidate(after: approval, commit: running.commit) else { return nil }
-                return PendingRequest.Update(change: .flatpak(candidate, from: approved.commit), from: Self.describe(approval),
+                      let candidate = judge.candidate(after: approval, commit: running.commit),
+                      candidate.runtime?.commit == runningRuntime else { return nil }
+                return PendingRequest.Update(change: .flatpak(candidate, from: approval), from: Self.describe(approval),
                                              to: "\(Self.describe(candidate)): \(DisplayText.sanitized(reason))")
             }
             var moved = record
             moved.flatpak?.commit = next.commit
             moved.flatpakOrigin = next.origin
             moved.updatedAt = .now
-            let detail = "from \(approved.commit) to \(next.commit), a newer commit of remote \(origin.remote)"
+            var detail = next.commit == approved.commit ? "" : "from \(approved.commit) to \(next.commit), "
+            if let to = next.runtime, to.commit != runtime?.commit {
+                detail += "runtime \(to.name) from \(runtime?.commit ?? "none") to \(to.commit), "
+            }
+            detail += "a newer commit of remote \(origin.remote)"
             try ledger.commit(moved, audit: ledger.event(.update, actor: AuditEvent.guardActor, user: user, appID: app.appID,
                                                          member: .child, outcome: .approved, detail: detail))
             logger.notice("flatpak: the approval of \(app.appID) for \(user) follows its update \(detail)")
             return nil
         }
+    }
+
+    /// An approval recorded before runtimes were judged records the
+    /// runtime deployed now with its app's approved commit, audited.
+    private func recordRuntime(_ record: AuthorizationRecord, judge: FlatpakUpdateJudge) throws(GuardFailure) -> AuthorizationRecord {
+        guard let approved = record.flatpak,
+              let name = try? judge.installation.declaredRuntime(appID: approved.appID, arch: approved.arch,
+                                                                branch: approved.branch, commit: approved.commit),
+              let pin = judge.deployedRuntime(name) else { return record }
+        var pinned = record
+        pinned.flatpakOrigin?.runtime = pin
+        pinned.updatedAt = .now
+        try ledger.commit(pinned, audit: ledger.event(.update, actor: AuditEvent.guardActor, user: record.user,
+                                                      appID: record.appID, member: .child, outcome: .approved,
+                                                      detail: "recorded its runtime \(name) at \(pin.commit)"))
+        return pinned
     }
 
     /// Moves the approval of a child's app in the Guard's installation to
@@ -163,13 +197,13 @@ package final class LockKeeper: Sendable {
     /// deployed and the approval still the one the request was made from.
     /// Call in the (user, app) save turn.
     /// - Throws: `NotFound` when the approval or the deployment changed meanwhile.
-    func letFlatpakUpdateIn(_ next: FlatpakApproval, from: String, user: String, actor: String,
+    func letFlatpakUpdateIn(_ next: FlatpakApproval, from: FlatpakApproval, user: String, actor: String,
                             detail: String) throws(GuardFailure) {
         guard var record = try ledger.authorization(user: user, appID: next.appID), record.member == .child,
               record.status == .approved, record.flatpakOrigin != nil, let approved = record.flatpak else {
             throw GuardFailure(.notFound, "\(next.appID) is no longer approved for \(user) in the Guard's installation")
         }
-        guard approved.commit == from else {
+        guard approved.commit == from.commit, record.flatpakOrigin?.runtime == from.runtime else {
             throw GuardFailure(.notFound, "the approval of \(next.appID) moved to commit \(approved.commit) while the "
                 + "request waited; nothing was changed")
         }
@@ -182,6 +216,11 @@ package final class LockKeeper: Sendable {
         }
         guard active == next.commit else {
             throw GuardFailure(.notFound, "the Guard's installation no longer deploys commit \(next.commit) of \(next.appID)")
+        }
+        if let runtime = next.runtime {
+            guard (try? installation.activeCommit(runtime: runtime.name)) == runtime.commit else {
+                throw GuardFailure(.notFound, "the Guard's installation no longer deploys commit \(runtime.commit) of runtime \(runtime.name)")
+            }
         }
         record.flatpak?.commit = next.commit
         record.flatpakOrigin = next.origin
@@ -200,6 +239,7 @@ package final class LockKeeper: Sendable {
     /// A commit of an app in the Guard's installation as a guardian reads it.
     static func describe(_ approval: FlatpakApproval) -> String {
         "commit \(approval.commit.prefix(16)) of remote \(approval.remote) (\(DisplayText.sanitized(approval.url)))"
+            + (approval.runtime.map { " on runtime \(DisplayText.sanitized($0.name)) commit \($0.commit.prefix(16))" } ?? "")
     }
 
     /// Moves an approved app of a child's per-user Flatpak installation into

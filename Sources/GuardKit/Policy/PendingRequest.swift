@@ -26,9 +26,10 @@ package final class PendingRequest: Sendable {
             /// A version staged beside an app root's folder, locked while it waits, to swap in.
             case staged(StagedUpdate)
             /// The commit the Guard's Flatpak installation now deploys for a
-            /// moved app, from another remote or older than the approved one,
-            /// for the approval to move to from the approved commit `from`.
-            case flatpak(FlatpakApproval, from: String)
+            /// moved app (or its runtime), from another remote or older than
+            /// the approved one, for the approval to move to from `from`, the
+            /// approval as it stood.
+            case flatpak(FlatpakApproval, from: FlatpakApproval)
         }
 
         /// An update key that changes: the one the approval trusts now

@@ -90,7 +90,8 @@ package final class GuardService: VarlinkService {
     func getStatus(_ parameters: Guard.GetStatus.Parameters, _ served: ServedCall) {
         guard let caller = identify(served.connection, served.session), served.call.expectsReply else { return }
         let status = policy.ledger.status(user: caller.account.name, appID: caller.app.appID,
-                                          directory: caller.app.directoryIdentity, flatpak: caller.app.flatpak)
+                                          directory: caller.app.directoryIdentity, flatpak: caller.app.flatpak,
+                                          runtime: caller.app.flatpakRuntime)
         served.connection.reply(Guard.GetStatus.Reply(app: caller.app.appID, user: caller.account.name,
                                                       status: Guard.Status(status)).object)
     }
@@ -112,7 +113,8 @@ package final class GuardService: VarlinkService {
         let send: @Sendable () -> Void = { [policy] in
             sending.withLock { _ in
                 let status = policy.ledger.status(user: caller.account.name, appID: caller.app.appID,
-                                           directory: caller.app.directoryIdentity, flatpak: caller.app.flatpak)
+                                           directory: caller.app.directoryIdentity, flatpak: caller.app.flatpak,
+                                          runtime: caller.app.flatpakRuntime)
                 connection.reply(Guard.Subscribe.Reply(status: Guard.Status(status)).object, continues: true)
             }
         }

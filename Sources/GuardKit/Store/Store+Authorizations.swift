@@ -105,7 +105,7 @@ extension Store {
     }
 }
 
-private let authorizationColumns = "user, uid, app_id, member, status, approved_by, updated_at, app_path, app_device, app_inode, flatpak_installation, flatpak_deployment, flatpak_remote, flatpak_url, flatpak_commit_time, update_key, update_version"
+private let authorizationColumns = "user, uid, app_id, member, status, approved_by, updated_at, app_path, app_device, app_inode, flatpak_installation, flatpak_deployment, flatpak_remote, flatpak_url, flatpak_commit_time, update_key, update_version, flatpak_runtime, flatpak_runtime_commit, flatpak_runtime_time"
 
 extension StoreConnection {
     func upsert(_ record: AuthorizationRecord) throws(StoreError) {
@@ -114,7 +114,7 @@ extension StoreConnection {
         try execute(
             """
             INSERT INTO authorizations (\(authorizationColumns))
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)
             ON CONFLICT (user, app_id) DO UPDATE SET
                 uid = excluded.uid, member = excluded.member, status = excluded.status,
                 approved_by = excluded.approved_by, updated_at = excluded.updated_at,
@@ -122,7 +122,9 @@ extension StoreConnection {
                 flatpak_installation = excluded.flatpak_installation, flatpak_deployment = excluded.flatpak_deployment,
                 flatpak_remote = excluded.flatpak_remote, flatpak_url = excluded.flatpak_url,
                 flatpak_commit_time = excluded.flatpak_commit_time,
-                update_key = excluded.update_key, update_version = excluded.update_version
+                update_key = excluded.update_key, update_version = excluded.update_version,
+                flatpak_runtime = excluded.flatpak_runtime, flatpak_runtime_commit = excluded.flatpak_runtime_commit,
+                flatpak_runtime_time = excluded.flatpak_runtime_time
             """,
             [
                 .text(record.user), .integer(Int64(record.uid)), .text(record.appID),
@@ -135,6 +137,8 @@ extension StoreConnection {
                 .text(orNull: record.flatpakOrigin?.remote), .text(orNull: record.flatpakOrigin?.url),
                 record.flatpakOrigin.map { .integer(Int64(clamping: $0.commitTime)) } ?? .null,
                 .text(orNull: record.updateKey?.declaration), .text(orNull: record.highestVersion),
+                .text(orNull: record.flatpakOrigin?.runtime?.name), .text(orNull: record.flatpakOrigin?.runtime?.commit),
+                record.flatpakOrigin?.runtime.map { .integer(Int64(clamping: $0.timestamp)) } ?? .null,
             ]
         )
     }
@@ -170,6 +174,13 @@ extension StoreConnection {
                 throw .invalidValue(path: path, table: table, column: "flatpak_commit_time", value: String(time))
             }
             record.flatpakOrigin = FlatpakOrigin(remote: remote, url: url, commitTime: UInt64(time))
+            if let name = row.string(at: 17), let commit = row.string(at: 18), !row.isNull(at: 19) {
+                let pin = FlatpakRuntimePin(name: name, commit: commit, timestamp: UInt64(clamping: row.int64(at: 19)))
+                guard pin.parts != nil, OstreeCommit.isChecksum(commit), row.int64(at: 19) >= 0 else {
+                    throw .invalidValue(path: path, table: table, column: "flatpak_runtime", value: "\(name) \(commit)")
+                }
+                record.flatpakOrigin?.runtime = pin
+            }
         }
         if let declaration = row.string(at: 15) {
             // A key that does not parse trusts nothing: refused, never read as "no key" silently.

@@ -11,7 +11,7 @@ package enum StoreSchema {
     package static let applicationID: Int32 = 0x4661_6D43
 
     /// Every migration, oldest first; the last one's version is the current schema.
-    package static let migrations: [StoreMigration] = [version1, version2, version3, version4, version5, version6, version7, version8]
+    package static let migrations: [StoreMigration] = [version1, version2, version3, version4, version5, version6, version7, version8, version9]
 
     /// The schema version this code writes and reads.
     package static var currentVersion: Int { migrations.last?.version ?? 0 }
@@ -182,6 +182,24 @@ package enum StoreSchema {
                 CHECK (update_key IS NULL OR update_key LIKE 'ed25519:%');
             ALTER TABLE authorizations ADD COLUMN update_version TEXT
                 CHECK (update_version IS NULL OR length(update_version) BETWEEN 1 AND 64);
+            """
+    )
+
+    // A Flatpak app moved into the Guard's installation records the runtime
+    // it was approved on (ID/ARCH/BRANCH, commit, the commit's time): a new
+    // runtime commit is judged as a new app commit is. Approvals made before
+    // have none, and record the runtime deployed at their next check.
+    private static let version9 = StoreMigration(
+        version: 9,
+        summary: "approvals of Flatpak apps in the Guard's installation record the runtime",
+        sql: """
+            ALTER TABLE authorizations ADD COLUMN flatpak_runtime TEXT
+                CHECK (flatpak_runtime IS NULL OR (flatpak_remote IS NOT NULL AND length(flatpak_runtime) BETWEEN 5 AND 512));
+            ALTER TABLE authorizations ADD COLUMN flatpak_runtime_commit TEXT
+                CHECK ((flatpak_runtime_commit IS NULL) = (flatpak_runtime IS NULL)
+                       AND (flatpak_runtime_commit IS NULL OR length(flatpak_runtime_commit) = 64));
+            ALTER TABLE authorizations ADD COLUMN flatpak_runtime_time INTEGER
+                CHECK ((flatpak_runtime_time IS NULL) = (flatpak_runtime IS NULL));
             """
     )
 

@@ -10,6 +10,8 @@ final class FlatpakTestRepository: Sendable {
     static let appID = "org.familycontrols.FlatpakTest"
     static let runtimeID = "org.familycontrols.TestRuntime"
     static let branch = "master"
+    /// `runtime/ID/ARCH/BRANCH`.
+    static var runtimeRef: String { "runtime/\(runtimeID)/\(architecture)/\(branch)" }
     /// The app's command, a shell script run by the runtime's `/bin/sh`.
     static let command = "fc-test-app"
     /// The demo app, the real app library inside (`/app/bin/familycontrols-demo`),
@@ -94,6 +96,31 @@ final class FlatpakTestRepository: Sendable {
         return try String(contentsOfFile: ref, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// The commit the repository's branch of the runtime points at now.
+    func runtimeCommit() throws -> String {
+        let ref = "\(repository)/refs/heads/runtime/\(Self.runtimeID)/\(Self.architecture)/\(Self.branch)"
+        return try String(contentsOfFile: ref, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Exports a new commit of the runtime on top of the current one whose
+    /// `/usr/bin/sh` is a script of someone else's (it writes `marker` to
+    /// its standard error, then runs the real shell): what a child serving
+    /// a remote of their own publishes. - Returns: the new commit.
+    @discardableResult
+    func publishRuntime(marker: String) throws -> String {
+        let source = try Self.runtimeBuildFolder()
+        let copy = "\(directory)/runtime-build"
+        try? FileManager.default.removeItem(atPath: copy)
+        try run("/bin/cp", ["-a", source, copy]).requireSuccess()
+        try run("/bin/mv", ["\(copy)/usr/bin/sh", "\(copy)/usr/bin/sh.real"]).requireSuccess()
+        try "#!/usr/bin/sh.real\necho \(marker) >&2\nexec /usr/bin/sh.real \"$@\"\n"
+            .write(toFile: "\(copy)/usr/bin/sh", atomically: true, encoding: .utf8)
+        chmod("\(copy)/usr/bin/sh", 0o755)
+        try run("/usr/bin/flatpak", ["build-export", "--runtime", repository, copy, Self.branch]).requireSuccess()
+        try run("/usr/bin/flatpak", ["build-update-repo", repository]).requireSuccess()
+        return try runtimeCommit()
+    }
+
     /// Flatpak's name for this machine's architecture (`flatpak --default-arch`).
     static let architecture: String = {
         let answer = (try? run("/usr/bin/flatpak", ["--default-arch"]))?.standardOutput ?? ""
@@ -107,6 +134,11 @@ final class FlatpakTestRepository: Sendable {
 
     /// A repository holding only the test runtime, built on first use and
     /// removed when the test process exits.
+    /// The runtime's build folder (beside the cached repository).
+    private static func runtimeBuildFolder() throws -> String {
+        URL(fileURLWithPath: try runtimeRepository()).deletingLastPathComponent().path + "/runtime"
+    }
+
     private static func runtimeRepository() throws -> String {
         try cachedRuntime.withLock { cached in
             if let cached { return cached }

@@ -63,7 +63,9 @@ struct LogindContainer {
         defer { nspawn.stop() }
         var initPID: pid_t?
         let booted = await eventually(timeout: .seconds(60)) {
-            initPID = initPID ?? childPID(of: nspawn.process.processIdentifier)
+            // Asked again each time: nspawn's first child is a short-lived
+            // helper that forks the container's PID 1 and exits.
+            initPID = containerInit(of: nspawn.process.processIdentifier)
             guard initPID != nil, FileManager.default.fileExists(atPath: "\(busDirectory)/system_bus_socket") else { return false }
             let listed = try? TestSupport.run("/usr/bin/busctl", ["--address=unix:path=\(busDirectory)/system_bus_socket", "call",
                                                                   "org.freedesktop.login1", "/org/freedesktop/login1",
@@ -91,14 +93,20 @@ struct LogindContainer {
         try FileManager.default.moveItem(atPath: partial, toPath: root)
     }
 
-    /// The one child of `parent` (nspawn's child is the container's PID 1).
-    private static func childPID(of parent: pid_t) -> pid_t? {
+    /// The container's PID 1: the child of `parent` (nspawn) that is PID 1
+    /// of its own pid namespace (nspawn's helper child, which forks it and
+    /// exits, is not).
+    private static func containerInit(of parent: pid_t) -> pid_t? {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return nil }
         for entry in entries {
             guard let pid = pid_t(entry), let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
                   let close = stat.lastIndex(of: ")") else { continue }
             let fields = stat[stat.index(after: close)...].split(separator: " ")
-            if fields.count > 1, pid_t(fields[1]) == parent { return pid }
+            guard fields.count > 1, pid_t(fields[1]) == parent,
+                  let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+                  let line = status.split(separator: "\n").first(where: { $0.hasPrefix("NSpid:") }) else { continue }
+            let numbers = line.split(whereSeparator: { $0 == "\t" || $0 == " " }).dropFirst()
+            if numbers.count > 1, numbers.last == "1" { return pid }
         }
         return nil
     }

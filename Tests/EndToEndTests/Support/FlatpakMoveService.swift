@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Runs `body` with a Flatpak child on a system bus with polkitd and the
+/// system helper, the real move service listening on its socket under
+/// `systemd-socket-activate`, and a real Guard configured with it.
+/// `installed: false`: the child has only the test repository, and
+/// `prepare` installs the app as the attack wants it; `extra(child)` is
+/// appended to the Guard's `[Flatpak]` section.
+func withFlatpakMoveService(installed: Bool = true, prepare: (FlatpakChild) async throws -> Void = { _ in },
+                             extra: (FlatpakChild) -> String = { _ in "" },
+                             _ body: (GuardFixture, FlatpakChild, FlatpakSystemServices) async throws -> Void) async throws {
+    try await withFlatpakChild(installed: installed, systemHelper: true) { child in
+        try await prepare(child)
+        let services = try #require(child.services)
+        let socket = "\(child.directory)/move.socket"
+        let pidFile = "\(child.directory)/move-service.pid"
+        try FileManager.default.createDirectory(atPath: "\(child.directory)/state", withIntermediateDirectories: true)
+        // Detached (setsid), its pid in a file, ended by that pid, as in FlatpakMoveTests.
+        let service = ["/usr/bin/systemd-socket-activate", "--listen=\(socket)", "--accept", "--inetd",
+                       productPath("familycontrolsd"), "--flatpak-move-connection",
+                       "--state-dir", "\(child.directory)/state", "--installation-path", services.installation,
+                       "--flatpak-config-dir", services.configurationDirectory]
+        try await run("/bin/sh", ["-c", "setsid \"$@\" </dev/null >/dev/null 2>&1 & echo $! > '\(pidFile)'", "service"] + service)
+            .requireSuccess()
+        defer {
+            if let pid = (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap({ Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) {
+                kill(pid, SIGKILL)
+            }
+        }
+        for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { try await Task.sleep(for: .milliseconds(25)) }
+
+        let guardd = try await offload { try GuardFixture(sandbox: GuardSandbox.fromEnvironment) }
+        do {
+            try guardd.writeConfiguration(children: [child.user.name], extra: """
+
+                [Flatpak]
+                MoveService=\(socket)
+                GuardInstallation=\(services.installation)
+                \(extra(child))
+                """)
+            try await guardd.start()
+            try await body(guardd, child, services)
+            try await offload { guardd.tearDown() }
+        } catch {
+            try await offload { guardd.tearDown() }
+            throw error
+        }
+    }
+}
+
+
+extension GuardFixture {
+    /// The child's demo asks (answering the alert of a first request); returns
+    /// the request a guardian sees and the running app.
+    func pendingFlatpakRequest(_ child: FlatpakChild,
+                                alert: Bool = false) async throws -> ([String: Any], RunningApp) {
+        let app = try child.startDemo(socket: socket)
+        if alert { _ = try await app.waitForPendingRequest() }
+        for _ in 0..<200 {
+            let listed = try await familyctlAsGuardian(["requests", "--json"])
+            let object = try? JSONSerialization.jsonObject(with: Data(listed.standardOutput.utf8)) as? [String: Any]
+            if let found = (object?["requests"] as? [[String: Any]])?.first(where: { $0["app"] as? String == FlatpakChild.appID }) {
+                return (found, app)
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        app.stop()
+        throw FixtureError("no request came: \(app.standardError)\n\(log)")
+    }
+
+    /// The guardian approves or denies request `request`; returns the app's end.
+    func decideFlatpakRequest(_ request: [String: Any], _ app: RunningApp, approve: Bool) async throws -> ProcessResult {
+        defer { app.stop() }
+        let id = try #require(request["id"] as? Int)
+        let decided = try await familyctlAsGuardian([approve ? "approve" : "deny", String(id), "--stdin"],
+                                                    input: "\(guardian.password ?? "")\n")
+        #expect(decided.status == 0, "\(decided.standardError)")
+        app.endInput()
+        let status = await app.exitStatus()
+        return ProcessResult(status: status, standardOutput: app.standardOutput, standardError: app.standardError)
+    }
+}
+
+extension FlatpakSystemServices {
+    /// `app/APPID/ARCH/BRANCH` in the Guard's installation.
+    var guardBranch: String {
+        "\(installation)/app/\(FlatpakChild.appID)/\(FlatpakTestRepository.architecture)/\(FlatpakTestRepository.branch)"
+    }
+
+    /// The commit the Guard's installation deploys of the app, or nil.
+    var guardActive: String? {
+        try? FileManager.default.destinationOfSymbolicLink(atPath: "\(guardBranch)/active")
+    }
+
+    /// The commit the Guard's installation deploys of the test runtime, or nil.
+    var guardRuntimeActive: String? {
+        try? FileManager.default.destinationOfSymbolicLink(atPath: "\(installation)/\(FlatpakTestRepository.runtimeRef)/active")
+    }
+}
