@@ -4,6 +4,7 @@ import Glibc
 import FamilyConfiguration
 import FamilyControlsModel
 import GuardProtocol
+import LockEngine
 import Synchronization
 import SystemKit
 
@@ -60,9 +61,11 @@ package final class MonitorKeeper: Sendable {
     /// Whose a running monitor is, for `IdentifyMonitor`.
     struct Owner: Sendable {
         var uid: UInt32
-        /// A Flatpak app's: its sandboxed processes run under the process
-        /// the Guard started (`flatpak run`), and are vouched for too.
-        var sandboxed: Bool
+        /// A Flatpak app's: the identity of the approved deployment's
+        /// `files` folder. Its sandboxed processes run under the process the
+        /// Guard started (`flatpak run`), and are vouched for too when their
+        /// sandbox's `/app` is that folder.
+        var sandboxFiles: FileIdentity?
     }
 
     struct Key: Hashable, Sendable, Comparable {
@@ -157,16 +160,17 @@ package final class MonitorKeeper: Sendable {
     /// The monitor `pid` is, when `uid` is the monitor's user: a process the
     /// Guard itself started (published before its first instruction, and
     /// withdrawn as soon as it is reaped, so the pid is that very process's), or,
-    /// for a Flatpak app's monitor, a descendant of it (its sandboxed process).
+    /// for a Flatpak app's monitor, a descendant of it in a sandbox of the
+    /// approved deployment (``FlatpakMonitorSandbox``).
     /// `pidfd`, the caller's pinned at connection, must still be alive: a
     /// connection whose process ended cannot borrow a recycled pid.
     package func monitor(containing pid: pid_t, uid: UInt32, pidfd: CInt?) -> MonitorSnapshot? {
         if let pidfd, !ProcessHandle.isAlive(pidfd: pidfd) { return nil }
-        let running: [pid_t: (MonitorSnapshot, Bool)] = shared.withLock { shared in
-            var running: [pid_t: (MonitorSnapshot, Bool)] = [:]
+        let running: [pid_t: (MonitorSnapshot, FileIdentity?)] = shared.withLock { shared in
+            var running: [pid_t: (MonitorSnapshot, FileIdentity?)] = [:]
             for (key, snapshot) in shared.table where snapshot.state == .running {
                 guard let owner = shared.owners[key], owner.uid == uid else { continue }
-                running[snapshot.pid] = (snapshot, owner.sandboxed)
+                running[snapshot.pid] = (snapshot, owner.sandboxFiles)
             }
             return running
         }
@@ -174,7 +178,11 @@ package final class MonitorKeeper: Sendable {
         if let (found, _) = running[pid] { return found }
         var current = pid
         for _ in 0..<32 {
-            if let (found, sandboxed) = running[current] { return sandboxed ? found : nil }
+            if let (found, files) = running[current] {
+                // A process of a sandbox whose /app is not the approved deployment's is not the monitor.
+                guard let files, FlatpakMonitorSandbox.judge(pid, files: files) == .approved else { return nil }
+                return found
+            }
             guard let parent = Self.parent(of: current), parent > 1 else { return nil }
             current = parent
         }

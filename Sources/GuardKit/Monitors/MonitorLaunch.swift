@@ -24,10 +24,13 @@ struct MonitorLaunch: Hashable, Sendable {
     /// What keeping it down costs the child's sessions
     /// (`X-FamilyControls-MonitorRequired=`); nil when it is not required.
     var required: SessionConsequence?
-    /// A Flatpak app's monitor, started through `flatpak run`: its sandbox's
-    /// user namespace is the child's, so secure execution would guard
-    /// nothing there (and GLib's bus lookup refuses to run under it).
-    var isFlatpak: Bool
+    /// A Flatpak app's monitor, started through `flatpak run`: the approved
+    /// deployment it must run (checked before and after the start). Its
+    /// sandbox's user namespace is the child's, so secure execution would
+    /// guard nothing there (and GLib's bus lookup refuses to run under it).
+    var sandbox: FlatpakMonitorSandbox?
+
+    var isFlatpak: Bool { sandbox != nil }
 
     /// The monitor `record` declares: nil when its desktop entry declares
     /// none. `folder` is the approved folder, held open (nil for a Flatpak app).
@@ -43,7 +46,7 @@ struct MonitorLaunch: Hashable, Sendable {
         let path = record.appPath + "/" + command.program
         return MonitorLaunch(appID: record.appID, appName: entry.name ?? record.appID, path: path,
                              arguments: [path] + command.arguments, directory: record.appPath, folder: folder.identity,
-                             program: command.program, required: required(entry, record, logger), isFlatpak: false)
+                             program: command.program, required: required(entry, record, logger), sandbox: nil)
     }
 
     /// What the entry declares of a required monitor. The value was checked
@@ -111,7 +114,9 @@ struct MonitorLaunch: Hashable, Sendable {
             + command.arguments
         return MonitorLaunch(appID: record.appID, appName: entry.name ?? record.appID, path: flatpak,
                              arguments: arguments, directory: nil, folder: nil, program: nil,
-                             required: required(entry, record, logger), isFlatpak: true)
+                             required: required(entry, record, logger),
+                             sandbox: FlatpakMonitorSandbox(folderPath: FlatpakLockPlacement.folder(of: deployment),
+                                                            folder: record.appIdentity, deployment: deployment))
     }
 }
 

@@ -62,6 +62,12 @@ extension MonitorKeeper {
             /// Set when it is being stopped for good: SIGKILL at this instant.
             var killAt: MonotonicInstant?
             var stopReason: String?
+            /// A Flatpak monitor's approved `files` folder, checked before its
+            /// start; whether its sandbox was seen running it; and why it was
+            /// killed as not the approved app.
+            var sandboxFiles: FileIdentity?
+            var sandboxShown = false
+            var refusal: String?
             var lineTokens = Double(Supervisor.lineBurst)
             var lineCheck: MonotonicInstant = .now
             var droppedLines = 0
@@ -260,6 +266,9 @@ extension MonitorKeeper {
             }
             _ = fcntl(ends.read.rawValue, F_SETFL, fcntl(ends.read.rawValue, F_GETFL) | O_NONBLOCK)
             let launch = instance.launch
+            instance.sandboxShown = false
+            instance.refusal = nil
+            instance.sandboxFiles = try launch.sandbox?.approvedFiles()
             // An app root's monitor: the approved folder's own program, by descriptor.
             var program: FileDescriptor?, folder: OpenedDirectory?
             if let identity = launch.folder, let relative = launch.program {
@@ -401,12 +410,17 @@ extension MonitorKeeper {
                     drain(instance)
                     instance.output = nil
                     instance.process = nil
-                    if case .killed(let signal, _) = event {
+                    if let refusal = instance.refusal {
+                        ended(instance, how: "was not the approved app: \(refusal)", startFailed: true)
+                    } else if case .killed(let signal, _) = event {
                         ended(instance, how: "ended by \(event)", killedBy: signal)
                     } else {
                         ended(instance, how: "ended by \(event)")
                     }
                 }
+            }
+            for instance in instances.values where instance.sandboxFiles != nil && !instance.sandboxShown {
+                checkSandbox(instance)
             }
             let now = MonotonicInstant.now
             for instance in instances.values where instance.pendingAlert != nil && !isShort(instance.session) {
@@ -424,6 +438,30 @@ extension MonitorKeeper {
                 return false
             }
             publish()
+        }
+
+        /// Whether a started Flatpak monitor's sandbox runs the approved
+        /// deployment: killed, as not the approved app, when a sandbox of
+        /// another shows, or none within ``FlatpakMonitorSandbox/showWithin``.
+        private func checkSandbox(_ instance: Instance) {
+            guard let process = instance.process, process.exit == nil, instance.refusal == nil,
+                  let files = instance.sandboxFiles else { return }
+            let key = instance.key
+            switch FlatpakMonitorSandbox.judge(descendantsOf: process.pid, files: files) {
+            case .approved:
+                instance.sandboxShown = true
+                context.logger.info("monitor: \(key.appID) for \(key.user) in session \(key.session) runs in a sandbox "
+                    + "of the approved deployment")
+                return
+            case .another(let identity):
+                instance.refusal = "its sandbox's /app is \(identity), not the approved deployment's files (\(files))"
+            case .notSandboxed:
+                guard !(MonotonicInstant.now < instance.startedAt.advanced(by: FlatpakMonitorSandbox.showWithin)) else { return }
+                instance.refusal = "no sandbox of the approved deployment within \(Self.spoken(Self.seconds(FlatpakMonitorSandbox.showWithin)))"
+            }
+            context.logger.warning("monitor: \(key.appID) for \(key.user) in session \(key.session) is killed: "
+                + (instance.refusal ?? ""))
+            process.send(SIGKILL)
         }
 
         /// `instance` ended, not asked to: when it starts again, and the row that says so.
@@ -580,7 +618,7 @@ extension MonitorKeeper {
             var table: [Key: MonitorSnapshot] = [:], owners: [Key: Owner] = [:]
             for (key, instance) in instances {
                 table[key] = instance.snapshot
-                owners[key] = Owner(uid: instance.uid, sandboxed: instance.launch.isFlatpak)
+                owners[key] = Owner(uid: instance.uid, sandboxFiles: instance.sandboxFiles)
             }
             keeper.publish(table, owners: owners, held: held)
         }
@@ -655,11 +693,14 @@ extension MonitorKeeper {
 enum MonitorStartError: Error, CustomStringConvertible {
     case noAccount(String)
     case spawn(String)
+    /// A Flatpak monitor that would not run, or does not run, the approved deployment.
+    case notApproved(String)
 
     var description: String {
         switch self {
         case .noAccount(let user): "the user directory has no account \(DisplayText.sanitized(user).clipped) with the session's uid"
         case .spawn(let message): message
+        case .notApproved(let reason): "it is not the approved app: \(reason)"
         }
     }
 }
