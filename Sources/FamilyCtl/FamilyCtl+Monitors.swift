@@ -31,13 +31,13 @@ extension FamilyCtl {
         let ended = row.ended.map { DisplayText.sanitized($0) }
         let state: String
         switch row.state {
-        case "running":
+        case .running:
             state = "running as pid \(row.pid) since \(localDate(row.startedAt))"
-        case "waiting":
+        case .waiting:
             state = "waiting, starts again" + (row.restartAt.map { " at \(localDate($0))" } ?? " soon")
                 + (ended.map { " after \($0)" } ?? "")
-        default:
-            state = DisplayText.sanitized(row.state) + (ended.map { " after \($0)" } ?? "")
+        case .stopped:
+            state = "stopped" + (ended.map { " after \($0)" } ?? "")
         }
         return "\(DisplayText.sanitized(row.appID)) for \(DisplayText.sanitized(row.user)) in session "
             + "\(DisplayText.sanitized(row.session)): \(state), restarted \(times(row.restarts))"

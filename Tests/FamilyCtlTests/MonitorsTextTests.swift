@@ -8,12 +8,12 @@ import Varlink
 /// child could choose escaped; and the `--json` form with dates.
 @Suite struct MonitorsTextTests {
     @Test func eachStateIsOneLineAndHostileNamesAreEscaped() {
-        let running = Guard.Monitor(appID: "org.example.App", user: "kid", session: "c2", state: "running", pid: 4242,
+        let running = Guard.Monitor(appID: "org.example.App", user: "kid", session: "c2", state: .running, pid: 4242,
                                     startedAt: 1_800_000_000, restarts: 1)
-        let waiting = Guard.Monitor(appID: "org.example.\u{1B}[2JApp", user: "kid", session: "pam-77\n", state: "waiting",
+        let waiting = Guard.Monitor(appID: "org.example.\u{1B}[2JApp", user: "kid", session: "pam-77\n", state: .waiting,
                                     pid: 0, startedAt: 1_800_000_000, restarts: 12, ended: "exit status 1",
                                     restartAt: 1_800_000_030)
-        let stopped = Guard.Monitor(appID: "org.example.App", user: "kid", session: "c3", state: "stopped", pid: 0,
+        let stopped = Guard.Monitor(appID: "org.example.App", user: "kid", session: "c3", state: .stopped, pid: 0,
                                     startedAt: 1_800_000_000, restarts: 0, ended: "signal 15")
         let started = UnixTime(seconds: 1_800_000_000).localDescription
         let again = UnixTime(seconds: 1_800_000_030).localDescription
@@ -28,9 +28,9 @@ import Varlink
     }
 
     @Test func theJSONFormIsTheReplyWithDates() throws {
-        let waiting = Guard.Monitor(appID: "org.example.App", user: "kid", session: "c2", state: "waiting", pid: 0,
+        let waiting = Guard.Monitor(appID: "org.example.App", user: "kid", session: "c2", state: .waiting, pid: 0,
                                     startedAt: 0, restarts: 2, ended: "signal 9", restartAt: 60)
-        let running = Guard.Monitor(appID: "org.example.App", user: "kid", session: "c3", state: "running", pid: 9,
+        let running = Guard.Monitor(appID: "org.example.App", user: "kid", session: "c3", state: .running, pid: 9,
                                     startedAt: 0, restarts: 0)
         let parsed = try JSONValue(parsing: Array(FamilyCtl.monitorsJSON([waiting, running]).utf8))
         let array = try #require(parsed.objectValue?["monitors"]?.arrayValue)

@@ -34,6 +34,29 @@ struct GeneratedTypesTests {
         }
     }
 
+    @Test func aMonitorsStateAndAFlatpakInstallationTravelAsInterfaceEnums() throws {
+        let monitor: JSONObject = ["appID": .string("org.example.App"), "user": .string("kid"), "session": .string("c2"),
+                                   "state": .string("running"), "pid": .int(7), "startedAt": .int(1), "restarts": .int(0)]
+        #expect(try Guard.Monitor(monitor).state == .running)
+        #expect(Guard.Monitor(appID: "a", user: "kid", session: "c2", state: .stopped, pid: 0, startedAt: 1,
+                              restarts: 0).object["state"] == .string("stopped"))
+        var paused = monitor
+        paused["state"] = .string("paused")
+        #expect(throws: ProtocolDecodingError(path: "state", problem: .notOneOf(["running", "waiting", "stopped"]))) {
+            try Guard.Monitor(paused)
+        }
+        let app: JSONObject = ["id": .string("org.example.App"), "installation": .string("familycontrols"),
+                               "arch": .string("x86_64"), "branch": .string("stable"), "commit": .string("c"),
+                               "deployment": .string("/d")]
+        #expect(try Guard.FlatpakApp(app).installation == .familycontrols)
+        var elsewhere = app
+        elsewhere["installation"] = .string("extra")
+        #expect(throws: ProtocolDecodingError(path: "installation",
+                                              problem: .notOneOf(["user", "system", "familycontrols"]))) {
+            try Guard.FlatpakApp(elsewhere)
+        }
+    }
+
     @Test func aMissingFieldIsRefusedByName() {
         #expect(throws: ProtocolDecodingError(path: "approve", problem: .missing)) {
             try Guard.DecideRequest.Parameters(["id": .int(4)])

@@ -269,8 +269,8 @@ extension AuthorizationView {
                             updatedAt: record.updatedAt.seconds, path: path, lock: lock,
                             flatpak: record.flatpak.map { deployment in
                                 Guard.FlatpakApp(id: deployment.appID,
-                                                 installation: record.flatpakOrigin != nil ? "familycontrols"
-                                                     : deployment.installation.kind == .system ? "system" : "user",
+                                                 installation: record.flatpakOrigin != nil ? .familycontrols
+                                                     : deployment.installation.kind == .system ? .system : .user,
                                                  arch: deployment.arch, branch: deployment.branch,
                                                  commit: deployment.commit, deployment: deployment.path)
                             })

@@ -39,9 +39,20 @@ extension GuardService {
 extension MonitorSnapshot {
     /// The `Monitor` type of the interface.
     var wire: Guard.Monitor {
-        Guard.Monitor(appID: appID, user: user, session: session, state: state.rawValue, pid: Int64(pid),
+        Guard.Monitor(appID: appID, user: user, session: session, state: Guard.MonitorState(state), pid: Int64(pid),
                       startedAt: startedAt.seconds, restarts: Int64(restarts), ended: ended,
                       restartAt: restartAt?.seconds)
+    }
+}
+
+extension Guard.MonitorState {
+    /// A monitor's state as the interface names it.
+    init(_ state: MonitorSnapshot.State) {
+        switch state {
+        case .running: self = .running
+        case .waiting: self = .waiting
+        case .stopped: self = .stopped
+        }
     }
 }
 
