@@ -33,25 +33,25 @@ package final class KeyedSerializer<Key: Hashable & Sendable>: Sendable {
 
     /// Runs `body` once no other caller holds `key`, as
     /// ``withExclusiveAccess(to:onWait:_:)`` does, but waits for it only
-    /// until `deadline` and only while `stillWanted()` holds (asked a few
-    /// times a second: a caller that hung up gives its thread back).
+    /// until `deadline` and only until `hangUp` is set (woken by it at once:
+    /// a caller that hung up gives its thread back).
     /// - Returns: what `body` returned, or nil, without running `body`, when
-    ///   the key was not free by `deadline` or `stillWanted()` turned false first.
+    ///   the key was not free by `deadline` or the caller hung up first.
     package func withExclusiveAccess<R, E: Error>(
-        to key: Key, until deadline: MonotonicInstant, while stillWanted: () -> Bool,
+        to key: Key, until deadline: MonotonicInstant, unless hangUp: HangUp,
         onWait: () -> Void = {}, _ body: () throws(E) -> R
     ) throws(E) -> R? {
         if !state.withLock({ $0.busy.insert(key).inserted }) {
             onWait()
+            guard !hangUp.isSet else { return nil }
             var acquired = false
-            while !acquired {
-                guard MonotonicInstant.now < deadline, stillWanted() else { return nil }
-                let wake = min(deadline, .now.advanced(by: .milliseconds(250)))
-                condition.wait(until: wake, ready: {
+            hangUp.watch(condition) {
+                condition.wait(until: deadline, ready: {
                     acquired = state.withLock { $0.busy.insert(key).inserted }
-                    return acquired
+                    return acquired || hangUp.isSet
                 }, onTimeout: {})
             }
+            if !acquired { return nil }
         }
         defer {
             state.withLock { _ = $0.busy.remove(key) }

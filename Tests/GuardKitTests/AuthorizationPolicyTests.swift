@@ -240,7 +240,7 @@ import Testing
             let app = ScriptedChannel(alert: .allow)
             let request = Background { () throws(GuardFailure) in try fixture.policy.request(.child, from: caller, over: app) }
             let waiting = try fixture.waitingRequest()
-            app.hangUp()
+            app.goAway()
             guard case .failure(let error) = try request.result() else {
                 Issue.record("a request whose app hung up succeeded")
                 return
@@ -273,7 +273,7 @@ import Testing
             #expect(error == .canceled("3 incorrect authentication attempts"))
             #expect(guardianTerminal.shown(.error) == ["Sorry, try again.", "Sorry, try again."])
             #expect(waiting.ending == nil, "the request still waits")
-            app.hangUp()
+            app.goAway()
             _ = try request.result()
             #expect(fixture.locker.locked == 0)
         }

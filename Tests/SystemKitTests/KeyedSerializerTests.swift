@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 
 /// A caller waiting for a key another holds waits only until its deadline,
-/// and only while it still wants the key.
+/// and only until it hangs up.
 @Suite struct KeyedSerializerTests {
     final class Flag: Sendable {
         private let value = Atomic(false)
@@ -32,20 +32,20 @@ import Testing
         let started = MonotonicInstant.now
         var waited = false
         let result = serializer.withExclusiveAccess(to: "app", until: .now.advanced(by: .milliseconds(300)),
-                                                    while: { true }, onWait: { waited = true }) { 42 }
+                                                    unless: HangUp(), onWait: { waited = true }) { 42 }
         let elapsed = MonotonicInstant.now - started
         #expect(result == nil)
         #expect(waited)
         #expect(elapsed >= .milliseconds(300) && elapsed < .seconds(3), "\(elapsed)")
         // Another key is free meanwhile.
-        #expect(serializer.withExclusiveAccess(to: "other", until: .now, while: { true }) { 1 } == 1)
+        #expect(serializer.withExclusiveAccess(to: "other", until: .now, unless: HangUp()) { 1 } == 1)
         release.set()
         holder.join()
         // The key is free again: the next caller runs at once.
-        #expect(serializer.withExclusiveAccess(to: "app", until: .now, while: { true }) { 7 } == 7)
+        #expect(serializer.withExclusiveAccess(to: "app", until: .now, unless: HangUp()) { 7 } == 7)
     }
 
-    @Test func aWaiterThatNoLongerWantsTheKeyStopsWithinAQuarterSecond() throws {
+    @Test func aWaiterWhoseCallerHangsUpIsWokenWithoutRunning() throws {
         let serializer = KeyedSerializer<String>()
         let release = Flag(), held = Flag()
         let holder = try hold(serializer, "app", until: release, held: held)
@@ -54,11 +54,17 @@ import Testing
             holder.join()
         }
         #expect(pollUntil { held.isSet })
-        let gone = MonotonicInstant.now.advanced(by: .milliseconds(200))
-        let result = serializer.withExclusiveAccess(to: "app", until: .now.advanced(by: .seconds(60)),
-                                                    while: { MonotonicInstant.now < gone }) { 42 }
+        let hangUp = HangUp()
+        let caller = try SystemThread.spawn(name: "hang-up") {
+            usleep(200_000)
+            hangUp.set()
+        }
+        defer { caller.join() }
+        let result = serializer.withExclusiveAccess(to: "app", until: .now.advanced(by: .seconds(60)), unless: hangUp) { 42 }
         #expect(result == nil)
-        #expect(MonotonicInstant.now - gone < .seconds(1))
+        #expect(hangUp.isSet, "woken by the hang-up, not by anything else")
+        // A caller that hung up before asking does not wait at all.
+        #expect(serializer.withExclusiveAccess(to: "app", until: .now.advanced(by: .seconds(60)), unless: hangUp) { 42 } == nil)
     }
 
     @Test func aWaiterRunsAsSoonAsTheHolderIsDone() throws {
@@ -70,7 +76,7 @@ import Testing
             usleep(100_000)
             release.set()
         }
-        let result = serializer.withExclusiveAccess(to: "app", until: .now.advanced(by: .seconds(10)), while: { true }) { 42 }
+        let result = serializer.withExclusiveAccess(to: "app", until: .now.advanced(by: .seconds(10)), unless: HangUp()) { 42 }
         #expect(result == 42)
         releaser.join()
         holder.join()

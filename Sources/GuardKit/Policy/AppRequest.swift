@@ -69,7 +69,7 @@ struct AppRequest {
         case .revoke:
             try policy.checkQuota(.revoke, nil, caller: caller)
         }
-        let ended = try policy.turns.request(caller.key, until: policy.turnDeadline, while: { !channel.isClosed }, onWait: {
+        let ended = try policy.turns.request(caller.key, until: policy.turnDeadline, unless: channel.hangUp, onWait: {
             policy.logger.info("\(action): \(caller.app.appID) for \(user) waits for the request open for it to end")
         }) { () throws(GuardFailure) -> AuthorizationStatus in
             // Another request for this app may have ended while this one waited.

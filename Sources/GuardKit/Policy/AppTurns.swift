@@ -23,13 +23,13 @@ final class AppTurns: Sendable {
     init() {}
 
     /// Runs a request's whole life for `key`, once no other request for it
-    /// is under way; waits for that one until `deadline` and while
-    /// `stillWanted()` holds.
+    /// is under way; waits for that one until `deadline` and until the app
+    /// hangs up.
     /// - Returns: what `body` returned, or nil, without running it, when the
     ///   wait ended first.
-    func request<R, E: Error>(_ key: StatusHub.Key, until deadline: MonotonicInstant, while stillWanted: () -> Bool,
+    func request<R, E: Error>(_ key: StatusHub.Key, until deadline: MonotonicInstant, unless hangUp: HangUp,
                               onWait: () -> Void, _ body: () throws(E) -> R) throws(E) -> R? {
-        try requests.withExclusiveAccess(to: key, until: deadline, while: stillWanted, onWait: onWait, body)
+        try requests.withExclusiveAccess(to: key, until: deadline, unless: hangUp, onWait: onWait, body)
     }
 
     /// Reads, locks or unlocks, and saves for `key`, once no other save for

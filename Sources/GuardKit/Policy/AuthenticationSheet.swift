@@ -82,7 +82,7 @@ final class AuthenticationSheet: Sendable {
     func withSheet<R>(of caller: Caller, channel: any RequestChannel, deadline: MonotonicInstant,
                       _ body: () throws(GuardFailure) -> R) throws(GuardFailure) -> R {
         let user = caller.account.name
-        let result = try sheets.withExclusiveAccess(to: user, until: deadline, while: { !channel.isClosed }, onWait: {
+        let result = try sheets.withExclusiveAccess(to: user, until: deadline, unless: channel.hangUp, onWait: {
             logger.info("request: \(caller.app.appID) for \(user) waits for their open sheet to end")
         }, body)
         guard let result else {

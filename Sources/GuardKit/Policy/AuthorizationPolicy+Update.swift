@@ -29,7 +29,7 @@ extension AuthorizationPolicy {
     /// - Throws: ``GuardFailure``, as the app hears it.
     package func update(from caller: Caller, over channel: any RequestChannel) throws(GuardFailure) -> UpdateOutcome {
         try checkQuota(.update, .child, caller: caller)
-        let ended = try turns.request(caller.key, until: turnDeadline, while: { !channel.isClosed }, onWait: {
+        let ended = try turns.request(caller.key, until: turnDeadline, unless: channel.hangUp, onWait: {
             logger.info("update: \(caller.app.appID) for \(caller.account.name) waits for the request open for it to end")
         }) { () throws(GuardFailure) -> UpdateOutcome in
             try AppUpdate(policy: self, caller: caller, channel: channel).run()

@@ -72,7 +72,7 @@ final class GuardianDesk: Sendable {
             + "“\(caller.app.displayName)” from their own account: request \(request.id). "
             + "They run: familyctl approve \(request.id)   (or: familyctl deny \(request.id))"))
 
-        let outcome = request.wait(while: { !channel.isClosed })
+        let outcome = request.wait(unless: channel.hangUp)
         switch outcome {
         case .approved, .denied, .failed:
             break

@@ -129,21 +129,14 @@ package final class PendingRequest: Sendable {
     /// How it ended, or nil while it waits.
     var ending: Outcome? { outcome.withLock { $0 } }
 
-    /// Waits until the request ends, expires, or `gone` says the app left.
-    /// Checked a few times a second: the app's hang-up has no signal of ours.
-    func wait(while stillThere: () -> Bool) -> Outcome {
-        while true {
-            if let ending { return ending }
-            if MonotonicInstant.now >= deadline {
-                end(.expired)
-                continue
-            }
-            if !stillThere() {
-                end(.canceled("the app went away"))
-                continue
-            }
-            let wake = min(deadline, .now.advanced(by: .milliseconds(250)))
-            signal.wait(until: wake, ready: { self.ending != nil }, onTimeout: {})
+    /// Waits until the request ends, expires, or the app hangs up (which
+    /// wakes the wait at once).
+    func wait(unless hangUp: HangUp) -> Outcome {
+        hangUp.watch(signal) {
+            signal.wait(until: deadline, ready: { self.ending != nil || hangUp.isSet }, onTimeout: {})
         }
+        if hangUp.isSet { end(.canceled("the app went away")) }
+        end(.expired)
+        return ending ?? .expired
     }
 }

@@ -15,6 +15,8 @@ package protocol RequestChannel: Sendable {
     func tell(_ prompt: AuthorizationPrompt)
     /// Whether the client has gone.
     var isClosed: Bool { get }
+    /// Set when the client goes: wakes what waits on its behalf.
+    var hangUp: HangUp { get }
 }
 
 /// Relays a PAM conversation to a request's client.

@@ -24,6 +24,9 @@ final class VarlinkRequestChannel: RequestChannel {
     private let state = Mutex(State())
     private let signal = ConditionSignal()
 
+    /// Set by ``close()``, which the connection's session calls when the connection closes.
+    let hangUp = HangUp()
+
     /// The channel of a call of `Method` on `connection`.
     init<Method: GuardMethod>(_ method: Method.Type, connection: VarlinkConnection) where Method.Reply: GuardPromptingReply {
         self.connection = connection
@@ -79,6 +82,7 @@ final class VarlinkRequestChannel: RequestChannel {
     func close() {
         state.withLock { $0.closed = true }
         signal.broadcast()
+        hangUp.set()
     }
 
     private func send(_ prompt: AuthorizationPrompt, id: Int64) {

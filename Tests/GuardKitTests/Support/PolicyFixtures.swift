@@ -58,7 +58,7 @@ final class ScriptedChannel: RequestChannel {
         switch script(prompt) {
         case .answer(let text): return SecretBytes(text)
         case .hangUp:
-            hangUp()
+            goAway()
             throw .canceled
         case .timeOut: throw .timedOut
         }
@@ -67,7 +67,11 @@ final class ScriptedChannel: RequestChannel {
     func tell(_ prompt: AuthorizationPrompt) { state.withLock { $0.prompts.append(prompt) } }
 
     var isClosed: Bool { state.withLock { $0.closed } }
-    func hangUp() { state.withLock { $0.closed = true } }
+    let hangUp = HangUp()
+    func goAway() {
+        state.withLock { $0.closed = true }
+        hangUp.set()
+    }
 
     var prompts: [AuthorizationPrompt] { state.withLock { $0.prompts } }
     func shown(_ kind: AuthorizationPrompt.Kind) -> [String] { prompts.filter { $0.kind == kind }.map(\.message) }
