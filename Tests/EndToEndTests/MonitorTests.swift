@@ -88,6 +88,45 @@ struct MonitorTests {
         return state == nil || state!.hasPrefix("Z")
     }
 
+    /// The voluntary context switches of the Guard's `guard-monitors` thread: how often it woke.
+    private static func monitorThreadWakeUps(_ guardd: GuardFixture) throws -> Int {
+        let pid = try #require(guardd.process?.processIdentifier)
+        for task in try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") {
+            let comm = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8)) ?? ""
+            guard comm.hasPrefix("guard-monitors") else { continue }
+            let status = try String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8)
+            let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("voluntary_ctxt_switches:") })
+            return try #require(Int(line.split(separator: "\t").last ?? ""))
+        }
+        throw FixtureError("the Guard has no guard-monitors thread")
+    }
+
+    /// With a monitor running and nothing happening, the monitors' thread
+    /// sleeps (no look every 100 ms); the session's leader killed (so no
+    /// PAM session close is told) wakes it through the leader's pidfd, and
+    /// the monitor is stopped.
+    @Test func theMonitorsThreadSleepsUntilSomethingHappensAndASessionsEndWakesIt() async throws {
+        try await withGuard { guardd in
+            try declareMonitor(guardd)
+            let session = try await approvedAndLoggedIn(guardd)
+            defer { session.stop() }
+            _ = try #require(try await runningPID(guardd), "\(guardd.log)")
+            try await Task.sleep(for: .milliseconds(500))
+            let before = try Self.monitorThreadWakeUps(guardd)
+            try await Task.sleep(for: .seconds(3))
+            let woke = try Self.monitorThreadWakeUps(guardd) - before
+            // A look every 100 ms would be 30; the approvals read again every 10 s may come once.
+            #expect(woke <= 5, "the monitors' thread woke \(woke) times in 3 s with nothing happening")
+
+            // Killed, so no PAM session close tells the Guard: only the leader's exit does.
+            kill(session.process.processIdentifier, SIGKILL)
+            let ended = ContinuousClock.now
+            #expect(await eventually(timeout: .seconds(10)) { guardd.log.contains("its session ended") }, "\(guardd.log.suffix(2000))")
+            print("monitor stopped \(ContinuousClock.now - ended) after its session's leader ended")
+            #expect(try await monitors(guardd).isEmpty)
+        }
+    }
+
     @Test func anApprovedAppsMonitorRunsInTheChildsSessionAsTheChildAndOutOfTheirReach() async throws {
         try await withGuard { guardd in
             try declareMonitor(guardd)

@@ -14,11 +14,12 @@ import SystemKit
 /// monitor, so that one `kill` bypasses nothing.
 ///
 /// One thread of its own (`guard-monitors`) owns every monitor process: it
-/// waits in `poll(2)` on their pidfds and output, on a wake-up counter the
-/// sessions and the ledger signal, and at most ``Supervisor/tick`` apart to
-/// see a stopped monitor (a stop makes no pidfd readable) and a session whose
-/// leader exited. Readers (`ListMonitors`, `IdentifyMonitor`) see a copy of
-/// the table under a lock.
+/// waits in `poll(2)` for events only: their pidfds and output, `SIGCHLD`
+/// (a stop makes no pidfd readable), a wake-up counter the sessions and the
+/// ledger signal, logind's descriptor and a pidfd of each session's leader;
+/// its timeout is whatever is due next (a restart, a kill, a held alert).
+/// Readers (`ListMonitors`, `IdentifyMonitor`) see a copy of the table under
+/// a lock.
 package final class MonitorKeeper: Sendable {
     /// What the supervisor needs of the rest of the Guard.
     package struct Context: Sendable {
@@ -112,7 +113,7 @@ package final class MonitorKeeper: Sendable {
         finished.withLock { $0 = thread }
     }
 
-    /// Looks again at the sessions and approvals now, not at the next tick.
+    /// Looks again at the sessions and approvals now.
     package func wake() { wakeUp?.signal() }
 
     /// Stops every monitor (`SIGTERM`, then `SIGKILL` after two seconds) and
