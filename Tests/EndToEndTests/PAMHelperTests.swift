@@ -14,7 +14,9 @@ import TestSupport
 /// (`PAM_IGNORE`), so the second guardian goes through the shipped stack.
 @Suite(.serialized, .enabled(if: canRunGuard && canBuildPAMModules, "needs root, useradd, cc, libpam's headers, and `swift build` products"))
 struct PAMHelperTests {
-    static let promptTimeout = 12.0
+    /// Long enough for the second family's approval (real PAM, a real
+    /// password) to finish on a loaded machine while the first hangs.
+    static let promptTimeout = 20.0
 
     enum Fault: String { case hang, crash, report }
 
