@@ -127,6 +127,7 @@ let package = Package(
         // Tests: one target per library, plus end-to-end tests of real processes.
         .target(name: "TestSupport", dependencies: ["SystemKit"], path: "Tests/TestSupport"),
         .testTarget(name: "CPAMTests", dependencies: ["CPAM"]),
+        .testTarget(name: "PAMSessionModuleWireTests", dependencies: ["pam_familycontrols", "TestSupport"]),
         .testTarget(name: "ChildInspectionTests", dependencies: ["ChildInspection"]),
         .testTarget(name: "ArchitectureTests", dependencies: ["TestSupport"]),
         .testTarget(name: "SystemKitTests", dependencies: ["SystemKit", "TestSupport"]),

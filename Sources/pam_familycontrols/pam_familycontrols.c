@@ -17,7 +17,9 @@
  */
 #define _GNU_SOURCE
 #include "pam_familycontrols.h"
+#include "familycontrols_guard_interface.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -103,12 +105,17 @@ static void append_string(struct text *text, const char *value) {
     append_literal(text, "\"");
 }
 
+/* "key": (after a comma unless it is the first). */
+static void append_key(struct text *text, const char *key, int first) {
+    append_literal(text, first ? "\"" : ",\"");
+    append_literal(text, key);
+    append_literal(text, "\":");
+}
+
 /* ,"key":"value" when value is set. */
 static void append_field(struct text *text, const char *key, const char *value) {
     if (!value || !*value) return;
-    append_literal(text, ",\"");
-    append_literal(text, key);
-    append_literal(text, "\":");
+    append_key(text, key, 0);
     append_string(text, value);
 }
 
@@ -119,9 +126,113 @@ static long remaining_ms(const struct timespec *deadline) {
     return ms < 0 ? 0 : ms;
 }
 
+/* JSON, as far as reading a reply needs: whitespace, a string (its bytes,
+ * escapes kept as written), and any value skipped whole. Each returns the
+ * position after what it read, or NULL when the text is not JSON. */
+static const char *skip_space(const char *p, const char *end) {
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
+    return p;
+}
+
+static const char *read_string(const char *p, const char *end, char *out, size_t capacity) {
+    size_t count = 0;
+    if (p >= end || *p != '"') return NULL;
+    for (p++; p < end; p++) {
+        if (*p == '"') {
+            if (out && capacity) out[count] = '\0';
+            return p + 1;
+        }
+        if ((unsigned char)*p < 0x20) return NULL;
+        if (*p == '\\') {
+            if (p + 1 >= end) return NULL;
+            if (out && count + 1 < capacity) out[count++] = *p;
+            p++;
+        }
+        if (out && count + 1 < capacity) out[count++] = *p;
+    }
+    return NULL;
+}
+
+#define JSON_DEPTH_LIMIT 32
+
+static const char *skip_value(const char *p, const char *end, int depth) {
+    p = skip_space(p, end);
+    if (p >= end || depth > JSON_DEPTH_LIMIT) return NULL;
+    if (*p == '"') return read_string(p, end, NULL, 0);
+    if (*p == '{' || *p == '[') {
+        const int object = *p == '{';
+        const char close = object ? '}' : ']';
+        p = skip_space(p + 1, end);
+        if (p < end && *p == close) return p + 1;
+        for (;;) {
+            if (object) {
+                p = read_string(skip_space(p, end), end, NULL, 0);
+                if (!p) return NULL;
+                p = skip_space(p, end);
+                if (p >= end || *p != ':') return NULL;
+                p++;
+            }
+            p = skip_value(p, end, depth + 1);
+            if (!p) return NULL;
+            p = skip_space(p, end);
+            if (p < end && *p == ',') {
+                p++;
+                continue;
+            }
+            return p < end && *p == close ? p + 1 : NULL;
+        }
+    }
+    /* A number, true, false or null. */
+    const char *start = p;
+    while (p < end && (isalnum((unsigned char)*p) || *p == '-' || *p == '+' || *p == '.')) p++;
+    return p > start ? p : NULL;
+}
+
+int pam_familycontrols_reply_status(const char *reply, size_t length, char *error, size_t capacity) {
+    const char *end = reply + length;
+    if (error && capacity) error[0] = '\0';
+    const char *p = skip_space(reply, end);
+    if (p >= end || *p != '{') return -1;
+    p = skip_space(p + 1, end);
+    int status = 0;
+    if (p < end && *p == '}') {
+        p++;
+    } else {
+        for (;;) {
+            char key[16];
+            p = read_string(skip_space(p, end), end, key, sizeof key);
+            if (!p) return -1;
+            p = skip_space(p, end);
+            if (p >= end || *p != ':') return -1;
+            p = skip_space(p + 1, end);
+            if (strcmp(key, FAMILYCONTROLS_REPLY_ERROR) == 0) {
+                /* The error's name: a string, as the protocol has it. */
+                p = read_string(p, end, error, capacity);
+                status = 1;
+            } else {
+                p = skip_value(p, end, 0);
+            }
+            if (!p) return -1;
+            p = skip_space(p, end);
+            if (p < end && *p == ',') {
+                p++;
+                continue;
+            }
+            if (p < end && *p == '}') {
+                p++;
+                break;
+            }
+            return -1;
+        }
+    }
+    return skip_space(p, end) == end ? status : -1;
+}
+
 /* Sends one call and waits for its reply (a NUL-terminated message) until the deadline.
- * Returns 0 when the Guard answered without an error, else -1 with *why set. */
-static int call_guard(const struct options *options, const struct text *message, const char **why) {
+ * Returns 0 when the Guard answered without an error, else -1 with *why set
+ * (and, for an error reply, its name in error). */
+static int call_guard(const struct options *options, const struct text *message, const char **why,
+                      char *error, size_t capacity) {
     struct sockaddr_un address = { .sun_family = AF_UNIX };
     if (strlen(options->socket) >= sizeof address.sun_path) {
         *why = "the socket path is too long";
@@ -176,6 +287,7 @@ static int call_guard(const struct options *options, const struct text *message,
     }
     char reply[4096];
     size_t have = 0;
+    char *nul = NULL;
     for (;;) {
         struct pollfd wait = { .fd = fd, .events = POLLIN };
         long ms = remaining_ms(&deadline);
@@ -192,18 +304,24 @@ static int call_guard(const struct options *options, const struct text *message,
             goto done;
         }
         have += (size_t)count;
-        if (memchr(reply, '\0', have)) break;
+        nul = memchr(reply, '\0', have);
+        if (nul) break;
         if (have >= sizeof reply - 1) {
             *why = "the Guard's answer is too long";
             goto done;
         }
     }
-    reply[have] = '\0';
-    if (strstr(reply, "\"error\"")) {
+    switch (pam_familycontrols_reply_status(reply, (size_t)(nul - reply), error, capacity)) {
+    case 0:
+        result = 0;
+        break;
+    case 1:
         *why = "the Guard refused it";
-        goto done;
+        break;
+    default:
+        *why = "the Guard's answer is not a Varlink reply";
+        break;
     }
-    result = 0;
 done:
     close(fd);
     return result;
@@ -212,9 +330,9 @@ done:
 static void start_call(struct text *text, const char *method) {
     text->length = 0;
     text->overflow = 0;
-    append_literal(text, "{\"method\":\"org.familycontrols.guard.");
+    append_literal(text, "{\"method\":\"");
     append_literal(text, method);
-    append_literal(text, "\",\"parameters\":{");
+    append_literal(text, "\",\"" FAMILYCONTROLS_REPLY_PARAMETERS "\":{");
 }
 
 static int finish_call(struct text *text) {
@@ -232,12 +350,16 @@ static void free_token(pam_handle_t *pamh, void *data, int error_status) {
 static int report(pam_handle_t *pamh, const struct options *options, const char *what, const char *user,
                   const struct text *message) {
     const char *why = NULL;
-    if (call_guard(options, message, &why) == 0) {
+    char error[128] = "";
+    if (call_guard(options, message, &why, error, sizeof error) == 0) {
         if (options->debug) pam_syslog(pamh, LOG_DEBUG, "told the Guard the session of %s %s", user, what);
         return PAM_SUCCESS;
     }
     /* Not worth more than a debug line: a machine without the Guard is normal. */
-    if (options->debug) pam_syslog(pamh, LOG_DEBUG, "could not tell the Guard the session of %s %s: %s", user, what, why);
+    if (options->debug) {
+        pam_syslog(pamh, LOG_DEBUG, "could not tell the Guard the session of %s %s: %s%s%.100s", user, what, why,
+                   error[0] ? " with " : "", error);
+    }
     return PAM_IGNORE;
 }
 
@@ -263,19 +385,19 @@ PAM_EXTERN int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, cons
     pam_get_item(pamh, PAM_TTY, (const void **)&tty);
     struct text *message = calloc(1, sizeof *message);
     if (!message) return PAM_IGNORE;
-    start_call(message, "OpenSession");
-    append_literal(message, "\"token\":");
+    start_call(message, FAMILYCONTROLS_OPEN_SESSION);
+    append_key(message, FAMILYCONTROLS_OPEN_SESSION_TOKEN, 1);
     append_string(message, token);
-    append_literal(message, ",\"user\":");
+    append_key(message, FAMILYCONTROLS_OPEN_SESSION_USER, 0);
     append_string(message, user);
-    append_literal(message, ",\"service\":");
+    append_key(message, FAMILYCONTROLS_OPEN_SESSION_SERVICE, 0);
     append_string(message, service ? service : "");
-    append_field(message, "tty", tty);
-    append_field(message, "runtimeDirectory", pam_getenv(pamh, "XDG_RUNTIME_DIR"));
-    append_field(message, "display", pam_getenv(pamh, "DISPLAY"));
-    append_field(message, "waylandDisplay", pam_getenv(pamh, "WAYLAND_DISPLAY"));
-    append_field(message, "bus", pam_getenv(pamh, "DBUS_SESSION_BUS_ADDRESS"));
-    append_field(message, "sessionID", pam_getenv(pamh, "XDG_SESSION_ID"));
+    append_field(message, FAMILYCONTROLS_OPEN_SESSION_TTY, tty);
+    append_field(message, FAMILYCONTROLS_OPEN_SESSION_RUNTIME_DIRECTORY, pam_getenv(pamh, "XDG_RUNTIME_DIR"));
+    append_field(message, FAMILYCONTROLS_OPEN_SESSION_DISPLAY, pam_getenv(pamh, "DISPLAY"));
+    append_field(message, FAMILYCONTROLS_OPEN_SESSION_WAYLAND_DISPLAY, pam_getenv(pamh, "WAYLAND_DISPLAY"));
+    append_field(message, FAMILYCONTROLS_OPEN_SESSION_BUS, pam_getenv(pamh, "DBUS_SESSION_BUS_ADDRESS"));
+    append_field(message, FAMILYCONTROLS_OPEN_SESSION_SESSION_ID, pam_getenv(pamh, "XDG_SESSION_ID"));
     int status = finish_call(message) == 0 ? report(pamh, &options, "opened", user, message) : PAM_IGNORE;
     free(message);
     return status;
@@ -291,8 +413,8 @@ PAM_EXTERN int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, con
     pam_get_item(pamh, PAM_USER, (const void **)&user);
     struct text *message = calloc(1, sizeof *message);
     if (!message) return PAM_IGNORE;
-    start_call(message, "CloseSession");
-    append_literal(message, "\"token\":");
+    start_call(message, FAMILYCONTROLS_CLOSE_SESSION);
+    append_key(message, FAMILYCONTROLS_CLOSE_SESSION_TOKEN, 1);
     append_string(message, token);
     int status = finish_call(message) == 0 ? report(pamh, &options, "closed", user ? user : "?", message) : PAM_IGNORE;
     free(message);
