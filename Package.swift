@@ -120,8 +120,8 @@ let package = Package(
         .executableTarget(name: "familycontrols-sign", dependencies: ["UpdateSignature", "SystemKit"]),
         .executableTarget(
             name: "familycontrols-bench",
-            dependencies: ["GuardKit", "LockEngine", "Varlink", "VarlinkClientKit", "VarlinkServerKit", "SystemKit",
-                           "FamilyControlsModel"]
+            dependencies: ["GuardKit", "GuardProtocol", "LockEngine", "Varlink", "VarlinkClientKit", "VarlinkServerKit",
+                           "SystemKit", "FamilyControlsModel"]
         ),
 
         // Tests: one target per library, plus end-to-end tests of real processes.

@@ -11,6 +11,7 @@
 // leader ended directly with SIGTERM.
 import FamilyControlsModel
 import Foundation
+import GuardProtocol
 import SystemKit
 import Varlink
 import VarlinkClientKit
@@ -96,8 +97,8 @@ private struct MonitorBenchmark {
         // A session of the user whose leader is this process, as the PAM module opens one.
         let digits = Array("0123456789abcdef")
         let token = String((0..<32).map { _ in digits[Int.random(in: 0..<digits.count)] })
-        _ = try client.call(GuardEndpoint.qualified("OpenSession"), parameters:
-                            ["token": .string(token), "user": .string(user), "service": .string("bench")])
+        _ = try client.call(Guard.OpenSession.method,
+                            parameters: Guard.OpenSession.Parameters(token: token, user: user, service: "bench").object)
         try approve(Self.appID, user: user, familyctl: familyctl, socket: socket)
         var pid = try firstLine(lines, timeout: 10)
 
@@ -118,7 +119,7 @@ private struct MonitorBenchmark {
 
         // The kill loop: this process's own session closed first (ending the
         // user's sessions would end it), then a session led by a process of its own.
-        _ = try client.call(GuardEndpoint.qualified("CloseSession"), parameters: ["token": .string(token)])
+        _ = try client.call(Guard.CloseSession.method, parameters: Guard.CloseSession.Parameters(token: token).object)
         let endBaseline = try (0..<5).map { _ in try directEnd(socket: socket) }
         try approve(Self.requiredAppID, user: user, familyctl: familyctl, socket: socket)
         let leader = try sessionLeader(socket: socket, user: user, open: true)
