@@ -49,6 +49,19 @@ extension FamilyCtl {
         Guard.ReadAudit.Reply(events: events).json(floats: isoDate)
     }
 
+    /// An identifier as words: `noEffect` → `no effect`.
+    static func words(_ identifier: String) -> String {
+        var text = ""
+        for character in identifier {
+            if character.isUppercase {
+                text += " " + character.lowercased()
+            } else {
+                text.append(character)
+            }
+        }
+        return text
+    }
+
     static func logTable(_ events: [Guard.AuditEvent]) -> String {
         let header = ["TIME", "ACTOR", "ACTION", "USER", "APP", "OUTCOME", "DETAIL"]
         let rows: [[String]] = events.map { event in
@@ -57,8 +70,8 @@ extension FamilyCtl {
                 let last = event.lastAt.map { ", the last at " + UnixTime(seconds: $0).localDescription } ?? ""
                 detail += (detail.isEmpty ? "" : " ") + "(repeated \(event.count) times\(last))"
             }
-            return [UnixTime(seconds: event.at).localDescription, event.actor, event.action, event.user, event.app ?? "-",
-                    event.outcome, detail]
+            return [UnixTime(seconds: event.at).localDescription, event.actor, event.action.rawValue, event.user, event.app ?? "-",
+                    words(event.outcome.rawValue), detail]
         }
         return columns([header] + rows)
     }

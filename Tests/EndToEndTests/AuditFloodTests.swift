@@ -82,7 +82,7 @@ struct AuditFloodTests {
             let json = try await guardd.familyctl(["log", "--app", appID, "--json"])
             let object = try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any]
             let events = try #require(object?["events"] as? [[String: Any]])
-            let repeated = try #require(events.first { $0["outcome"] as? String == "no effect" }, "\(events)")
+            let repeated = try #require(events.first { $0["outcome"] as? String == "noEffect" }, "\(events)")
             #expect(repeated["count"] as? Int == burst)
             #expect(repeated["lastAt"] as? String != nil, "\(repeated)")
             // A call let through between refusals (a token earned back) starts a new refusal row.

@@ -40,7 +40,7 @@ struct AuditLogTests {
             let actions = all.map { "\($0["actor"] as? String ?? "?") \($0["action"] as? String ?? "?") \($0["user"] as? String ?? "?")" }
             #expect(actions.contains("\(guardian) approve \(child)"), "\(actions)")
             #expect(actions.contains("root set \(guardd.adult.name)"), "\(actions)")
-            let failure = try #require(all.first { $0["outcome"] as? String == "authentication failed" }, "\(all)")
+            let failure = try #require(all.first { $0["outcome"] as? String == "authenticationFailed" }, "\(all)")
             #expect(failure["actor"] as? String == guardian)
             #expect(failure["user"] as? String == child)
             let ids = all.compactMap { $0["id"] as? Int }

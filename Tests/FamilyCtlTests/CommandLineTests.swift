@@ -180,14 +180,14 @@ import Foundation
         let event = try Guard.AuditEvent([
             "id": .int(42), "at": .double(0), "actor": .string("bob"), "action": .string("approve"),
             "user": .string("alice"), "app": .string("org.example.Paint\u{1b}]0;x"), "member": .string("child"),
-            "outcome": .string("success"), "detail": .null, "count": .int(1), "lastAt": .null,
+            "outcome": .string("approved"), "detail": .null, "count": .int(1), "lastAt": .null,
         ])
         let table = FamilyCtl.logTable([event])
         let lines = table.split(separator: "\n")
         #expect(lines.first?.hasPrefix("TIME") == true)
         #expect(lines.count == 2)
         #expect(lines[1].contains("bob") && lines[1].contains("approve") && lines[1].contains("alice")
-                && lines[1].contains("org.example.Paint\\x1B]0;x") && lines[1].contains("success"))
+                && lines[1].contains("org.example.Paint\\x1B]0;x") && lines[1].contains("approved"))
         #expect(!table.unicodeScalars.contains { $0.value == 0x1b })
         let json = FamilyCtl.logJSON([event])
         let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
@@ -206,10 +206,11 @@ import Foundation
         let event = try Guard.AuditEvent([
             "id": .int(7), "at": .double(0), "actor": .string("alice"), "action": .string("revoke"),
             "user": .string("alice"), "app": .string("org.example.Paint"), "member": .null,
-            "outcome": .string("no effect"), "detail": .string("not approved"), "count": .int(1500), "lastAt": .double(90),
+            "outcome": .string("noEffect"), "detail": .string("not approved"), "count": .int(1500), "lastAt": .double(90),
         ])
         let row = FamilyCtl.logTable([event]).split(separator: "\n")[1]
         #expect(row.hasSuffix("not approved (repeated 1500 times, the last at \(UnixTime(seconds: 90).localDescription))"), "\(row)")
+        #expect(row.contains(" no effect "), "the outcome in words: \(row)")
         let object = try? JSONSerialization.jsonObject(with: Data(FamilyCtl.logJSON([event]).utf8)) as? [String: Any]
         let json = (object?["events"] as? [[String: Any]])?.first
         #expect(json?["count"] as? Int == 1500)

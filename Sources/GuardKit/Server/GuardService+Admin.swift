@@ -194,11 +194,34 @@ extension GuardService {
 }
 
 extension AuditEvent {
-    /// The event as `ReadAudit` sends it.
+    /// The event as `ReadAudit` sends it: the stored words as the
+    /// interface's enums, an unenforced lock's reason and the words of an
+    /// action or outcome the interface does not name moved into the detail.
     var wire: Guard.AuditEvent {
-        Guard.AuditEvent(id: id ?? 0, at: atSeconds, actor: actor, action: action.rawValue, user: user, app: appID,
-                         member: member.map(Guard.Member.init), outcome: outcome.rawValue, detail: detail,
-                         count: Int64(count), lastAt: lastAt?.seconds)
+        var notes: [String] = []
+        let action = Guard.AuditAction(rawValue: self.action.rawValue) ?? .other
+        if action == .other { notes.append("action \(self.action.rawValue)") }
+        let outcome: Guard.AuditOutcome
+        if let named = Guard.AuditOutcome(rawValue: Self.camelCase(self.outcome.rawValue)), named != .other {
+            outcome = named
+        } else if self.outcome.rawValue.hasPrefix("unenforced: ") {
+            outcome = .unenforced
+            notes.append(String(self.outcome.rawValue.dropFirst("unenforced: ".count)))
+        } else {
+            outcome = .other
+            notes.append("outcome \(self.outcome.rawValue)")
+        }
+        let detail = notes.isEmpty ? self.detail : (notes + [self.detail].compactMap { $0 }).joined(separator: "; ")
+        return Guard.AuditEvent(id: id ?? 0, at: atSeconds, actor: actor, action: action, user: user, app: appID,
+                                member: member.map(Guard.Member.init), outcome: outcome, detail: detail,
+                                count: Int64(count), lastAt: lastAt?.seconds)
+    }
+
+    /// The stored words as one identifier: `no effect` → `noEffect`.
+    static func camelCase(_ words: String) -> String {
+        let parts = words.split(separator: " ")
+        guard let first = parts.first else { return "" }
+        return String(first) + parts.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
     }
 }
 
