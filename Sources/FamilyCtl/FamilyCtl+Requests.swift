@@ -54,7 +54,7 @@ extension FamilyCtl {
         let app = DisplayText.sanitized(authorization.app)
         let user = DisplayText.sanitized(authorization.user)
         let status = authorization.status
-        let lock = DisplayText.sanitized(authorization.lock)
+        let lock = lockText(authorization)
         print("familyctl: request \(id): \(app) for \(user) is now \(status) (lock: \(lock))")
     }
 

@@ -44,6 +44,17 @@ extension FamilyCtl {
         Guard.ListAuthorizations.Reply(authorizations: rows).json(floats: isoDate)
     }
 
+    /// An authorization's lock in words: `locked`, `unenforced: REASON`,
+    /// `not needed: …`, made safe to show (a reason may quote a file name).
+    static func lockText(_ authorization: Guard.Authorization) -> String {
+        switch authorization.lock {
+        case .unenforced: "unenforced: " + DisplayText.sanitized(authorization.lockReason ?? "no reason given")
+        case .notNeeded: "not needed: a root-owned Flatpak installation"
+        case .missing: "missing: approved but not locked"
+        default: authorization.lock.rawValue
+        }
+    }
+
     static func statusTable(_ rows: [Guard.Authorization]) -> String {
         guard !rows.isEmpty else { return "No authorizations." }
         let header = ["USER", "APP", "MEMBER", "STATUS", "APPROVED BY", "UPDATED", "LOCK", "PATH"]
@@ -51,7 +62,7 @@ extension FamilyCtl {
             // A Flatpak app shows its Flatpak ID and the deployment approved, as `flatpak` names them.
             let path = row.flatpak.map { "flatpak \($0.installation) \($0.id) \($0.commit.prefix(12)): \($0.deployment)" }
             return [row.user, row.app, row.member.rawValue, row.status.rawValue, row.approvedBy ?? "-",
-                    localDate(row.updatedAt), row.lock, path ?? row.path]
+                    localDate(row.updatedAt), lockText(row), path ?? row.path]
         }
         return columns([header] + table)
     }
@@ -93,7 +104,7 @@ extension FamilyCtl {
         }
         let reply = try changeProtection(Guard.SetStatus.self, .init(user: user, app: app, status: status),
                                          stdin: arguments.has("--stdin"), socket: socket)
-        let lock = reply.authorization?.lock ?? "unknown"
+        let lock = reply.authorization.map(lockText) ?? "unknown"
         print("familyctl: \(app) for \(user) is now \(status) (lock: \(lock))")
     }
 

@@ -239,7 +239,7 @@ final class NotificationAgent {
                 return ("request \(id) \(approve ? "approved: the app's approval is lifted" : "denied: the approval stays")", true)
             }
             return ("request \(id): \(DisplayText.sanitized(authorization.app)) for \(DisplayText.sanitized(authorization.user)) "
-                + "is now \(authorization.status) (lock: \(DisplayText.sanitized(authorization.lock)))", true)
+                + "is now \(authorization.status) (lock: \(FamilyCtl.lockText(authorization)))", true)
         } catch {
             return ("request \(id) was not decided: \(error.message)", false)
         }

@@ -37,7 +37,7 @@ struct FlatpakMoveApprovalTests {
             #expect(flatpak["commit"] as? String == commit)
             #expect(flatpak["deployment"] as? String == "\(guardBranch)/\(commit)")
             #expect(row["path"] as? String == "\(services.installation)/app/\(appID)")
-            #expect(row["lock"] as? String == "not needed: a root-owned Flatpak installation")
+            #expect(row["lock"] as? String == "notNeeded")
             let table = try await guardd.familyctl(["status"]).requireSuccess().standardOutput
             #expect(table.contains("\(guardBranch)/\(commit)"), "\(table)")
 
@@ -366,7 +366,7 @@ struct FlatpakMoveApprovalTests {
                 #expect(services.guardActive == commit)
                 #expect(!FileManager.default.fileExists(atPath: journal), "the interrupted move was recovered, this one done")
                 let row = try #require(try await guardd.statusJSON(user: child.user.name, appID: appID))
-                #expect(row["lock"] as? String == "not needed: a root-owned Flatpak installation")
+                #expect(row["lock"] as? String == "notNeeded")
 
                 // Commit times are in seconds: the update's must be later.
                 try await Task.sleep(for: .seconds(1.1))

@@ -58,7 +58,7 @@ struct LockAttackEndToEndTests {
 
             let result = try await guardd.requestApproved(executable: app + "/familycontrols-demo")
             #expect(result.status == 0, "\(result.standardError)")
-            let lock = try await guardd.authorization(appID: "org.example.Disk")?["lock"]?.stringValue ?? ""
+            let lock = try await guardd.lock(of: "org.example.Disk") ?? ""
             #expect(lock.hasPrefix("unenforced: data.txt: open for writing by process \(writer.processIdentifier)"),
                     "\(filesystem): a file that can still be written was called \(lock)")
             let verify = try await guardd.familyctl(["locks", "verify"])
@@ -82,7 +82,7 @@ struct LockAttackEndToEndTests {
             try await guardd.shell("mkdir '\(outside)' && echo mine > '\(outside)/x' && ln -s ../outside '\(app)/data'")
                 .requireSuccess()
             try await guardd.requestApproved().requireSuccess()
-            let linked = try await guardd.authorization()?["lock"]?.stringValue ?? ""
+            let linked = try await guardd.lock() ?? ""
             #expect(linked == "unenforced: data: it leads above the app directory; what it points to is not protected", "\(linked)")
             #expect(try await guardd.shell("echo changed > '\(app)/data/x'").succeeded, "which is why: the child can change it")
             try await guardd.familyctl(["revoke", "--user", guardd.child.name, "--app", GuardFixture.appID]).requireSuccess()
@@ -94,7 +94,7 @@ struct LockAttackEndToEndTests {
             chown(shared, guardd.adult.uid, guardd.adult.gid)
             try await guardd.shell("rm '\(app)/data' && ln '\(shared)' '\(app)/shared.txt'").requireSuccess()
             try await guardd.familyctl(["set", "--user", guardd.child.name, "--app", GuardFixture.appID, "approved"]).requireSuccess()
-            let foreign = try await guardd.authorization()?["lock"]?.stringValue ?? ""
+            let foreign = try await guardd.lock() ?? ""
             #expect(foreign.hasPrefix("unenforced: shared.txt: belongs to uid \(guardd.adult.uid), not to the child"), "\(foreign)")
             #expect((inodeFlags(shared) ?? 0) & 0x10 == 0, "another user's file is never changed")
         }
@@ -152,7 +152,7 @@ struct LockAttackEndToEndTests {
             #expect(result.status == 0, "\(result.standardError)")
             #expect(ContinuousClock.now - started < .seconds(60), "the lock ran for minutes")
             kill(sprayer)
-            let lock = try await guardd.authorization()?["lock"]?.stringValue ?? ""
+            let lock = try await guardd.lock() ?? ""
             #expect(lock == "locked" || lock.hasPrefix("unenforced: "), "\(lock)")
             let snapshot = try TreeSnapshot.take(app)
             if lock == "locked" { #expect(snapshot.unlockedItems().isEmpty) }

@@ -113,6 +113,19 @@ import Foundation
         #expect(FamilyCtl.statusJSON([row]).contains("\"updatedAt\":\"2027-01-15T08:00:00Z\""))
     }
 
+    @Test func statusShowsTheLockInWordsWithAnUnenforcedOnesReasonEscaped() throws {
+        let unenforced = Guard.Authorization(user: "alice", app: "org.example.Paint", member: .child, status: .approved,
+                                             updatedAt: 0, path: "/apps/p", lock: .unenforced,
+                                             lockReason: "data\u{1b}[2J.txt: open for writing by process 42")
+        let flatpak = Guard.Authorization(user: "alice", app: "org.example.Draw", member: .child, status: .approved,
+                                          updatedAt: 0, path: "/var/lib/flatpak/app/org.example.Draw", lock: .notNeeded)
+        #expect(FamilyCtl.lockText(unenforced) == "unenforced: data\\x1B[2J.txt: open for writing by process 42")
+        #expect(FamilyCtl.lockText(flatpak) == "not needed: a root-owned Flatpak installation")
+        let table = FamilyCtl.statusTable([unenforced, flatpak])
+        #expect(table.contains("unenforced: data\\x1B[2J.txt") && table.contains("not needed: a root-owned"), "\(table)")
+        #expect(FamilyCtl.statusJSON([unenforced]).contains("\"lock\":\"unenforced\""))
+    }
+
     @Test func aVerbThatIsNoneIsAUsageError() {
         #expect(FamilyCtl.main(["frobnicate"]) == ExitCode.usage.rawValue)
         #expect(FamilyCtl.main(["approve"]) == ExitCode.usage.rawValue)

@@ -7,12 +7,12 @@ import Varlink
 struct GeneratedTypesTests {
     @Test func anAuthorizationRoundTripsThroughJSONWithNullForAMissingApprover() throws {
         let authorization = Guard.Authorization(user: "kid", app: "org.example.App", member: .child, status: .approved,
-                                                approvedBy: nil, updatedAt: 12.5, path: "/home/kid/App", lock: "locked")
+                                                approvedBy: nil, updatedAt: 12.5, path: "/home/kid/App", lock: .locked)
         let object = authorization.object
         #expect(object["member"] == .string("child"))
         #expect(object["status"] == .string("approved"))
         #expect(object["approvedBy"] == .null)
-        #expect(object.keys == ["user", "app", "member", "status", "approvedBy", "updatedAt", "path", "lock", "flatpak"])
+        #expect(object.keys == ["user", "app", "member", "status", "approvedBy", "updatedAt", "path", "lock", "lockReason", "flatpak"])
         #expect(object["flatpak"] == .null)
         let text = JSONValue.object(object).description
         let parsed = try #require(try JSONValue(parsing: text).objectValue)
@@ -71,10 +71,22 @@ struct GeneratedTypesTests {
         #expect(error.description == "field id must be a whole number")
     }
 
+    @Test func aLockTravelsAsAnInterfaceEnumWithItsReasonBeside() throws {
+        let unenforced = Guard.Authorization(user: "kid", app: "a", member: .child, status: .approved, updatedAt: 1, path: "/p",
+                                             lock: .unenforced, lockReason: "ramfs holds no immutable attribute")
+        #expect(unenforced.object["lock"] == .string("unenforced"))
+        #expect(try Guard.Authorization(unenforced.object) == unenforced)
+        var words = unenforced.object
+        words["lock"] = .string("unenforced: ramfs holds no immutable attribute")
+        #expect(throws: ProtocolDecodingError(path: "lock", problem: .notOneOf(Guard.LockState.allCases.map(\.rawValue)))) {
+            try Guard.Authorization(words)
+        }
+    }
+
     @Test func aNestedFieldIsNamedByItsPath() throws {
         let row: JSONObject = ["user": .string("kid"), "app": .string("a"), "member": .string("child"),
                                "status": .string("maybe"), "approvedBy": .null, "updatedAt": .int(1),
-                               "path": .string("/p"), "lock": .string("none")]
+                               "path": .string("/p"), "lock": .string("locked")]
         let error = try #require(throws: ProtocolDecodingError.self) {
             try Guard.ListAuthorizations.Reply(["authorizations": .array([.object(row)])])
         }

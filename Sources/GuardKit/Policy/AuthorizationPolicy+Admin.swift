@@ -10,8 +10,8 @@ import LockEngine
 /// One authorization as administrators see it, with its lock.
 package struct AuthorizationView: Hashable, Sendable {
     package var record: AuthorizationRecord
-    /// `locked`, `unlocked`, `unenforced: REASON` (and `locking`/`unlocking` mid-way).
-    package var lock: String
+    /// What became of its lock.
+    package var lock: ShownLock
     /// The app directory's current path (it follows renames of the child's folders).
     package var path: String
 }

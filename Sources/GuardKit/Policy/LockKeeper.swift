@@ -343,7 +343,7 @@ package final class LockKeeper: Sendable {
 
     /// The lock's state and current path, as `familyctl status` shows it.
     /// - Throws: when the journal cannot be read.
-    func state(of record: AuthorizationRecord) throws(GuardFailure) -> (lock: String, path: String) {
+    func state(of record: AuthorizationRecord) throws(GuardFailure) -> (lock: ShownLock, path: String) {
         let lock: (state: LockState, path: String)?
         do {
             lock = try locker.state(user: record.user, appID: record.appID, roots: appRoots(of: record.user))
@@ -351,9 +351,9 @@ package final class LockKeeper: Sendable {
             logger.error("store: cannot read the lock of \(record.appID) for \(record.user): \(error)")
             throw .internalError("the Guard could not read its lock journal; see its log")
         }
-        var shown = lock?.state.description ?? LockState.unlocked.description
+        var shown = ShownLock.journaled(lock?.state ?? .unlocked)
         if record.member == .child, record.status == .approved, lock == nil {
-            shown = Self.needsLock(record) ? "missing: approved but not locked" : FlatpakLockPlacement.notNeeded
+            shown = Self.needsLock(record) ? .missing : .notNeeded
         }
         return (shown, lock?.path ?? record.appPath)
     }

@@ -284,12 +284,33 @@ extension PendingRequest {
     }
 }
 
+extension ShownLock {
+    /// The `LockState` of the interface.
+    var wire: Guard.LockState {
+        switch self {
+        case .journaled(.locked): .locked
+        case .journaled(.unlocked): .unlocked
+        case .journaled(.locking): .locking
+        case .journaled(.unlocking): .unlocking
+        case .journaled(.unenforced): .unenforced
+        case .notNeeded: .notNeeded
+        case .missing: .missing
+        }
+    }
+
+    /// Why an unenforced lock does not hold.
+    var reason: String? {
+        if case .journaled(.unenforced(let reason)) = self { return reason }
+        return nil
+    }
+}
+
 extension AuthorizationView {
     /// The `Authorization` type of the interface.
     var wire: Guard.Authorization {
         Guard.Authorization(user: record.user, app: record.appID, member: Guard.Member(record.member),
                             status: Guard.Status(record.status), approvedBy: record.approvedBy,
-                            updatedAt: record.updatedAt.seconds, path: path, lock: lock,
+                            updatedAt: record.updatedAt.seconds, path: path, lock: lock.wire, lockReason: lock.reason,
                             flatpak: record.flatpak.map { deployment in
                                 Guard.FlatpakApp(id: deployment.appID,
                                                  installation: record.flatpakOrigin != nil ? .familycontrols

@@ -1,4 +1,5 @@
 import Foundation
+import Varlink
 import TestSupport
 
 /// The flows each of the unit's capabilities exists for, set up the way a
@@ -29,8 +30,14 @@ extension GuardFixture {
 
     /// The lock `familyctl status` shows for the child's `appID`: `locked`,
     /// `unenforced: REASON`, or nil when there is none.
-    func lock(of appID: String) async throws -> String? {
-        try await authorization(appID: appID)?["lock"]?.stringValue
+    func lock(of appID: String = GuardFixture.appID) async throws -> String? {
+        try await authorization(appID: appID).flatMap(Self.lockText)
+    }
+
+    /// An authorization's lock as words: its state, and an unenforced one's reason after it.
+    static func lockText(_ authorization: JSONObject) -> String? {
+        guard let state = authorization["lock"]?.stringValue else { return nil }
+        return authorization["lockReason"]?.stringValue.map { "\(state): \($0)" } ?? state
     }
 
     /// Starts a process of the child's that holds `file` open for writing.
