@@ -16,9 +16,8 @@ struct EmbedInterface: BuildToolPlugin {
                 .buildCommand(
                     displayName: "Generating the Guard's protocol types",
                     executable: try context.tool(named: "generate-protocol").url,
-                    // Answer's response may be a password, EnrollCode's secret is
-                    // a one-time-code secret: carried as bytes.
-                    arguments: [input.path, output.path, "Answer.response", "EnrollCode.reply.secret"],
+                    // The interface file marks the secret fields ([Secret: …]).
+                    arguments: [input.path, output.path],
                     inputFiles: [input],
                     outputFiles: [output]
                 ),
