@@ -26,7 +26,9 @@ struct Method {
 
 enum Declaration {
     case record(String, [Field])
-    case enumeration(String, [String])
+    /// An enum; `model` is the Swift type its comment names with `[Model: TYPE]`:
+    /// an enum of the very same cases, converted both ways.
+    case enumeration(String, [String], model: String?)
     case method(Method)
     case error(String, [Field])
 }
@@ -43,7 +45,7 @@ struct Interface {
 
     var enumNames: Set<String> {
         Set(declarations.compactMap { declaration in
-            if case .enumeration(let name, _) = declaration { return name }
+            if case .enumeration(let name, _, _) = declaration { return name }
             return nil
         })
     }
@@ -73,9 +75,13 @@ struct Interface {
             case "interface":
                 name = try parser.word()
             case "type":
+                let model = Self.marked("[Model: ", in: parser.comments)
                 let typeName = try parser.word()
                 let (fields, cases) = try parser.fields()
-                declarations.append(cases.isEmpty ? .record(typeName, fields) : .enumeration(typeName, cases))
+                guard model.count <= 1, model.isEmpty || !cases.isEmpty else {
+                    throw InterfaceError("\(typeName): [Model: …] names one Swift enum, for an enum type only")
+                }
+                declarations.append(cases.isEmpty ? .record(typeName, fields) : .enumeration(typeName, cases, model: model.first))
             case "method":
                 let comments = parser.comments
                 let methodName = try parser.word()

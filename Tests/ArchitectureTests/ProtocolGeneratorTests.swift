@@ -50,6 +50,21 @@ struct ProtocolGeneratorTests {
         #expect(result.error.contains(message), "\(result.error)")
     }
 
+    @Test func anEnumMarkedWithItsModelConvertsBothWaysCaseByCase() throws {
+        let result = try generate("""
+            interface org.example.test
+            # [Model: ExampleKind]
+            type Kind (one, two)
+            """)
+        #expect(result.status == 0, "\(result.error)")
+        #expect(result.output.contains("extension Guard.Kind {\n    /// The same case of `ExampleKind`.\n    package init(_ value: ExampleKind) {"))
+        #expect(result.output.contains("extension ExampleKind {\n    /// The same case of `Guard.Kind`.\n    package init(_ value: Guard.Kind) {"))
+        #expect(result.output.contains("        case .two: self = .two"))
+        let record = try generate("interface org.example.test\n# [Model: ExampleKind]\ntype Kind (a: string)\n")
+        #expect(record.status == 1)
+        #expect(record.error.contains("for an enum type only"), "\(record.error)")
+    }
+
     @Test func theHeaderModeRefusesAMethodTheInterfaceLacks() throws {
         let result = try generate("interface org.example.test\nmethod N() -> ()\n", ["--c-header"])
         #expect(result.status == 1)
