@@ -101,8 +101,23 @@ struct SwiftWriter {
         for case .enumeration(let name, let cases, let model?) in interface.declarations {
             out += conversions(name, cases, model: model)
         }
+        for method in interface.methods where Self.isPrompting(method.reply) {
+            out.append("extension Guard.\(method.name).Reply: GuardPromptingReply {")
+            out.append("    package static func prompting(_ prompt: Guard.Prompt) -> Self { Self(prompt: prompt) }")
+            out.append("}")
+            out.append("")
+        }
         out += errors()
         return out.joined(separator: "\n")
+    }
+
+    /// A reply that may carry a prompt and nothing else (`prompt: ?Prompt`,
+    /// every field optional): a method that converses.
+    static func isPrompting(_ reply: [Field]) -> Bool {
+        reply.contains { field in
+            if field.name == "prompt", case .optional(.named("Prompt")) = field.type { return true }
+            return false
+        } && reply.allSatisfy(\.type.isOptional)
     }
 
     /// `Guard.NAME(model)` and `MODEL(wire)`, case by case: the compiler

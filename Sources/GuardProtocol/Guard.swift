@@ -29,34 +29,15 @@ extension GuardMessage {
 }
 
 /// A reply that may carry a prompt for the person at the caller: a method
-/// that converses (RequestAuthorization, DecideRequest, ...).
+/// that converses (RequestAuthorization, DecideRequest, ...). The generator
+/// gives every reply of a `prompt: ?Prompt` and optional fields alone this
+/// conformance.
 package protocol GuardPromptingReply: GuardMessage {
     var prompt: Guard.Prompt? { get }
     /// The reply that carries `prompt` and nothing else.
     static func prompting(_ prompt: Guard.Prompt) -> Self
 }
 
-extension Guard.RequestAuthorization.Reply: GuardPromptingReply {
-    package static func prompting(_ prompt: Guard.Prompt) -> Self { Self(prompt: prompt) }
-}
-extension Guard.RevokeAuthorization.Reply: GuardPromptingReply {
-    package static func prompting(_ prompt: Guard.Prompt) -> Self { Self(prompt: prompt) }
-}
-extension Guard.UpdateApp.Reply: GuardPromptingReply {
-    package static func prompting(_ prompt: Guard.Prompt) -> Self { Self(prompt: prompt) }
-}
-extension Guard.SetStatus.Reply: GuardPromptingReply {
-    package static func prompting(_ prompt: Guard.Prompt) -> Self { Self(prompt: prompt) }
-}
-extension Guard.Revoke.Reply: GuardPromptingReply {
-    package static func prompting(_ prompt: Guard.Prompt) -> Self { Self(prompt: prompt) }
-}
-extension Guard.Graduate.Reply: GuardPromptingReply {
-    package static func prompting(_ prompt: Guard.Prompt) -> Self { Self(prompt: prompt) }
-}
-extension Guard.DecideRequest.Reply: GuardPromptingReply {
-    package static func prompting(_ prompt: Guard.Prompt) -> Self { Self(prompt: prompt) }
-}
 
 /// One method of the interface: its name and what it carries.
 package protocol GuardMethod {
@@ -190,7 +171,4 @@ package enum ProtocolValue {
             throw ProtocolDecodingError(path: path + member.key, problem: .unknownField)
         }
     }
-}
-extension Guard.EnrollCode.Reply: GuardPromptingReply {
-    package static func prompting(_ prompt: Guard.Prompt) -> Self { Self(prompt: prompt) }
 }
