@@ -148,6 +148,9 @@ let package = Package(
         // Reads logind's sessions with the real libsystemd, run by GuardKitTests
         // in a mount namespace of its own over logind state files they write.
         .executableTarget(name: "logind-probe", dependencies: ["GuardKit"], path: "Tests/LogindProbe"),
+        // One Flatpak move or judgement of GuardKit's as a command line, run as root by FlatpakMoveTests.
+        .executableTarget(name: "flatpak-move-probe", dependencies: ["GuardKit", "FamilyConfiguration", "SystemKit"],
+                          path: "Tests/FlatpakMoveProbe"),
         .testTarget(name: "FamilyCtlTests", dependencies: ["FamilyCtl", "GuardProtocol", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["SystemKit", "Varlink", "VarlinkClientKit", "TestSupport"]),
 

@@ -4,13 +4,13 @@ import TestSupport
 
 /// An approved per-user Flatpak app moved into the Guard's root-owned
 /// installation by root, as the Guard does after a guardian's approval
-/// (`familycontrolsd --flatpak-move`), then used by the real child through
-/// the real Flatpak, polkitd and system helper: it can no longer be removed,
-/// it still updates from its remote, and the Guard's judgement of an update
-/// (`familycontrolsd --flatpak-judge`) keeps the approval only for a newer
-/// commit of that remote.
-@Suite(.serialized, .enabled(if: canRunFlatpak && productExists("familycontrolsd"),
-                             "needs root, useradd, Debian's flatpak and dbus, and the built familycontrolsd"),
+/// (GuardKit's FlatpakMover, through `flatpak-move-probe move`), then used by
+/// the real child through the real Flatpak, polkitd and system helper: it can
+/// no longer be removed, it still updates from its remote, and the Guard's
+/// judgement of an update (FlatpakUpdateJudge, `flatpak-move-probe judge`)
+/// keeps the approval only for a newer commit of that remote.
+@Suite(.serialized, .enabled(if: canRunFlatpak && productExists("familycontrolsd") && productExists("flatpak-move-probe"),
+                             "needs root, useradd, Debian's flatpak and dbus, and the built familycontrolsd and flatpak-move-probe"),
        .enabled(if: FlatpakSystemServices.isAvailable,
                 "needs polkitd (/usr/lib/polkit-1/polkitd) and flatpak-system-helper (Debian's polkitd and flatpak; .ci/run installs them)"))
 struct FlatpakMoveTests {
@@ -31,19 +31,24 @@ struct FlatpakMoveTests {
     /// The test repository is the trusted remote (a `file://` folder only
     /// root can change; with `key`, signed by it), as `TrustedRemote=` says.
     private func options(_ child: FlatpakChild, key: FlatpakSigningKey? = nil) throws -> [String] {
-        let services = try services(child)
-        return ["--state-dir", "\(child.directory)/state", "--installation-path", services.installation,
-                "--flatpak-config-dir", services.configurationDirectory,
-                "--trusted-remote", "\(FlatpakChild.remote) file://\(child.repository.repository)\(key.map { " \($0.keyID)" } ?? "")"]
+        try serviceOptions(child)
+            + ["--trusted-remote", "\(FlatpakChild.remote) file://\(child.repository.repository)\(key.map { " \($0.keyID)" } ?? "")"]
     }
 
-    /// `familycontrolsd --flatpak-move` as root, with the child's deployment
+    /// What the move service and a recovery take: where the state and the Guard's installation are.
+    private func serviceOptions(_ child: FlatpakChild) throws -> [String] {
+        let services = try services(child)
+        return ["--state-dir", "\(child.directory)/state", "--installation-path", services.installation,
+                "--flatpak-config-dir", services.configurationDirectory]
+    }
+
+    /// `flatpak-move-probe move` (GuardKit's FlatpakMover) as root, with the child's deployment
     /// of `commit` opened as descriptor 3, as the Guard hands it over.
     private func moveCommand(_ child: FlatpakChild, _ commit: String, opening folder: String? = nil,
                              key: FlatpakSigningKey? = nil) throws -> [String] {
         try FileManager.default.createDirectory(atPath: "\(child.directory)/state", withIntermediateDirectories: true)
         return ["/bin/sh", "-c", "exec 3<\"$1\"; shift; exec \"$@\"", "mover", folder ?? child.deployment(commit),
-                productPath("familycontrolsd"), "--flatpak-move", "--uid", "\(child.user.uid)", "--home", child.home,
+                productPath("flatpak-move-probe"), "move", "--uid", "\(child.user.uid)", "--home", child.home,
                 "--app", appID, "--arch", arch, "--branch", branch, "--commit", commit] + (try options(child, key: key))
     }
 
@@ -52,7 +57,7 @@ struct FlatpakMoveTests {
         return try await run(command[0], Array(command.dropFirst()))
     }
 
-    /// The approval `--flatpak-move` printed, as `key=value` lines.
+    /// The approval the move printed, as `key=value` lines.
     private func approval(_ moved: ProcessResult) -> [String: String] {
         var values: [String: String] = [:]
         for line in moved.standardOutput.split(separator: "\n") {
@@ -62,12 +67,12 @@ struct FlatpakMoveTests {
         return values
     }
 
-    /// `familycontrolsd --flatpak-judge` of the Guard's installation against `approved`.
+    /// `flatpak-move-probe judge` (GuardKit's FlatpakUpdateJudge) of the Guard's installation against `approved`.
     private func judge(_ child: FlatpakChild, _ approved: [String: String], key: FlatpakSigningKey? = nil) async throws -> String {
-        let arguments = ["--flatpak-judge", "--app", appID, "--arch", arch, "--branch", branch,
+        let arguments = ["judge", "--app", appID, "--arch", arch, "--branch", branch,
                          "--remote", approved["remote"] ?? "", "--url", approved["url"] ?? "",
                          "--commit", approved["commit"] ?? "", "--timestamp", approved["timestamp"] ?? ""] + (try options(child, key: key))
-        return try await run(productPath("familycontrolsd"), arguments).requireSuccess().standardOutput
+        return try await run(productPath("flatpak-move-probe"), arguments).requireSuccess().standardOutput
             .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
@@ -148,7 +153,7 @@ struct FlatpakMoveTests {
     /// The Guard's way: `familycontrols-flatpak.socket` (`Accept=yes`), here
     /// `systemd-socket-activate --accept --inetd`, starts
     /// `familycontrolsd --flatpak-move-connection` for each connection, and
-    /// the Guard's client (`--flatpak-move --service`) sends the request.
+    /// the Guard's client (FlatpakMoveClient, `flatpak-move-probe move --service`) sends the request.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-socket-activate"),
                    "needs systemd-socket-activate (Debian's systemd)"))
     func theGuardAsksTheMoveServiceThroughItsSocket() async throws {
@@ -159,7 +164,7 @@ struct FlatpakMoveTests {
             // process would share its pipes and its reaping with every command the test runs.
             let pidFile = "\(child.directory)/move-service.pid"
             let service = ["/usr/bin/systemd-socket-activate", "--listen=\(socket)", "--accept", "--inetd",
-                           productPath("familycontrolsd"), "--flatpak-move-connection"] + (try options(child))
+                           productPath("familycontrolsd"), "--flatpak-move-connection"] + (try serviceOptions(child))
             try await run("/bin/sh", ["-c", "setsid \"$@\" </dev/null >/dev/null 2>&1 & echo $! > '\(pidFile)'", "service"] + service)
                 .requireSuccess()
             defer {
@@ -357,7 +362,7 @@ struct FlatpakMoveTests {
                 let childCopy = child.activeCommit() == commit
                 let guardCopy = try guardActiveCommit(child) == commit
                 #expect(childCopy || guardCopy, "killed after \(delay) s: neither copy is installed")
-                let recovered = try await run(productPath("familycontrolsd"), ["--flatpak-recover"] + (try options(child)))
+                let recovered = try await run(productPath("familycontrolsd"), ["--flatpak-recover"] + (try serviceOptions(child)))
                     .requireSuccess()
                 #expect((child.activeCommit() == commit) != (try guardActiveCommit(child) == commit),
                         "after recovery from a kill at \(delay) s, exactly one copy: \(recovered.standardOutput)")

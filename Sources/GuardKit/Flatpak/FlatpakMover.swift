@@ -63,9 +63,6 @@ package struct FlatpakMover {
         self.journalDirectory = journalDirectory
     }
 
-    /// The flag `familycontrolsd` takes to run one move as a helper process.
-    package static let modeArgument = "--flatpak-move"
-
     /// Moves the app. - Returns: the approval, now of the Guard's deployment.
     package func move(_ request: FlatpakMoveRequest) throws(FlatpakMoveError) -> FlatpakApproval {
         guard FlatpakInfo.isValidAppID(request.appID), FlatpakInfo.isValidArch(request.arch),
