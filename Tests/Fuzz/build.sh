@@ -69,10 +69,10 @@ build_target() {
     done
     local sources=("$fuzz/Targets/$target.swift" "$fuzz/Support/FuzzSupport.swift" $extra)
     local binary="$build/bin/fuzz-$target"
-    stale "$binary" "${sources[@]}" "${objects[@]}" "$build/obj/csystem.o" "$build/obj/HeapMeter.o" || return 0
+    stale "$binary" "${sources[@]}" "${objects[@]}" "${csystem_objects[@]}" "$build/obj/HeapMeter.o" || return 0
     echo "linking fuzz-$target" >&2
     swiftc "${swift_flags[@]}" -module-name Fuzz -use-ld=lld -o "$binary" \
-        "${sources[@]}" "${objects[@]}" "$build/obj/csystem.o" "$build/obj/HeapMeter.o"
+        "${sources[@]}" "${objects[@]}" "${csystem_objects[@]}" "$build/obj/HeapMeter.o"
 }
 
 # SwiftPM writes CSystem's module map itself; outside it, one that names the header.
@@ -88,7 +88,11 @@ else
     mv "$build/include/CSystem/module.modulemap.new" "$build/include/CSystem/module.modulemap"
 fi
 
-build_c csystem "$root/Sources/CSystem/csystem.c" "$root/Sources/CSystem/include"
+csystem_objects=()
+for part in csystem csystem_files csystem_process; do
+    build_c "$part" "$root/Sources/CSystem/$part.c" "$root/Sources/CSystem" "$root/Sources/CSystem/include"
+    csystem_objects+=("$build/obj/$part.o")
+done
 build_c HeapMeter "$fuzz/Support/CFuzzSupport/HeapMeter.c" "$fuzz/Support/CFuzzSupport"
 
 if [[ $# -eq 0 ]]; then set -- "${targets[@]}"; fi
