@@ -61,4 +61,78 @@ struct BootedSystemTests {
                         || journal.standardOutput.contains("Started FamilyControls Guard"), "\(journal.standardOutput)")
         }
     }
+
+    /// A command inside the container as `user`, with `input` on its standard input.
+    private func inside(_ container: LogindContainer, as user: String, _ arguments: [String],
+                        input: String = "") async throws -> ProcessResult {
+        try await run("/usr/bin/nsenter", ["-t", String(container.initPID), "-a", "/usr/sbin/runuser", "-u", user, "--",
+                                           "/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "LANG=C.UTF-8"] + arguments, input: input)
+    }
+
+    /// The whole flow where families run it: the shipped units under booted
+    /// systemd, the family named in the shipped configuration and reloaded,
+    /// the demo installed as the administrators' guide says, a real logind
+    /// session of the child's, the child's request through the socket unit,
+    /// a guardian's approval through the shipped PAM service, and the app's
+    /// monitor started by the Guard in the child's logind session.
+    @Test func aChildsRequestApprovedByAGuardianRunsItsMonitorInTheChildsLogindSession() async throws {
+        try await withPackageInstalled { container in
+            let child = LogindContainer.childName, guardian = "fcguard"
+            let password = (0..<20).map { _ in "abcdefghjkmnpqrstuvwxyz23456789".randomElement()! }.map(String.init).joined()
+            try await inside(container, ["/usr/sbin/useradd", "-m", "-s", "/bin/sh", guardian]).requireSuccess()
+            let chpasswd = try await run("/usr/bin/nsenter", ["-t", String(container.initPID), "-a", "/usr/sbin/chpasswd"],
+                                         input: "\(guardian):\(password)\n")
+            try #require(chpasswd.status == 0, "chpasswd failed")
+            try await inside(container, ["/bin/sed", "-i", "s/^Guardians=$/Guardians=\(guardian)/; s/^Children=$/Children=\(child)/",
+                                         "/etc/familycontrols/familycontrols.conf"]).requireSuccess()
+            let reload = try await inside(container, ["/usr/bin/systemctl", "reload", "familycontrolsd.service"])
+            #expect(reload.status == 0, "\(reload.standardOutput)\(reload.standardError)")
+
+            // The administrators' guide's recipe, with the package's demo folder.
+            let app = "/home/\(child)/Applications/org.familycontrols.Demo"
+            try await inside(container, as: child, ["/bin/mkdir", "-p", app]).requireSuccess()
+            try await inside(container, ["/bin/sh", "-c", "install -o \(child) -g \(child) /usr/lib/familycontrols/demo/* \(app)/"])
+                .requireSuccess()
+
+            let session = try await container.openSession()
+            let request = try RunningApp(arguments: ["/usr/bin/nsenter", "-t", String(container.initPID), "-a", "/usr/sbin/runuser",
+                                                     "-u", child, "--", "/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "LANG=C.UTF-8",
+                                                     "\(app)/familycontrols-demo", "request", "--member", "child", "--stdin"])
+            defer { request.stop() }
+            let id = try await request.waitForPendingRequest()
+            let approved = try await inside(container, as: guardian, ["/usr/bin/familyctl", "approve", String(id), "--stdin"],
+                                            input: "\(password)\n")
+            #expect(approved.status == 0, "\(approved.standardError)")
+            request.endInput()
+            #expect(await request.exitStatus() == 0, "\(request.standardError)")
+            #expect(request.standardOutput.contains("status: approved"), "\(request.standardOutput)")
+
+            // The monitor, in the child's logind session, beating in the Guard's journal.
+            var monitor: [String: Any]?
+            for _ in 0..<100 {
+                let listed = try await inside(container, ["/usr/bin/familyctl", "monitors", "--json"])
+                let object = try? JSONSerialization.jsonObject(with: Data(listed.standardOutput.utf8)) as? [String: Any]
+                monitor = (object?["monitors"] as? [[String: Any]])?.first {
+                    $0["session"] as? String == session.id && $0["state"] as? String == "running"
+                }
+                if monitor != nil { break }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            let running = try #require(monitor, "no monitor runs in logind's session \(session.id)")
+            #expect(running["user"] as? String == child)
+            #expect(running["appID"] as? String == "org.familycontrols.Demo")
+            let pid = try #require(running["pid"] as? Int)
+            let owner = try await inside(container, ["/bin/ps", "-o", "user=", "-p", String(pid)])
+            #expect(owner.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == child, "\(owner.standardOutput)")
+            var beats = ""
+            for _ in 0..<50 {
+                beats = try await inside(container, ["/usr/bin/journalctl", "--no-pager", "-o", "cat", "-u", "familycontrolsd.service"])
+                    .standardOutput
+                if beats.contains("monitor org.familycontrols.Demo for \(child): ") && beats.contains("heartbeat") { break }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            #expect(beats.contains("heartbeat"), "\(beats.suffix(3000))")
+            #expect(!beats.contains(password), "the guardian's password reached the journal")
+        }
+    }
 }
