@@ -159,20 +159,9 @@ struct FlatpakMoveTests {
     func theGuardAsksTheMoveServiceThroughItsSocket() async throws {
         try await withFlatpakChild(systemHelper: true) { child in
             let commit = try child.repository.commit()
-            let socket = "\(child.directory)/move.socket"
-            // Detached (setsid), its pid in a file, ended by that pid: a long-lived child of the test
-            // process would share its pipes and its reaping with every command the test runs.
-            let pidFile = "\(child.directory)/move-service.pid"
-            let service = ["/usr/bin/systemd-socket-activate", "--listen=\(socket)", "--accept", "--inetd",
-                           productPath("familycontrolsd"), "--flatpak-move-connection"] + (try serviceOptions(child))
-            try await run("/bin/sh", ["-c", "setsid \"$@\" </dev/null >/dev/null 2>&1 & echo $! > '\(pidFile)'", "service"] + service)
-                .requireSuccess()
-            defer {
-                if let pid = (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap({ Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) {
-                    kill(pid, SIGKILL)
-                }
-            }
-            for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { try await Task.sleep(for: .milliseconds(25)) }
+            let service = try await FlatpakMoveServiceProcess.start(for: child, options: try serviceOptions(child))
+            defer { service.stop() }
+            let socket = service.socket
 
             // A folder that is not the deployment the Guard identified: the service refuses, nothing moves.
             let wrong = try moveCommand(child, commit, opening: child.home) + ["--service", socket]

@@ -134,7 +134,11 @@ struct GuardDaemonTests {
             let app = try guardd.installDemo(for: guardd.child, appID: "org.example.Ram", inHome: true)
             try await guardd.requestApproved(executable: "\(app)/familycontrols-demo").requireSuccess()
             let status = try await guardd.familyctl(["status", "--json"])
-            #expect(status.standardOutput.contains("\"lock\":\"unenforced: filesystem ramfs does not support the immutable attribute"))
+            #expect(status.standardOutput.contains("\"lock\":\"unenforced\",\"lockReason\":\"filesystem ramfs does not support the immutable attribute"),
+                    "\(status.standardOutput)")
+            let table = try await guardd.familyctl(["status"])
+            #expect(table.standardOutput.contains("unenforced: filesystem ramfs does not support the immutable attribute"),
+                    "\(table.standardOutput)")
             #expect(try await guardd.storedStatus(appID: "org.example.Ram") == "approved")
             #expect(guardd.log.contains("is approved but NOT locked"))
             try await guardd.familyctl(["revoke", "--user", guardd.child.name, "--app", "org.example.Ram"]).requireSuccess()

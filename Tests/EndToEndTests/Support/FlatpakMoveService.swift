@@ -14,22 +14,13 @@ func withFlatpakMoveService(installed: Bool = true, prepare: (FlatpakChild) asyn
     try await withFlatpakChild(installed: installed, systemHelper: true) { child in
         try await prepare(child)
         let services = try #require(child.services)
-        let socket = "\(child.directory)/move.socket"
-        let pidFile = "\(child.directory)/move-service.pid"
         try FileManager.default.createDirectory(atPath: "\(child.directory)/state", withIntermediateDirectories: true)
-        // Detached (setsid), its pid in a file, ended by that pid, as in FlatpakMoveTests.
-        let service = ["/usr/bin/systemd-socket-activate", "--listen=\(socket)", "--accept", "--inetd",
-                       productPath("familycontrolsd"), "--flatpak-move-connection",
-                       "--state-dir", "\(child.directory)/state", "--installation-path", services.installation,
-                       "--flatpak-config-dir", services.configurationDirectory]
-        try await run("/bin/sh", ["-c", "setsid \"$@\" </dev/null >/dev/null 2>&1 & echo $! > '\(pidFile)'", "service"] + service)
-            .requireSuccess()
-        defer {
-            if let pid = (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap({ Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) {
-                kill(pid, SIGKILL)
-            }
-        }
-        for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { try await Task.sleep(for: .milliseconds(25)) }
+        let service = try await FlatpakMoveServiceProcess.start(for: child, options: [
+            "--state-dir", "\(child.directory)/state", "--installation-path", services.installation,
+            "--flatpak-config-dir", services.configurationDirectory,
+        ])
+        defer { service.stop() }
+        let socket = service.socket
 
         let guardd = try await offload { try GuardFixture(sandbox: GuardSandbox.fromEnvironment) }
         do {
@@ -97,5 +88,36 @@ extension FlatpakSystemServices {
     /// The commit the Guard's installation deploys of the test runtime, or nil.
     var guardRuntimeActive: String? {
         try? FileManager.default.destinationOfSymbolicLink(atPath: "\(installation)/\(FlatpakTestRepository.runtimeRef)/active")
+    }
+}
+
+/// The move service as systemd runs it, `familycontrolsd
+/// --flatpak-move-connection` for each connection to its socket, under
+/// `systemd-socket-activate`. Detached (setsid), its pid in a file, ended
+/// by that pid: a long-lived child of the test process would share its
+/// pipes and its reaping with every command the test runs.
+struct FlatpakMoveServiceProcess {
+    let socket: String
+    let pidFile: String
+
+    /// Starts it on `CHILD/move.socket` with `options`, and waits for its socket.
+    static func start(for child: FlatpakChild, options: [String]) async throws -> FlatpakMoveServiceProcess {
+        let service = FlatpakMoveServiceProcess(socket: "\(child.directory)/move.socket",
+                                                pidFile: "\(child.directory)/move-service.pid")
+        let command = ["/usr/bin/systemd-socket-activate", "--listen=\(service.socket)", "--accept", "--inetd",
+                       productPath("familycontrolsd"), "--flatpak-move-connection"] + options
+        try await run("/bin/sh", ["-c", "setsid \"$@\" </dev/null >/dev/null 2>&1 & echo $! > '\(service.pidFile)'", "service"]
+                      + command).requireSuccess()
+        for _ in 0..<200 where !FileManager.default.fileExists(atPath: service.socket) {
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        return service
+    }
+
+    func stop() {
+        if let pid = (try? String(contentsOfFile: pidFile, encoding: .utf8))
+            .flatMap({ Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) {
+            kill(pid, SIGKILL)
+        }
     }
 }
