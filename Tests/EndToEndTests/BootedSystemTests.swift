@@ -94,7 +94,9 @@ struct BootedSystemTests {
             try await inside(container, ["/bin/sh", "-c", "install -o \(child) -g \(child) /usr/lib/familycontrols/demo/* \(app)/"])
                 .requireSuccess()
 
-            let session = try await container.openSession()
+            // A login's session (class user); a background one a service opens runs no monitor.
+            let background = try await container.openSession()
+            let session = try await container.openSession(sessionClass: "user")
             let request = try RunningApp(arguments: ["/usr/bin/nsenter", "-t", String(container.initPID), "-a", "/usr/sbin/runuser",
                                                      "-u", child, "--", "/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "LANG=C.UTF-8",
                                                      "\(app)/familycontrols-demo", "request", "--member", "child", "--stdin"])
@@ -109,8 +111,10 @@ struct BootedSystemTests {
 
             // The monitor, in the child's logind session, beating in the Guard's journal.
             var monitor: [String: Any]?
+            var listing = ""
             for _ in 0..<100 {
                 let listed = try await inside(container, ["/usr/bin/familyctl", "monitors", "--json"])
+                listing = listed.standardOutput + listed.standardError
                 let object = try? JSONSerialization.jsonObject(with: Data(listed.standardOutput.utf8)) as? [String: Any]
                 monitor = (object?["monitors"] as? [[String: Any]])?.first {
                     $0["session"] as? String == session.id && $0["state"] as? String == "running"
@@ -118,7 +122,17 @@ struct BootedSystemTests {
                 if monitor != nil { break }
                 try await Task.sleep(for: .milliseconds(200))
             }
+            if monitor == nil {
+                let journal = try await inside(container, ["/usr/bin/journalctl", "--no-pager", "-o", "cat", "-u", "familycontrolsd.service"])
+                let sessions = try await inside(container, ["/usr/bin/loginctl", "list-sessions", "--no-legend"])
+                let stack = try await inside(container, ["/bin/cat", "/etc/pam.d/common-session"])
+                Issue.record("monitors: \(listing)\nsessions: \(sessions.standardOutput)\nstack: \(stack.standardOutput)\njournal: \(journal.standardOutput.prefix(6000))")
+            }
             let running = try #require(monitor, "no monitor runs in logind's session \(session.id)")
+            let listed = try await inside(container, ["/usr/bin/familyctl", "monitors", "--json"]).standardOutput
+            let object = try JSONSerialization.jsonObject(with: Data(listed.utf8)) as? [String: Any]
+            let sessions = ((object?["monitors"] as? [[String: Any]]) ?? []).compactMap { $0["session"] as? String }
+            #expect(sessions == [session.id], "a monitor in the background session \(background.id) or a PAM copy: \(listed)")
             #expect(running["user"] as? String == child)
             #expect(running["appID"] as? String == "org.familycontrols.Demo")
             let pid = try #require(running["pid"] as? Int)

@@ -58,6 +58,18 @@ import Testing
                                                                               session(30, id: "9")])
         #expect(merged.map(\.name) == ["3", "pam-20", "pam-30"])
     }
+
+    /// A session logind has but runs no monitor in (a `background` one,
+    /// opened by a service or cron) gets none through the PAM module either.
+    @Test func aSessionLogindLeavesOutIsNotMonitoredThroughThePAMModule() {
+        func session(_ leader: pid_t, id: String?) -> LoginSession {
+            LoginSession(user: "kid", uid: 1000, service: "cron", tty: nil, runtimeDirectory: nil, display: nil,
+                         waylandDisplay: nil, bus: nil, sessionID: id, leader: leader, openedAt: .now)
+        }
+        let merged = MonitorSessions.merge(logind: [session(10, id: "3")], known: ["3", "7"],
+                                           pam: [session(40, id: "7"), session(20, id: nil)])
+        #expect(merged.map(\.name) == ["3", "pam-20"])
+    }
 }
 
 /// The program a monitor command names, found inside the app's folder only.

@@ -237,10 +237,12 @@ package struct MonitorSession: Sendable, Equatable {
 
 /// The sessions the monitors run in: logind's when it runs, and the PAM
 /// module's that logind does not know (a session logind knows is told by
-/// both, with the same `XDG_SESSION_ID`).
+/// both, with the same `XDG_SESSION_ID`). `known` is every session id
+/// logind has, those it runs no monitor in too (a `background` session of a
+/// service or cron): logind's judgement of those stands.
 package enum MonitorSessions {
-    package static func merge(logind: [LoginSession], pam: [LoginSession]) -> [MonitorSession] {
-        let known = Set(logind.compactMap(\.sessionID))
+    package static func merge(logind: [LoginSession], known: Set<String> = [], pam: [LoginSession]) -> [MonitorSession] {
+        let known = known.union(logind.compactMap(\.sessionID))
         let fromLogind = logind.compactMap { session in session.sessionID.map { MonitorSession(name: $0, session: session) } }
         let fromPAM = pam.filter { session in session.sessionID.map { !known.contains($0) } ?? true }
             .map { MonitorSession(name: "pam-\($0.leader)", session: $0) }

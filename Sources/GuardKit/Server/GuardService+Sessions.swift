@@ -90,7 +90,8 @@ extension GuardService {
     package func monitorSessions(logind: LogindSessions?) -> [MonitorSession] {
         let (open, ended) = sessions.current()
         for session in ended { logger.info("session: \(session.user) ended: its leader is gone (\(Self.describe(session)))") }
-        return MonitorSessions.merge(logind: logind?.current() ?? [], pam: open)
+        let (fromLogind, known) = logind?.currentAndKnown() ?? ([], [])
+        return MonitorSessions.merge(logind: fromLogind, known: known, pam: open)
     }
 
     /// Starts the monitors' keeper: sessions from ``sessions``, approvals

@@ -18,6 +18,8 @@ package final class LogindSessions: Sendable {
         var monitor: OpaquePointer
         /// The sessions last read, answered again when a read fails.
         var last: [LoginSession] = []
+        /// The id of every session logind had at that read, monitored or not.
+        var lastKnown: Set<String> = []
     }
 
     private let state: Mutex<State>
@@ -112,19 +114,28 @@ package final class LogindSessions: Sendable {
     /// be looked up, the sessions last read are answered for them: a passing
     /// failure never reads as every session ended.
     package func current() -> [LoginSession] {
+        currentAndKnown().sessions
+    }
+
+    /// ``current()``, and the id of every session logind has, those it
+    /// leaves out too (a `background` session a service or cron opened, a
+    /// greeter's): the PAM session module's word on such a session is not
+    /// taken over logind's.
+    package func currentAndKnown() -> (sessions: [LoginSession], known: Set<String>) {
         state.withLock { state in
             let records: [LogindRecord]
             do throws(LogindFailure) {
                 records = try Self.read()
             } catch {
-                return state.last
+                return (state.last, state.lastKnown)
             }
             let now = UnixTime.now
             let sessions = records.filter(\.isMonitored).compactMap { record in
                 Self.session(from: record, before: state.last, at: now)
             }.sorted { ($0.openedAt, $0.sessionID ?? "") < ($1.openedAt, $1.sessionID ?? "") }
             state.last = sessions
-            return sessions
+            state.lastKnown = Set(records.map(\.id))
+            return (sessions, state.lastKnown)
         }
     }
 

@@ -126,20 +126,18 @@ struct LogindContainer {
     /// (pam_systemd) registers it with logind, as a login does.
     /// - Returns: logind's id of the session, its object path, and its
     ///   leader as the host numbers it.
-    func openSession() async throws -> (id: String, path: String, leader: pid_t) {
+    /// - Parameter sessionClass: logind's class for it (`XDG_SESSION_CLASS`):
+    ///   `user`, as a login at a terminal or a desktop is; nil leaves pam_systemd
+    ///   its own choice, `background` for a session a service opens.
+    func openSession(sessionClass: String? = nil) async throws -> (id: String, path: String, leader: pid_t) {
         let unit = "fc-session-\(UInt32.random(in: 0..<UInt32.max))"
-        _ = try await run(["/usr/bin/systemd-run", "--unit=\(unit)", "-p", "PAMName=login", "-p", "User=\(Self.childName)",
-                       "/bin/sleep", "1000"]).requireSuccess()
+        // The child's sessions before: the new one is the one not among them.
+        let before = Set(childSessions().map(\.id))
+        _ = try await run(["/usr/bin/systemd-run", "--unit=\(unit)", "-p", "PAMName=login", "-p", "User=\(Self.childName)"]
+                          + (sessionClass.map { ["-E", "XDG_SESSION_CLASS=\($0)"] } ?? []) + ["/bin/sleep", "1000"]).requireSuccess()
         var found: (String, String)?
         _ = await eventually(timeout: .seconds(20)) {
-            guard let listed = try? TestSupport.run("/usr/bin/busctl", ["--address=\(busAddress)", "--json=short", "call",
-                                                                        "org.freedesktop.login1", "/org/freedesktop/login1",
-                                                                        "org.freedesktop.login1.Manager", "ListSessions"]),
-                  let object = try? JSONSerialization.jsonObject(with: Data(listed.standardOutput.utf8)) as? [String: Any],
-                  let sessions = (object["data"] as? [Any])?.first as? [[Any]] else { return false }
-            for session in sessions where session.count == 5 && session[2] as? String == Self.childName {
-                if let id = session[0] as? String, let path = session[4] as? String { found = (id, path) }
-            }
+            found = childSessions().first { !before.contains($0.id) }
             return found != nil
         }
         guard let (id, path) = found else { throw FixtureError("logind opened no session for \(Self.childName)") }
@@ -158,6 +156,20 @@ struct LogindContainer {
             throw FixtureError("the session's leader cannot be found: \(leaderProperty.standardOutput)\(leaderProperty.standardError)")
         }
         return (id, path, leader)
+    }
+
+    /// The child's sessions logind lists now: id and object path.
+    private func childSessions() -> [(id: String, path: String)] {
+        guard let listed = try? TestSupport.run("/usr/bin/busctl", ["--address=\(busAddress)", "--json=short", "call",
+                                                                    "org.freedesktop.login1", "/org/freedesktop/login1",
+                                                                    "org.freedesktop.login1.Manager", "ListSessions"]),
+              let object = try? JSONSerialization.jsonObject(with: Data(listed.standardOutput.utf8)) as? [String: Any],
+              let sessions = (object["data"] as? [Any])?.first as? [[Any]] else { return [] }
+        return sessions.compactMap { session in
+            guard session.count == 5, session[2] as? String == Self.childName, let id = session[0] as? String,
+                  let path = session[4] as? String else { return nil }
+            return (id, path)
+        }
     }
 
     /// The host's pid of the container's process `inside` (`NSpid:` of the
