@@ -43,21 +43,33 @@ extension FamilyCtl {
             + "\(DisplayText.sanitized(row.session)): \(state), restarted \(times(row.restarts))"
     }
 
-    /// A monitor that keeps ending, as a line: what the agent prints and,
-    /// escaped, what its notification says.
+    /// A monitor that keeps ending, as a line in a parent's words (the
+    /// app's name, the child's, what happened, what happens next; the app
+    /// ID, the session and the exit status are in `familyctl monitors`):
+    /// what the agent prints and, escaped, what its notification says.
     static func describe(_ alert: Guard.MonitorAlert) -> String {
         let minutes = max(1, (alert.windowSeconds + 59) / 60)
-        var waiting = alert.waitingSeconds.map { "the Guard waits \(duration($0)) before starting it again" }
-            ?? "the Guard starts it again at once"
+        let child = DisplayText.sanitized(alert.user)
+        var next = alert.waitingSeconds.map { "FamilyControls starts it again in \(duration($0))" }
+            ?? "FamilyControls starts it again at once"
         switch alert.consequence {
-        case .lock?: waiting = "it is required and was kept down: the child's sessions were locked"
-        case .end?: waiting = "it is required and was kept down: the child's sessions were ended"
+        case .lock?: next = "it is required, so \(child)'s sessions were locked"
+        case .end?: next = "it is required, so \(child)'s sessions were ended"
         case nil: break
         }
-        return "the monitor of “\(DisplayText.sanitized(alert.appName))” (\(DisplayText.sanitized(alert.appID))) for "
-            + "\(DisplayText.sanitized(alert.user)) in session \(DisplayText.sanitized(alert.session)) was restarted "
-            + "\(times(alert.restarts)) in \(minutes) minute\(minutes == 1 ? "" : "s"), last ended: "
-            + "\(DisplayText.sanitized(alert.ended)); \(waiting)"
+        return "the monitor of “\(DisplayText.sanitized(alert.appName))” for \(child) keeps stopping: "
+            + "\(times(alert.restarts)) in \(minutes) minute\(minutes == 1 ? "" : "s"), the last time \(endedInWords(alert.ended)); "
+            + "\(next) (familyctl monitors says more)"
+    }
+
+    /// How a monitor ended, as the Guard says it (`signal 9`, `exit status
+    /// 1`, `stopped by signal 19`), in words.
+    static func endedInWords(_ ended: String) -> String {
+        if ended.hasPrefix("signal ") || ended.hasPrefix("ended by signal ") { return "it was killed" }
+        if ended.hasPrefix("exit status ") || ended.hasPrefix("ended by exit status ") { return "it quit" }
+        if ended.hasPrefix("stopped by signal ") { return "it was paused" }
+        if ended.hasPrefix("was not the approved app") { return "what ran was not the approved app" }
+        return "it ended: " + DisplayText.sanitized(ended)
     }
 
     private static func times(_ count: Int64) -> String { count == 1 ? "1 time" : "\(count) times" }

@@ -123,8 +123,8 @@ struct MonitorAlertAgentTests {
         #expect(posted.actions ?? [] == [])
         let body = try #require(posted.body)
         #expect(body == "The monitor of “&lt;b&gt;Free&lt;/b&gt; &lt;a href=\"http://x\"&gt;games&lt;/a&gt; &amp; "
-            + "\\x1B[31mred\\u{202E}” (org.example.Hostile) for kid in session c2 was restarted 12 times in 1 minute, "
-            + "last ended: signal 9; the Guard waits 30 seconds before starting it again.", "\(body)")
+            + "\\x1B[31mred\\u{202E}” for kid keeps stopping: 12 times in 1 minute, the last time it was killed; "
+            + "FamilyControls starts it again in 30 seconds (familyctl monitors says more).", "\(body)")
         for raw in ["<", ">", "\u{1B}", "\u{202E}"] {
             #expect(!body.contains(raw), "the body carries \(raw.debugDescription) as it came")
         }
@@ -161,8 +161,8 @@ struct MonitorAlertAgentTests {
         let shown = try desktop.terminal()
         let line = try #require(shown.split(whereSeparator: \.isNewline).first { $0.contains("monitor alert: ") })
         #expect(line.hasSuffix("monitor alert: the monitor of “<b>Free</b> <a href=\"http://x\">games</a> & "
-            + "\\x1B[31mred\\u{202E}” (org.example.Hostile) for kid in session c2 was restarted 12 times in 1 minute, "
-            + "last ended: signal 9; the Guard waits 30 seconds before starting it again"), "\(shown)")
+            + "\\x1B[31mred\\u{202E}” for kid keeps stopping: 12 times in 1 minute, the last time it was killed; "
+            + "FamilyControls starts it again in 30 seconds (familyctl monitors says more)"), "\(shown)")
         #expect(!shown.contains("\u{1B}["), "the terminal got the raw escape")
         // The requests go on beside the alert: the second one comes after it.
         #expect(await eventually { ((try? desktop.terminal()) ?? "").contains("new request 2: ") }, "\(shown)")

@@ -403,8 +403,8 @@ struct MonitorTests {
             #expect(await eventually(timeout: .seconds(15)) { ((try? desktop.terminal()) ?? "").contains("monitor alert: ") },
                     "\((try? desktop.terminal()) ?? "")\n\(guardd.log.suffix(2000))")
             let shown = try desktop.terminal()
-            #expect(shown.contains("(\(GuardFixture.appID)) for \(guardd.child.name) in session pam-"), "\(shown)")
-            #expect(shown.contains("last ended: exit status 4"), "\(shown)")
+            #expect(shown.contains("” for \(guardd.child.name) keeps stopping: "), "\(shown)")
+            #expect(shown.contains("the last time it quit"), "\(shown)")
         }
     }
 

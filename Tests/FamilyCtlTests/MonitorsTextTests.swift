@@ -44,10 +44,24 @@ import Varlink
         #expect(Set(rows[0].keys) == Set(Guard.Monitor.fieldNames))
     }
 
-    @Test func anAlertNamesTheAppTheChildTheRestartsAndTheWait() {
+    @Test func anAlertNamesTheAppTheChildWhatHappenedAndWhatComesNextInWords() {
         let alert = Guard.MonitorAlert(appID: "org.example.App", appName: "<b>Demo</b>", user: "kid", session: "c2",
                                        restarts: 5, windowSeconds: 120, ended: "signal 9", waitingSeconds: nil)
-        #expect(NotificationAgent.body(alert) == "The monitor of “&lt;b&gt;Demo&lt;/b&gt;” (org.example.App) for kid in "
-            + "session c2 was restarted 5 times in 2 minutes, last ended: signal 9; the Guard starts it again at once.")
+        #expect(NotificationAgent.body(alert) == "The monitor of “&lt;b&gt;Demo&lt;/b&gt;” for kid keeps stopping: 5 times in "
+            + "2 minutes, the last time it was killed; FamilyControls starts it again at once (familyctl monitors says more).")
+        var required = alert
+        required.consequence = .end
+        #expect(FamilyCtl.describe(required).contains("it is required, so kid's sessions were ended"))
+        // Neither the app ID nor the session's name nor a signal number: those are in familyctl monitors.
+        for technical in ["org.example.App", "c2", "signal 9"] {
+            #expect(!FamilyCtl.describe(alert).contains(technical), "\(technical)")
+        }
+    }
+
+    @Test(arguments: [("signal 15", "it was killed"), ("exit status 2", "it quit"), ("stopped by signal 19", "it was paused"),
+                      ("was not the approved app: its sandbox's /app is device 1 inode 2", "what ran was not the approved app"),
+                      ("could not start", "it ended: could not start")])
+    func howAMonitorEndedInWords(ended: String, words: String) {
+        #expect(FamilyCtl.endedInWords(ended) == words)
     }
 }
