@@ -46,16 +46,14 @@ extension FamilyCtl {
         }
         let conversation = try authenticationConversation(stdin: arguments.has("--stdin"))
         let connection = try GuardConnection(socket: GuardConnection.socketPath(socket))
+        // The app's name as the request shows it, for the result (it is gone once decided).
+        let name = (try? connection.call(Guard.ListRequests.self, .init()))?.requests.first { $0.id == id }?.name
         let reply = try connection.converse(Guard.DecideRequest.self, .init(id: id, approve: approve), through: conversation)
         guard let authorization = reply.authorization else {
             print("familyctl: request \(id) \(approve ? "approved: the app's approval is lifted" : "denied: the approval stays")")
             return
         }
-        let app = DisplayText.sanitized(authorization.app)
-        let user = DisplayText.sanitized(authorization.user)
-        let status = authorization.status
-        let lock = lockText(authorization)
-        print("familyctl: request \(id): \(app) for \(user) is now \(status) (lock: \(lock))")
+        print("familyctl: request \(id): \(outcomeText(authorization, name: name))")
     }
 
     /// Where the caller answers the Guard's password prompt: standard input

@@ -44,6 +44,28 @@ extension FamilyCtl {
         Guard.ListAuthorizations.Reply(authorizations: rows).json(floats: isoDate)
     }
 
+    /// What became of an authorization, in a parent's words: the app (its
+    /// name when known, else its ID), the child, and what the lock means
+    /// for them.
+    static func outcomeText(_ authorization: Guard.Authorization, name: String? = nil) -> String {
+        let app = name.map { "“\(DisplayText.sanitized($0))”" } ?? DisplayText.sanitized(authorization.app)
+        let child = DisplayText.sanitized(authorization.user)
+        switch authorization.status {
+        case .approved:
+            switch authorization.lock {
+            case .locked: return "\(app) is approved for \(child); its folder is locked, so \(child) cannot remove or change it"
+            case .notNeeded: return "\(app) is approved for \(child); it is installed where \(child) cannot remove or change it"
+            case .unenforced:
+                return "\(app) is approved for \(child), but its folder could not be locked ("
+                    + DisplayText.sanitized(authorization.lockReason ?? "no reason given") + "): \(child) could still remove it"
+            case .missing, .locking, .unlocking, .unlocked:
+                return "\(app) is approved for \(child), but its folder is not locked yet (familyctl locks verify repairs it)"
+            }
+        case .denied: return "\(app) is not allowed for \(child)"
+        case .notDetermined: return "\(app) is no longer approved for \(child), who may remove it"
+        }
+    }
+
     /// An authorization's lock in words: `locked`, `unenforced: REASON`,
     /// `not needed: …`, made safe to show (a reason may quote a file name).
     static func lockText(_ authorization: Guard.Authorization) -> String {
@@ -104,8 +126,7 @@ extension FamilyCtl {
         }
         let reply = try changeProtection(Guard.SetStatus.self, .init(user: user, app: app, status: status),
                                          stdin: arguments.has("--stdin"), socket: socket)
-        let lock = reply.authorization.map(lockText) ?? "unknown"
-        print("familyctl: \(app) for \(user) is now \(status) (lock: \(lock))")
+        print("familyctl: " + (reply.authorization.map { outcomeText($0) } ?? "\(app) for \(user) is now \(status)"))
     }
 
     /// `familyctl revoke --user USER --app APP`

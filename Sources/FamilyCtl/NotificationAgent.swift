@@ -208,7 +208,7 @@ final class NotificationAgent {
         do throws(Errno) {
             try SystemThread.spawn(name: "agent-decide") {
                 let (outcome, decided) = NotificationAgent.decision(
-                    id, approve: approve, description: description, environment: environment, socket: socket)
+                    id, approve: approve, name: row.name, description: description, environment: environment, socket: socket)
                 mailbox.post(.decided(request: id, outcome: outcome, decided: decided))
             }.detach()
         } catch {
@@ -218,7 +218,7 @@ final class NotificationAgent {
     }
 
     /// What `familyctl approve ID` or `deny ID` would do, with pinentry for the terminal.
-    private static func decision(_ id: Int64, approve: Bool, description: String, environment: [String],
+    private static func decision(_ id: Int64, approve: Bool, name: String, description: String, environment: [String],
                                  socket: String) -> (outcome: String, decided: Bool) {
         var variables: [String: String] = [:]
         for entry in environment {
@@ -238,8 +238,7 @@ final class NotificationAgent {
             guard let authorization = reply.authorization else {
                 return ("request \(id) \(approve ? "approved: the app's approval is lifted" : "denied: the approval stays")", true)
             }
-            return ("request \(id): \(DisplayText.sanitized(authorization.app)) for \(DisplayText.sanitized(authorization.user)) "
-                + "is now \(authorization.status) (lock: \(FamilyCtl.lockText(authorization)))", true)
+            return ("request \(id): \(FamilyCtl.outcomeText(authorization, name: name))", true)
         } catch {
             return ("request \(id) was not decided: \(error.message)", false)
         }

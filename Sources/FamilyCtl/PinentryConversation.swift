@@ -7,7 +7,9 @@ import SystemKit
 /// The Guard's PAM conversation answered through pinentry in the guardian's
 /// own session, as `familyctl approve` answers it on their terminal: each
 /// prompt is one `GETPIN`, each message is shown in the next dialog's
-/// description (an error as its error line).
+/// description (an error as its error line). The Guard's own words on what
+/// is about to change take the place of the caller's `description`, which
+/// is shown only when the Guard said nothing: the request is shown once.
 ///
 /// pinentry starts at the first prompt only: a guardian who authenticated
 /// lately is not asked at all.
@@ -41,7 +43,7 @@ final class PinentryConversation: PAMConversation, @unchecked Sendable {
             do throws(Pinentry.Failure) {
                 let pinentry = try opened(deadline: deadline)
                 try pinentry.set("SETTITLE", title, deadline: deadline)
-                try pinentry.set("SETDESC", ([description] + notes).joined(separator: "\n"), deadline: deadline)
+                try pinentry.set("SETDESC", (notes.isEmpty ? [description] : notes).joined(separator: "\n"), deadline: deadline)
                 try pinentry.set("SETPROMPT", prompt, deadline: deadline)
                 if let error { try pinentry.set("SETERROR", error, deadline: deadline) }
                 notes = []

@@ -56,7 +56,7 @@ struct DesktopAgentTests {
             #expect(try TreeSnapshot.take(guardd.appDirectory).unlockedItems().isEmpty)
             #expect(try await !guardd.shell("rm -rf '\(guardd.appDirectory)'").succeeded, "the child deleted the approved app")
             #expect(FileManager.default.fileExists(atPath: guardd.appExecutable))
-            #expect(await eventually { ((try? desktop.terminal()) ?? "").contains("is now approved (lock: locked)") },
+            #expect(await eventually { ((try? desktop.terminal()) ?? "").contains("“FamilyControls Demo” is approved for \(guardd.child.name)") },
                     "\((try? desktop.terminal()) ?? "")")
             let audit = try await guardd.auditRows()
             #expect(audit.contains("\(guardd.guardian.name) approve \(guardd.child.name) \(GuardFixture.appID) approved"))

@@ -109,7 +109,7 @@ struct GuardianAuthenticationTests {
             #expect(prompts(in: first) == 1, "the second verb of the same session asked again")
             #expect(first.echoAtPrompts == [false])
             #expect(first.showed("familyctl: revoked \(app) for \(user)"))
-            #expect(first.showed("familyctl: \(app) for \(user) is now approved (lock: locked)"))
+            #expect(first.showed("familyctl: \(app) is approved for \(user); its folder is locked, so \(user) cannot remove or change it"))
             // What is about to change is shown before the password is asked.
             let shown = try #require(first.output.range(of: "Revoke \(app) for \(user): its folder will no longer be protected"))
             let asked = try #require(first.output.range(of: "Password:"))

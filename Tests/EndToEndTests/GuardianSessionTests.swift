@@ -42,7 +42,8 @@ struct GuardianSessionTests {
                 steps: [("Password:", password)])
             #expect(terminal.status == 0, "\(terminal)")
             #expect(terminal.echoAtPrompts == [false], "the password was echoed")
-            #expect(terminal.showed("request \(id): \(GuardFixture.appID) for \(guardd.child.name) is now approved (lock: locked)"))
+            #expect(terminal.showed("request \(id): “FamilyControls Demo” is approved for \(guardd.child.name); its folder is locked, "
+                                    + "so \(guardd.child.name) cannot remove or change it"), "\(terminal.output)")
 
             #expect(await app.exitStatus() == 0, "\(app.standardError)")
             #expect(app.standardOutput == "status: approved\n")
@@ -65,7 +66,8 @@ struct GuardianSessionTests {
             let denied = try await guardd.familyctlAsGuardian(["deny", String(id), "--stdin"],
                                                               input: "\(guardd.guardian.password ?? "")\n")
             #expect(denied.status == 0, "\(denied.standardError)")
-            #expect(denied.standardOutput.contains("is now denied"))
+            #expect(denied.standardOutput.contains("request \(id): “FamilyControls Demo” is not allowed for \(guardd.child.name)"),
+                    "\(denied.standardOutput)")
             #expect(await app.exitStatus() == 1)
             #expect(app.standardError.contains("error 5 authorizationCanceled"))
             #expect(app.standardOutput == "status: denied\n")

@@ -38,7 +38,8 @@ struct RemoteHostTests {
             let shown = terminal.output.replacingOccurrences(of: password, with: "<password>")
             #expect(terminal.status == 0, "\(terminal): \(shown)")
             #expect(terminal.echoAtPrompts == [false], "the password was echoed")
-            #expect(terminal.showed("request \(id): \(GuardFixture.appID) for \(guardd.child.name) is now approved (lock: locked)"),
+            #expect(terminal.showed("request \(id): “FamilyControls Demo” is approved for \(guardd.child.name); its folder is locked, "
+                                    + "so \(guardd.child.name) cannot remove or change it"),
                     "\(shown)")
 
             #expect(await app.exitStatus() == 0, "\(app.standardError)")

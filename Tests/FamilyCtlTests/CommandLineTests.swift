@@ -126,6 +126,21 @@ import Foundation
         #expect(FamilyCtl.statusJSON([unenforced]).contains("\"lock\":\"unenforced\""))
     }
 
+    @Test func anOutcomeSaysWhatTheLockMeansForTheChildInWords() {
+        func row(_ status: Guard.Status, _ lock: Guard.LockState, reason: String? = nil) -> Guard.Authorization {
+            Guard.Authorization(user: "kid", app: "org.example.Paint", member: .child, status: status, updatedAt: 0,
+                                path: "/apps/p", lock: lock, lockReason: reason)
+        }
+        #expect(FamilyCtl.outcomeText(row(.approved, .locked), name: "Paint\u{1b}[2J")
+                == "“Paint\\x1B[2J” is approved for kid; its folder is locked, so kid cannot remove or change it")
+        #expect(FamilyCtl.outcomeText(row(.approved, .unenforced, reason: "filesystem ramfs does not support it"))
+                == "org.example.Paint is approved for kid, but its folder could not be locked (filesystem ramfs does not "
+                + "support it): kid could still remove it")
+        #expect(FamilyCtl.outcomeText(row(.approved, .notNeeded)).hasSuffix("it is installed where kid cannot remove or change it"))
+        #expect(FamilyCtl.outcomeText(row(.denied, .unlocked), name: "Paint") == "“Paint” is not allowed for kid")
+        #expect(!FamilyCtl.outcomeText(row(.approved, .locked)).contains("lock:"), "no word of the code's")
+    }
+
     @Test func aVerbThatIsNoneIsAUsageError() {
         #expect(FamilyCtl.main(["frobnicate"]) == ExitCode.usage.rawValue)
         #expect(FamilyCtl.main(["approve"]) == ExitCode.usage.rawValue)

@@ -110,7 +110,8 @@ extension AuthorizationPolicy {
     }
 
     /// What the guardian is about to decide, shown before they are asked:
-    /// the request's kind, app, child, folder and when it was asked.
+    /// the request's kind, app, child, folder and when it was asked (in the
+    /// machine's time zone, as the guardian's clock shows it).
     static func summary(of request: PendingRequest, approve: Bool) -> String {
         let kind = switch request.purpose {
         case .approve: "approval"
@@ -140,7 +141,7 @@ extension AuthorizationPolicy {
                     ?? "") + "."
         }
         return "Request \(request.id) (\(kind)): “\(request.displayName)” (\(request.appID)) for \(request.user), "
-            + "folder \(request.path), asked \(request.created.iso8601).\(monitor) You are about to \(outcome)."
+            + "folder \(request.path), asked \(request.created.localDescription).\(monitor) You are about to \(outcome)."
     }
 
     /// Makes sure `requester`, about to change `child`'s protection (`what`),
