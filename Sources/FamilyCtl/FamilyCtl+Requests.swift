@@ -46,8 +46,9 @@ extension FamilyCtl {
         }
         let conversation = try authenticationConversation(stdin: arguments.has("--stdin"))
         let connection = try GuardConnection(socket: GuardConnection.socketPath(socket))
-        // The app's name as the request shows it, for the result (it is gone once decided).
-        let name = (try? connection.call(Guard.ListRequests.self, .init()))?.requests.first { $0.id == id }?.name
+        // The app's name as the request shows it, for the result (it is gone once decided);
+        // a Guard that cannot be reached says so here, before anything is asked.
+        let name = try connection.call(Guard.ListRequests.self, .init()).requests.first { $0.id == id }?.name
         let reply = try connection.converse(Guard.DecideRequest.self, .init(id: id, approve: approve), through: conversation)
         guard let authorization = reply.authorization else {
             print("familyctl: request \(id) \(approve ? "approved: the app's approval is lifted" : "denied: the approval stays")")
