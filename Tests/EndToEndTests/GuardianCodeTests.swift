@@ -70,7 +70,8 @@ struct GuardianCodeTests {
             let approved = try await requestWithCode(guardd, first)
             #expect(approved.status == 0, "\(approved.standardError)")
             #expect(approved.standardError.contains("[continue/here/don't allow]"), "the alert offered the guardian here")
-            #expect(approved.standardError.contains("One-time password"), "the code service asked for the code")
+            #expect(approved.standardError.contains("\(guardd.guardian.name)'s one-time code (the 6 digits their authenticator app shows now): "),
+                    "the code service asked for the code in words: \(approved.standardError)")
             #expect(try await guardd.storedStatus() == "approved")
             #expect(try await guardd.lock(of: GuardFixture.appID) == "locked")
             #expect(try await guardd.authorization()?["approvedBy"]?.stringValue == guardd.guardian.name)
@@ -149,7 +150,7 @@ struct GuardianCodeTests {
             let result = try await requestWithCode(guardd, code(enrolment))
             #expect(result.status == 1)
             #expect(!result.standardError.contains("[continue/here/don't allow]"))
-            #expect(!result.standardError.contains("One-time password"))
+            #expect(!result.standardError.contains("one-time code (the 6 digits"))
             #expect(try await guardd.storedStatus() == "notDetermined")
         }
     }
@@ -170,7 +171,7 @@ struct GuardianCodeTests {
             let revoked = try await guardd.app(["revoke", "--stdin"], input: "here\n\(guardd.guardian.name)\n\(captured)\n")
             #expect(revoked.status != 0)
             #expect(!revoked.standardError.contains("[continue/here/don't allow]"), "\(revoked.standardError)")
-            #expect(!revoked.standardError.contains("One-time password"))
+            #expect(!revoked.standardError.contains("one-time code (the 6 digits"))
             #expect(try await guardd.storedStatus() == "approved")
             #expect(try await guardd.lock(of: GuardFixture.appID) == "locked")
 

@@ -45,7 +45,8 @@ struct InPersonApprovalTests {
             let approved = try await guardd.app(["request", "--member", "child", "--stdin"],
                                                 input: "continue\n\(guardd.guardian.name)\n\(first)\n")
             #expect(approved.status == 0, "\(approved.standardError)")
-            #expect(approved.standardError.contains("One-time password"), "the guardian service asked for the code")
+            #expect(approved.standardError.contains("\(guardd.guardian.name)'s one-time code (the 6 digits"),
+                    "the guardian service asked for the code: \(approved.standardError)")
             #expect(try await guardd.storedStatus() == "approved")
 
             // The child saw the code go by; it is worth nothing now.
@@ -70,7 +71,7 @@ struct InPersonApprovalTests {
             defer { app.stop() }
             let id = try await app.waitForPendingRequest()
             #expect(!app.standardError.contains("Parent or guardian's user name"))
-            #expect(!app.standardError.contains("One-time password"))
+            #expect(!app.standardError.contains("one-time code (the 6 digits"))
             // The guardian's own session uses the same service: their code, on their terminal.
             try await guardd.familyctlAsGuardian(["approve", String(id), "--stdin"], input: "\(try await code(0))\n")
                 .requireSuccess()

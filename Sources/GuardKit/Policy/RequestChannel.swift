@@ -27,8 +27,18 @@ struct ChannelConversation: PAMConversation {
         switch message {
         case .info(let text): channel.tell(AuthorizationPrompt(kind: .info, message: text)); return nil
         case .error(let text): channel.tell(AuthorizationPrompt(kind: .error, message: text)); return nil
-        case .secretPrompt(let text): return try channel.ask(AuthorizationPrompt(kind: .secret, message: text), deadline: deadline)
+        case .secretPrompt(let text):
+            return try channel.ask(AuthorizationPrompt(kind: .secret, message: Self.inWords(text)), deadline: deadline)
         case .textPrompt(let text): return try channel.ask(AuthorizationPrompt(kind: .text, message: text), deadline: deadline)
         }
+    }
+
+    /// pam_oath's prompt, ``One-time password (OATH) for `NAME': ``, as a
+    /// parent reads it; any other prompt as PAM wrote it.
+    static func inWords(_ prompt: String) -> String {
+        let start = "One-time password (OATH) for `", end = "': "
+        guard prompt.hasPrefix(start), prompt.hasSuffix(end), prompt.count > start.count + end.count else { return prompt }
+        let name = prompt.dropFirst(start.count).dropLast(end.count)
+        return "\(name)'s one-time code (the 6 digits their authenticator app shows now): "
     }
 }
