@@ -154,7 +154,8 @@ import TestSupport
                     "step \(step): the other version is not released")
             #expect(try await guardd.storedStatus() == "approved")
             let (approved, result) = try await guardd.isApproved(executable: guardd.appExecutable)
-            #expect(approved, "step \(step): the record does not match the folder: \(result.standardError)")
+            let said = "status \(result.status), \(result.standardOutput)\(result.standardError)\n\(guardd.log.suffix(3000))"
+            #expect(approved, "step \(step): the record does not match the folder: \(said)")
             let verified = try await guardd.familyctl(["locks", "verify"])
             #expect(verified.status == 0, "step \(step): \(verified.standardOutput)")
             // The version in place is the highest the approval has had, whether the Guard recorded the swap or finished it.
