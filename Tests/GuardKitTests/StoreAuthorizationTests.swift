@@ -19,41 +19,29 @@ struct StoreAuthorizationTests {
         }
     }
 
-    @Test("a Flatpak app moved into the Guard's installation reads back with its remote and commit time")
-    func movedFlatpakRoundTrip() throws {
-        try withStore { store, _ throws in
-            var record = AuthorizationRecord.sample(status: .approved)
-            let commit = String(repeating: "ab", count: 32)
-            record.flatpak = FlatpakDeployment(recordedAt: "/var/lib/familycontrols-flatpak/app/org.example.Paint/x86_64/stable/\(commit)",
-                                               system: true, uid: record.uid)
-            record.flatpakOrigin = FlatpakOrigin(remote: "flathub", url: "https://dl.flathub.org/repo/", commitTime: 1_764_000_000)
-            try store.save(record)
-            #expect(try store.authorizations() == [record])
-            // Half an origin is refused by the schema.
-            let database = try SQLiteDatabase(path: store.path, flags: [.readWrite])
-            let error = #expect(throws: SQLiteError.self) {
-                try database.execute("UPDATE authorizations SET flatpak_url = NULL")
-            }
-            #expect(error?.extendedCode == .constraintCheck)
-        }
+    /// An approval of a Flatpak app moved into the Guard's installation, with `runtime` pinned.
+    private func movedRecord(runtime: FlatpakRuntimePin?) -> AuthorizationRecord {
+        var record = AuthorizationRecord.sample(status: .approved)
+        let commit = String(repeating: "ab", count: 32)
+        record.flatpak = FlatpakDeployment(recordedAt: "/var/lib/familycontrols-flatpak/app/org.example.Paint/x86_64/stable/\(commit)",
+                                           system: true, uid: record.uid)
+        record.flatpakOrigin = FlatpakOrigin(remote: "flathub", url: "https://dl.flathub.org/repo/", commitTime: 1_764_000_000,
+                                             runtime: runtime)
+        return record
     }
 
-    @Test("a moved Flatpak app's runtime reads back as approved, and half a runtime is refused by the schema")
-    func movedFlatpakRuntimeRoundTrip() throws {
+    @Test("a moved Flatpak app reads back with its remote, commit time and runtime; half an origin or a runtime is refused",
+          arguments: [("flatpak_url", nil), ("flatpak_runtime_commit", "org.example.Platform/x86_64/24.08")])
+    func movedFlatpakRoundTrip(halved column: String, runtime name: String?) throws {
         try withStore { store, _ throws in
-            var record = AuthorizationRecord.sample(status: .approved)
-            let commit = String(repeating: "ab", count: 32)
-            record.flatpak = FlatpakDeployment(recordedAt: "/var/lib/familycontrols-flatpak/app/org.example.Paint/x86_64/stable/\(commit)",
-                                               system: true, uid: record.uid)
-            let runtime = FlatpakRuntimePin(name: "org.example.Platform/x86_64/24.08", commit: String(repeating: "ef", count: 32),
-                                            timestamp: 1_764_000_100)
-            record.flatpakOrigin = FlatpakOrigin(remote: "flathub", url: "https://dl.flathub.org/repo/", commitTime: 1_764_000_000,
-                                                 runtime: runtime)
+            let record = movedRecord(runtime: name.map {
+                FlatpakRuntimePin(name: $0, commit: String(repeating: "ef", count: 32), timestamp: 1_764_000_100)
+            })
             try store.save(record)
             #expect(try store.authorizations() == [record])
             let database = try SQLiteDatabase(path: store.path, flags: [.readWrite])
             let error = #expect(throws: SQLiteError.self) {
-                try database.execute("UPDATE authorizations SET flatpak_runtime_commit = NULL")
+                try database.execute("UPDATE authorizations SET \(column) = NULL")
             }
             #expect(error?.extendedCode == .constraintCheck)
             #expect(try store.authorizations() == [record])
