@@ -61,6 +61,38 @@ struct FlatpakRuntimeTrustTests {
         }
     }
 
+    /// An approval recorded before the Guard judged runtimes, whose runtime
+    /// the child had meanwhile updated from a remote the site does not
+    /// trust: that runtime is not taken as approved in passing (recorded as
+    /// if a guardian had seen it), it is a guardian's decision.
+    @Test func aRuntimeAnEarlierApprovalNeverJudgedIsAGuardiansDecisionUnlessTheSiteTrustsIt() async throws {
+        try await withFlatpakMoveService { guardd, child, services in
+            let approved = try await guardd.flatpakRequestApproved(child)
+            #expect(approved.standardOutput == "status: approved\n", "\(approved.standardError)\n\(guardd.log)")
+            let childs = try await deployChildsRuntime(child, services)
+            // The approval as a Guard before runtimes were judged wrote it: no runtime.
+            guardd.stop()
+            try await run("/usr/bin/sqlite3", ["\(guardd.stateDirectory)/familycontrols.db",
+                                               "UPDATE authorizations SET flatpak_runtime = NULL, flatpak_runtime_commit = NULL, "
+                                               + "flatpak_runtime_time = NULL"]).requireSuccess()
+            try await guardd.start()
+
+            let (request, app) = try await guardd.pendingFlatpakRequest(child)
+            #expect(request["purpose"] as? String == "update", "\(request)")
+            let to = request["to"] as? String ?? ""
+            #expect(to.contains("runtime \(FlatpakTestRepository.runtimeID)/") && to.contains(String(childs.prefix(16))), "\(request)")
+            #expect(to.contains("not one this site trusts"), "\(request)")
+            #expect(!guardd.log.contains("recorded its runtime"), "\(guardd.log)")
+            let rows = try await guardd.auditRows()
+            #expect(!rows.contains { $0.hasPrefix("guard update ") }, "recorded without a guardian: \(rows)")
+            let letIn = try await guardd.decideFlatpakRequest(request, app, approve: true)
+            #expect(letIn.standardOutput == "status: approved\n", "\(letIn.standardError)\n\(guardd.log)")
+            let pinned = try await run("/usr/bin/sqlite3", ["\(guardd.stateDirectory)/familycontrols.db",
+                                                            "SELECT flatpak_runtime_commit FROM authorizations"])
+            #expect(pinned.standardOutput == childs + "\n", "the guardian's decision is recorded")
+        }
+    }
+
     @Test func aNewerRuntimeCommitOfTheRemoteTheSiteTrustsIsFollowedWithoutAGuardian() async throws {
         try await withFlatpakMoveService(extra: { child in
             "TrustedRemote=\(FlatpakChild.remote) file://\(child.repository.repository)"

@@ -42,7 +42,10 @@ package struct FlatpakRuntimePin: Hashable, Sendable {
     package var ref: String { "runtime/\(name)" }
 
     /// The three parts of ``name``, when it has exactly three valid ones.
-    package var parts: (id: String, arch: String, branch: String)? {
+    package var parts: (id: String, arch: String, branch: String)? { Self.parts(of: name) }
+
+    /// The three parts of a runtime's `ID/ARCH/BRANCH`, when it has exactly three valid ones.
+    package static func parts(of name: String) -> (id: String, arch: String, branch: String)? {
         let parts = name.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 3, FlatpakInfo.isValidAppID(parts[0]), FlatpakInfo.isValidArch(parts[1]),
               FlatpakInfo.isValidBranch(parts[2]) else { return nil }

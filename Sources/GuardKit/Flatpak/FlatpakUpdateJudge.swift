@@ -61,38 +61,59 @@ package struct FlatpakUpdateJudge: Sendable {
         }
         guard let active else { return .guardian("it is no longer deployed in the Guard's installation") }
         guard active != pin.commit else { return .unchanged }
+        if let problem = untrusted(runtime: pin.name, commit: active, remote: remote) {
+            return .guardian("commit \(active.prefix(16)) is not the approved \(pin.commit.prefix(16)): \(problem)")
+        }
+        switch descent(of: active, ref: pin.ref, from: pin.commit, approvedAt: pin.timestamp) {
+        case .newer(let commit): return .follows(FlatpakRuntimePin(name: pin.name, commit: active, timestamp: commit.timestamp))
+        case .refused(let reason): return .guardian(reason)
+        }
+    }
+
+    /// Why commit `commit` of runtime `name` is not one the site vouches
+    /// for: it must be what the trusted `remote` (the app's, with only the
+    /// keys the site lists) gives; nil when it is.
+    package func untrusted(runtime name: String, commit: String, remote: String) -> String? {
         guard let site = trusted.first(where: { $0.name == remote }) else {
-            return .guardian("commit \(active.prefix(16)) is not the approved \(pin.commit.prefix(16)), and remote \(remote) "
-                + "is not one this site trusts ([Flatpak] TrustedRemote=)")
+            return "remote \(remote) is not one this site trusts ([Flatpak] TrustedRemote=)"
         }
         if let problem = installation.untrustedKeys(of: remote, site: site) {
-            return .guardian("remote \(remote) is not the one this site trusts: \(problem)")
+            return "remote \(remote) is not the one this site trusts: \(problem)"
         }
         do {
-            guard try installation.remoteRef(remote, runtime: pin.name) == active else {
-                return .guardian("the deployed commit \(active.prefix(16)) is not the one remote \(remote) gave")
+            guard try installation.remoteRef(remote, runtime: name) == commit else {
+                return "the deployed commit \(commit.prefix(16)) is not the one remote \(remote) gave"
             }
         } catch {
-            return .guardian("\(error)")
+            return "\(error)"
         }
+        return nil
+    }
+
+    private enum Descent { case newer(OstreeCommit), refused(String) }
+
+    /// Whether `active`, deployed for `ref`, is an update of the approved
+    /// commit: bound to that ref (or to none), and its descendant or, where
+    /// the history was not pulled, newer.
+    private func descent(of active: String, ref: String, from approved: String, approvedAt time: UInt64) -> Descent {
         let commit: OstreeCommit
         do {
             commit = try installation.commit(active)
         } catch {
-            return .guardian("\(error)")
+            return .refused("\(error)")
         }
-        guard commit.refBindings.isEmpty || commit.refBindings.contains(pin.ref) else {
-            return .guardian("the commit is bound to another ref")
+        guard commit.refBindings.isEmpty || commit.refBindings.contains(ref) else {
+            return .refused("the commit is bound to another ref")
         }
-        switch lineage(from: commit, to: pin.commit) {
+        switch lineage(from: commit, to: approved) {
         case .descendant:
-            break
+            return .newer(commit)
         case .unrelated:
-            return .guardian("the commit does not descend from the approved one")
+            return .refused("the commit does not descend from the approved one")
         case .unknown:
-            guard commit.timestamp > pin.timestamp else { return .guardian("the commit is not newer than the approved one (a downgrade)") }
+            guard commit.timestamp > time else { return .refused("the commit is not newer than the approved one (a downgrade)") }
+            return .newer(commit)
         }
-        return .follows(FlatpakRuntimePin(name: pin.name, commit: active, timestamp: commit.timestamp))
     }
 
     /// The runtime `name` as deployed now, as a guardian would let it in;
@@ -132,27 +153,15 @@ package struct FlatpakUpdateJudge: Sendable {
         if let problem = installation.untrustedKeys(of: approval.remote, site: site) {
             return guardian("remote \(approval.remote) is not the one this site trusts: \(problem)")
         }
-        let commit: OstreeCommit
-        do {
-            commit = try installation.commit(active)
-        } catch {
-            return guardian("\(error)")
+        switch descent(of: active, ref: approval.ref, from: approval.commit, approvedAt: approval.timestamp) {
+        case .newer(let commit):
+            var moved = approval
+            moved.commit = active
+            moved.timestamp = commit.timestamp
+            return .approved(moved)
+        case .refused(let reason):
+            return guardian(reason)
         }
-        guard commit.refBindings.isEmpty || commit.refBindings.contains(approval.ref) else {
-            return guardian("the commit is bound to another ref")
-        }
-        switch lineage(from: commit, to: approval.commit) {
-        case .descendant:
-            break
-        case .unrelated:
-            return guardian("the commit does not descend from the approved one")
-        case .unknown:
-            guard commit.timestamp > approval.timestamp else { return guardian("the commit is not newer than the approved one (a downgrade)") }
-        }
-        var moved = approval
-        moved.commit = active
-        moved.timestamp = commit.timestamp
-        return .approved(moved)
     }
 
     /// The commit deployed now, as a guardian would let it in (the verdict

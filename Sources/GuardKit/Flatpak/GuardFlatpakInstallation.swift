@@ -140,7 +140,7 @@ package struct GuardFlatpakInstallation: Hashable, Sendable {
             throw .installation("the metadata of app/\(appID)/\(arch)/\(branch)/\(commit): \(error)")
         }
         guard bytes.count <= FlatpakSandbox.metadataLimit, let runtime = FlatpakSandbox.declaredRuntime(inMetadata: bytes),
-              FlatpakRuntimePin(name: runtime, commit: "", timestamp: 0).parts != nil else {
+              FlatpakRuntimePin.parts(of: runtime) != nil else {
             throw .installation("the metadata of app/\(appID)/\(arch)/\(branch)/\(commit) names no runtime ID/ARCH/BRANCH")
         }
         return runtime
@@ -148,7 +148,7 @@ package struct GuardFlatpakInstallation: Hashable, Sendable {
 
     /// `ID/ARCH/BRANCH` as three folder names; a name that is not one gives no folder Flatpak could have made.
     private static func parts(_ runtime: String) -> [String] {
-        guard let parts = FlatpakRuntimePin(name: runtime, commit: "", timestamp: 0).parts else { return ["", "", ""] }
+        guard let parts = FlatpakRuntimePin.parts(of: runtime) else { return ["", "", ""] }
         return [parts.id, parts.arch, parts.branch]
     }
 

@@ -128,7 +128,7 @@ struct UserInstallation {
     /// before a root-owned one, and a moved app is itself only on the
     /// latter. The child's own apps of that runtime then run on the Guard's copy.
     func setAsideRuntime(_ runtime: String) throws(FlatpakMoveError) {
-        guard let parts = FlatpakRuntimePin(name: runtime, commit: "", timestamp: 0).parts else {
+        guard let parts = FlatpakRuntimePin.parts(of: runtime) else {
             throw .deployment("\(runtime) is not a runtime ID/ARCH/BRANCH")
         }
         do {

@@ -28,7 +28,23 @@ extension LockKeeper {
             let judge = FlatpakUpdateJudge(installation: GuardFlatpakInstallation(path: approved.installation.path),
                                            trusted: trustedFlatpakRemotes)
             if origin.runtime == nil, running.commit == approved.commit {
-                record = try recordRuntime(record, judge: judge)
+                switch try recordRuntime(record, judge: judge) {
+                case .recorded(let pinned):
+                    record = pinned
+                case .guardian(let pin, let reason):
+                    // Never judged, and nothing the site trusts vouches for it: a guardian's decision.
+                    let from = FlatpakApproval(appID: approved.appID, arch: approved.arch, branch: approved.branch,
+                                               remote: origin.remote, url: origin.url, commit: approved.commit,
+                                               timestamp: origin.commitTime, runtime: nil)
+                    var candidate = from
+                    candidate.runtime = pin
+                    logger.warning("flatpak: \(app.appID) for \(user) runs on runtime \(pin.name) commit \(pin.commit), which "
+                        + "its approval never judged: \(reason); a parent or guardian is asked")
+                    return PendingRequest.Update(change: .flatpak(candidate, from: from), from: Self.describe(from),
+                                                 to: "\(Self.describe(candidate)): \(DisplayText.sanitized(reason))")
+                case .unknown:
+                    break
+                }
             }
             let runtime = record.flatpakOrigin?.runtime
             guard running.commit != approved.commit || (runtime != nil && app.flatpakRuntime?.commit != runtime?.commit) else {
@@ -69,20 +85,36 @@ extension LockKeeper {
         }
     }
 
-    /// An approval recorded before runtimes were judged records the
-    /// runtime deployed now with its app's approved commit, audited.
-    func recordRuntime(_ record: AuthorizationRecord, judge: FlatpakUpdateJudge) throws(GuardFailure) -> AuthorizationRecord {
-        guard let approved = record.flatpak,
+    /// What an approval recorded before runtimes were judged makes of the
+    /// runtime deployed now.
+    enum RuntimeRecording {
+        /// Given by the app's remote, which the site trusts: recorded with the approval, audited.
+        case recorded(AuthorizationRecord)
+        /// Nothing the site trusts gives it (a runtime the child updated from
+        /// a remote of their own before the Guard judged runtimes): a guardian's decision.
+        case guardian(FlatpakRuntimePin, reason: String)
+        /// The metadata names none, or it is not deployed: nothing to judge.
+        case unknown
+    }
+
+    /// An approval recorded before runtimes were judged: the runtime
+    /// deployed now is recorded with its app's approved commit when the
+    /// app's remote, which the site trusts, gives it; else it is a guardian's.
+    func recordRuntime(_ record: AuthorizationRecord, judge: FlatpakUpdateJudge) throws(GuardFailure) -> RuntimeRecording {
+        guard let approved = record.flatpak, let origin = record.flatpakOrigin,
               let name = try? judge.installation.declaredRuntime(appID: approved.appID, arch: approved.arch,
                                                                 branch: approved.branch, commit: approved.commit),
-              let pin = judge.deployedRuntime(name) else { return record }
+              let pin = judge.deployedRuntime(name) else { return .unknown }
+        if let problem = judge.untrusted(runtime: name, commit: pin.commit, remote: origin.remote) {
+            return .guardian(pin, reason: problem)
+        }
         var pinned = record
         pinned.flatpakOrigin?.runtime = pin
         pinned.updatedAt = .now
         try ledger.commit(pinned, audit: ledger.event(.update, actor: AuditEvent.guardActor, user: record.user,
                                                       appID: record.appID, member: .child, outcome: .approved,
                                                       detail: "recorded its runtime \(name) at \(pin.commit)"))
-        return pinned
+        return .recorded(pinned)
     }
 
     /// Moves the approval of a child's app in the Guard's installation to
