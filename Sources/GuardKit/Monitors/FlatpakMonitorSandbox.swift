@@ -66,20 +66,35 @@ struct FlatpakMonitorSandbox: Hashable, Sendable {
         return identity == files ? .approved : .another(identity)
     }
 
-    /// The descendants of `root`, nearest first, at most ``descendantLimit``.
+    /// The descendants of `root`, nearest first, at most ``descendantLimit``:
+    /// each process's children as `/proc/PID/task/TID/children` lists them,
+    /// so only the monitor's own few processes are read, never all of
+    /// `/proc` (the look is repeated while a sandbox is being set up, and a
+    /// child's kill loop repeats the set-up).
     static func descendants(of root: pid_t) -> [pid_t] {
-        let table = ProcessRecord.all(limit: 1 << 16)
-        var children: [pid_t: [pid_t]] = [:]
-        for record in table.values { children[record.parent, default: []].append(record.pid) }
         var found: [pid_t] = [], next = [root]
-        while let pid = next.first, found.count < descendantLimit {
-            next.removeFirst()
-            for child in children[pid] ?? [] where found.count < descendantLimit {
+        while !next.isEmpty, found.count < descendantLimit {
+            let pid = next.removeFirst()
+            for child in children(of: pid) where found.count < descendantLimit {
                 found.append(child)
                 next.append(child)
             }
         }
         return found
+    }
+
+    /// The children of every thread of `pid`; none when it is gone.
+    private static func children(of pid: pid_t) -> [pid_t] {
+        guard let tasks = try? FileDescriptor.open("/proc/\(pid)/task", O_RDONLY | O_DIRECTORY),
+              let entries = try? tasks.readDirectory() else { return [] }
+        var children: [pid_t] = []
+        for entry in entries {
+            let name = String(decoding: entry.name.bytes, as: UTF8.self)
+            guard pid_t(name) != nil,
+                  let bytes = try? FileDescriptor.readFile("/proc/\(pid)/task/\(name)/children", limit: 64 << 10) else { continue }
+            children += bytes.split(separator: UInt8(ascii: " ")).compactMap { pid_t(String(decoding: $0, as: UTF8.self)) }
+        }
+        return children
     }
 
     /// What the descendants of `root` show: approved when one runs in the
