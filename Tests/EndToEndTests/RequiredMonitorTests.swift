@@ -77,7 +77,7 @@ struct RequiredMonitorTests {
     private func sessionEnds(_ session: RunningApp, after started: ContinuousClock.Instant,
                              timeout: Duration = .seconds(20)) async -> Duration? {
         guard await eventually(timeout: timeout, { !session.process.isRunning }) else { return nil }
-        return ContinuousClock.now - started
+        return (session.endedAt ?? ContinuousClock.now) - started
     }
 
     @Test func aKillLoopOnARequiredMonitorEndsTheChildsSessionWithinSeconds() async throws {

@@ -16,6 +16,7 @@ final class RunningApp: @unchecked Sendable {
     private let input = Pipe()
     private let errors = LockedBox(Data())
     private let output = LockedBox(Data())
+    private let ended = LockedBox<ContinuousClock.Instant?>(nil)
 
     init(arguments: [String]) throws {
         process.executableURL = URL(fileURLWithPath: arguments[0])
@@ -34,9 +35,15 @@ final class RunningApp: @unchecked Sendable {
                 }
             }
         }
+        // Foundation calls this on a queue of its own: the instant holds even
+        // when a loaded machine keeps the test's own task from looking.
+        process.terminationHandler = { [ended] _ in ended.set(ContinuousClock.now) }
         ignoreBrokenPipes()
         try process.run()
     }
+
+    /// When the process exited, as Foundation saw it; nil while it runs.
+    var endedAt: ContinuousClock.Instant? { ended.get() }
 
     var standardError: String { String(decoding: errors.get(), as: UTF8.self) }
     var standardOutput: String { String(decoding: output.get(), as: UTF8.self) }
