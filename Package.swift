@@ -10,6 +10,7 @@ let package = Package(
         .executable(name: "familycontrolsd", targets: ["familycontrolsd"]),
         .executable(name: "familyctl", targets: ["familyctl"]),
         .executable(name: "familycontrols-demo", targets: ["familycontrols-demo"]),
+        .executable(name: "familycontrols-inspect", targets: ["familycontrols-inspect"]),
     ],
     targets: [
         // C: the system libraries, and the small shims that must be C (the PAM
@@ -57,9 +58,12 @@ let package = Package(
         // Swift libraries: all the logic lives here, where tests reach it.
         // Each depends only on those listed before it (ARCHITECTURE.md).
         .target(name: "SystemKit", dependencies: ["CSystem"]),
-        // Parsers of bytes a child or a remote wrote, without SystemKit: what
-        // the unprivileged inspector process is to run instead of the Guard.
-        .target(name: "ChildInspection"),
+        // Flatpak's names (app IDs, branches, refs, commits) by Flatpak's rules.
+        .target(name: "FlatpakNames"),
+        // Parsers of bytes a child or a remote wrote, without SystemKit: only
+        // the unprivileged inspector (familycontrols-inspect) runs them, never
+        // the Guard (ArchitectureTests checks the Guard cannot link them).
+        .target(name: "ChildInspection", dependencies: ["FlatpakNames"]),
         // Varlink in three: the messages every side shares (JSON, framing,
         // names, errors), the blocking client apps and familyctl use, and the
         // epoll server only the Guard runs.
@@ -87,7 +91,7 @@ let package = Package(
             name: "GuardKit",
             dependencies: ["SQLite", "PAM", "LockEngine", "FamilyConfiguration", "UpdateSignature", "SystemKit", "Varlink",
                            "VarlinkServerKit", "GuardProtocol", "FamilyControlsModel", "AuthorizationRules", "CSDLogin",
-                           "CSDBus", "CSDJournal", "ChildInspection"],
+                           "CSDBus", "CSDJournal", "FlatpakNames"],
             plugins: ["EmbedInterface"]
         ),
         // Build-time only: the Guard's Varlink interface, embedded from Config/,
@@ -116,6 +120,10 @@ let package = Package(
         .executableTarget(name: "familycontrolsd", dependencies: ["GuardKit"]),
         .executableTarget(name: "familyctl", dependencies: ["FamilyCtl"]),
         .executableTarget(name: "familycontrols-demo", dependencies: ["FamilyControls"]),
+        // The inspector the Guard starts for one call: reads what a child or a
+        // remote wrote, unprivileged and filtered, and answers typed.
+        .executableTarget(name: "familycontrols-inspect",
+                          dependencies: ["ChildInspection", "GuardProtocol", "Varlink", "SystemKit"]),
         // For app developers: a key pair, and the signature of a version of their app.
         .executableTarget(name: "familycontrols-sign", dependencies: ["UpdateSignature", "SystemKit"]),
         .executableTarget(
@@ -128,7 +136,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["SystemKit"], path: "Tests/TestSupport"),
         .testTarget(name: "CPAMTests", dependencies: ["CPAM"]),
         .testTarget(name: "PAMSessionModuleWireTests", dependencies: ["pam_familycontrols", "TestSupport"]),
-        .testTarget(name: "ChildInspectionTests", dependencies: ["ChildInspection"]),
+        .testTarget(name: "ChildInspectionTests", dependencies: ["ChildInspection", "FlatpakNames", "TestSupport"]),
         .testTarget(name: "ArchitectureTests", dependencies: ["TestSupport"]),
         .testTarget(name: "SystemKitTests", dependencies: ["SystemKit", "TestSupport"]),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink", "VarlinkClientKit", "VarlinkServerKit"]),

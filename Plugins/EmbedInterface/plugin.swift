@@ -5,23 +5,27 @@ import PackagePlugin
 /// the Guard serves and the types that speak it are the file that ships,
 /// with no copy to keep in step: into GuardKit it embeds the text as
 /// `GuardInterface.text`; into GuardProtocol it generates the types
-/// (generate-protocol).
+/// (generate-protocol), and those of the inspector's interface
+/// (`Config/org.familycontrols.inspect.varlink`).
 @main
 struct EmbedInterface: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
         let input = context.package.directoryURL.appending(path: "Config/org.familycontrols.guard.varlink")
         if target.name == "GuardProtocol" {
-            let output = context.pluginWorkDirectoryURL.appending(path: "GuardProtocolTypes.swift")
-            return [
-                .buildCommand(
-                    displayName: "Generating the Guard's protocol types",
+            // The Guard's own interface, and the inspector's it calls.
+            let inspector = context.package.directoryURL.appending(path: "Config/org.familycontrols.inspect.varlink")
+            return try [(input, "GuardProtocolTypes.swift", "the Guard's"),
+                        (inspector, "InspectProtocolTypes.swift", "the inspector's")].map { file, name, whose in
+                let output = context.pluginWorkDirectoryURL.appending(path: name)
+                return .buildCommand(
+                    displayName: "Generating \(whose) protocol types",
                     executable: try context.tool(named: "generate-protocol").url,
                     // The interface file marks the secret fields ([Secret: …]).
-                    arguments: [input.path, output.path],
-                    inputFiles: [input],
+                    arguments: [file.path, output.path],
+                    inputFiles: [file],
                     outputFiles: [output]
-                ),
-            ]
+                )
+            }
         }
         let output = context.pluginWorkDirectoryURL.appending(path: "GuardInterfaceText.swift")
         return [

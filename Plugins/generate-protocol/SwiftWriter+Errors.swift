@@ -6,9 +6,9 @@ extension SwiftWriter {
         let errors = interface.errors
         var out: [String] = []
         out.append("/// The interface's errors, each with its fields.")
-        out.append("package enum GuardError: Error, Sendable, Equatable {")
+        out.append("package enum \(namespace)Error: Error, Sendable, Equatable {")
         for (name, fields) in errors {
-            let associated = fields.map { "\(identifier($0.name)): \(swiftType($0.type, secret: false, namespace: "Guard."))" }
+            let associated = fields.map { "\(identifier($0.name)): \(swiftType($0.type, secret: false, namespace: namespace + "."))" }
             out.append("    case \(identifier(lowerFirst(name)))\(associated.isEmpty ? "" : "(" + associated.joined(separator: ", ") + ")")")
         }
         out.append("")
@@ -58,7 +58,7 @@ extension SwiftWriter {
         out.append("        switch name {")
         for (name, fields) in errors {
             out.append("        case \"\(interface.name).\(name)\":")
-            let values = fields.map { "\(identifier($0.name)): \(decode("parameters[\"\($0.name)\"]", $0.type, path: "\"\($0.name)\"", secret: false, namespace: "Guard."))" }
+            let values = fields.map { "\(identifier($0.name)): \(decode("parameters[\"\($0.name)\"]", $0.type, path: "\"\($0.name)\"", secret: false, namespace: namespace + "."))" }
             out.append("            self = .\(lowerFirst(name))\(values.isEmpty ? "" : "(" + values.joined(separator: ", ") + ")")")
         }
         out.append("        default:")

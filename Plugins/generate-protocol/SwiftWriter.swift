@@ -8,11 +8,17 @@ struct SwiftWriter {
     let interface: Interface
     /// The interface file's name, for the header line.
     let source: String
+    /// The Swift namespace of the types: the interface name's last part,
+    /// capitalized (`org.familycontrols.guard` → `Guard`), declared by hand
+    /// in GuardProtocol with its documentation.
+    let namespace: String
     private let enumNames: Set<String>
 
     init(interface: Interface, source: String) {
         self.interface = interface
         self.source = source
+        let last = interface.name.split(separator: ".").last.map(String.init) ?? interface.name
+        namespace = last.prefix(1).uppercased() + last.dropFirst()
         enumNames = interface.enumNames
     }
 
@@ -78,9 +84,9 @@ struct SwiftWriter {
         out.append("import Varlink")
         out.append("")
         out.append("/// The interface's name.")
-        out.append("package let guardInterfaceName = \"\(interface.name)\"")
+        out.append("package let \(lowerFirst(namespace))InterfaceName = \"\(interface.name)\"")
         out.append("")
-        out.append("extension Guard {")
+        out.append("extension \(namespace) {")
         out.append("    /// The fields whose values are secrets (a password), carried as SecretBytes.")
         out.append("    package static let secretFields: Set<String> = [\(Set(secretNames).sorted().map { "\"\($0)\"" }.joined(separator: ", "))]")
         for declaration in interface.declarations {
@@ -102,8 +108,8 @@ struct SwiftWriter {
             out += conversions(name, cases, model: model)
         }
         for method in interface.methods where Self.isPrompting(method.reply) {
-            out.append("extension Guard.\(method.name).Reply: GuardPromptingReply {")
-            out.append("    package static func prompting(_ prompt: Guard.Prompt) -> Self { Self(prompt: prompt) }")
+            out.append("extension \(namespace).\(method.name).Reply: GuardPromptingReply {")
+            out.append("    package static func prompting(_ prompt: \(namespace).Prompt) -> Self { Self(prompt: prompt) }")
             out.append("}")
             out.append("")
         }
@@ -120,11 +126,11 @@ struct SwiftWriter {
         } && reply.allSatisfy(\.type.isOptional)
     }
 
-    /// `Guard.NAME(model)` and `MODEL(wire)`, case by case: the compiler
+    /// `NAMESPACE.NAME(model)` and `MODEL(wire)`, case by case: the compiler
     /// checks each switch covers the other enum, so the two cannot drift.
     private func conversions(_ name: String, _ cases: [String], model: String) -> [String] {
         var out: [String] = []
-        for (from, to) in [(model, "Guard.\(name)"), ("Guard.\(name)", model)] {
+        for (from, to) in [(model, "\(namespace).\(name)"), ("\(namespace).\(name)", model)] {
             out.append("extension \(to) {")
             out.append("    /// The same case of `\(from)`.")
             out.append("    package init(_ value: \(from)) {")

@@ -200,7 +200,7 @@ fail:
 
 int csystem_spawn_as_user(const char *path, int program, char *const argv[], char *const envp[], const char *cwd,
                           int cwd_fd, unsigned int uid, unsigned int gid, unsigned int real_gid,
-                          const unsigned int *groups, int count, int output,
+                          const unsigned int *groups, int count, int given_input, int output,
                           int *pid, int *pidfd, int *release, int *report_end, int *stage) {
     *stage = 6;
     int report[2], hold[2];
@@ -211,7 +211,7 @@ int csystem_spawn_as_user(const char *path, int program, char *const argv[], cha
         close(report[1]);
         return saved;
     }
-    int input = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int input = given_input >= 0 ? fcntl(given_input, F_DUPFD_CLOEXEC, 3) : open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (input < 0) {
         int saved = errno;
         close(report[0]);

@@ -172,3 +172,9 @@ package enum ProtocolValue {
         }
     }
 }
+
+/// The inspector's Varlink interface (`org.familycontrols.inspect`) as Swift
+/// types, generated from `Config/org.familycontrols.inspect.varlink` as
+/// ``Guard`` is: what the unprivileged `familycontrols-inspect` read in
+/// bytes a child or a remote wrote, typed, so the Guard never parses them.
+package enum Inspect {}

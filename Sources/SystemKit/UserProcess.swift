@@ -52,7 +52,8 @@ public final class UserProcess {
     /// `arguments` (`argv`, the program's own name first) and nothing in its
     /// environment but `environment`, as uid `uid`, gid `gid` with `groups`,
     /// real gid `realGID`, in the folder `directoryDescriptor` (or `directory`),
-    /// with `output` as its standard output and error.
+    /// with `input` as its standard input (`/dev/null` when nil) and `output`
+    /// as its standard output and error.
     ///
     /// The process is held before exec until ``release()``: its owner records
     /// who it is (its pid, its pidfd) first, so that nothing it does is seen
@@ -65,7 +66,7 @@ public final class UserProcess {
     public static func spawn(_ path: String, program: CInt? = nil, arguments: [String], environment: [String],
                              directory: String?, directoryDescriptor: CInt? = nil,
                              uid: uid_t, gid: gid_t, realGID: gid_t, groups: [gid_t],
-                             output: CInt) throws(SpawnError) -> UserProcess {
+                             input: CInt? = nil, output: CInt) throws(SpawnError) -> UserProcess {
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup($0) } + [nil]
         defer { for pointer in argv + envp { free(pointer) } }
@@ -73,7 +74,7 @@ public final class UserProcess {
         let groupList = groups.map { UInt32($0) }
         let result = groupList.withUnsafeBufferPointer { list in
             csystem_spawn_as_user(path, program ?? -1, &argv, &envp, directory, directoryDescriptor ?? -1, uid, gid, realGID,
-                                  list.baseAddress, CInt(list.count), output, &pid, &pidfd, &release, &report, &stage)
+                                  list.baseAddress, CInt(list.count), input ?? -1, output, &pid, &pidfd, &release, &report, &stage)
         }
         guard result == 0 else { throw SpawnError(step: Self.step(stage, path), errno: Errno(result, operation: Self.step(stage, path))) }
         let process = UserProcess(pid: pid, pidfd: FileDescriptor(taking: pidfd))

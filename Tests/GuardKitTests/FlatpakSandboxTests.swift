@@ -76,8 +76,10 @@ import Testing
             let missing = readInfo(in: base + "/a") { _ in }
             #expect(throws: FlatpakIdentityError.self) { try missing.get() }
             if case .failure(.infoUnreadable) = missing {} else { Issue.record("expected unreadable, got \(missing)") }
-            let huge = readInfo(in: base + "/b") { write($0, genuineFlatpakInfo + String(repeating: "#\n", count: FlatpakInfo.sizeLimit)) }
-            #expect(throws: FlatpakIdentityError.info(.tooLarge(limit: FlatpakInfo.sizeLimit))) { try huge.get() }
+            let huge = readInfo(in: base + "/b") { write($0, genuineFlatpakInfo + String(repeating: "#\n", count: FlatpakSandbox.infoLimit)) }
+            #expect(throws: FlatpakIdentityError.infoUnreadable("it is larger than \(FlatpakSandbox.infoLimit) bytes")) {
+                try huge.get()
+            }
         }
     }
 

@@ -37,8 +37,8 @@ import Testing
         #expect(!expected.description.isEmpty)
     }
 
-    @Test func theDesktopEntryKeepsTheFirstMonitor() {
-        let entry = DesktopEntry(parsing: """
+    @Test func theDesktopEntryKeepsTheFirstMonitor() throws {
+        let entry = try inspectedEntry("""
             [Desktop Entry]
             X-FamilyControls-Monitor=bin/first
             X-FamilyControls-Monitor=bin/second
@@ -147,10 +147,10 @@ import Testing
         for value in ["Lock", "yes", "", "end ", "lock;end"] {
             #expect(throws: MonitorRequirementError.unknown(value)) { try MonitorRequirement.parse(value) }
         }
-        let without = DesktopEntry(parsing: "[Desktop Entry]\nX-FamilyControls-MonitorRequired=end\n")
+        let without = try inspectedEntry("[Desktop Entry]\nX-FamilyControls-MonitorRequired=end\n")
         #expect(throws: MonitorRequirementError.noMonitor) { try MonitorRequirement.declared(in: without) }
-        let with = DesktopEntry(parsing: "[Desktop Entry]\nX-FamilyControls-Monitor=bin/m\nX-FamilyControls-MonitorRequired=end\n")
+        let with = try inspectedEntry("[Desktop Entry]\nX-FamilyControls-Monitor=bin/m\nX-FamilyControls-MonitorRequired=end\n")
         #expect(try MonitorRequirement.declared(in: with) == .end)
-        #expect(try MonitorRequirement.declared(in: DesktopEntry(parsing: "[Desktop Entry]\n")) == nil)
+        #expect(try MonitorRequirement.declared(in: try inspectedEntry("[Desktop Entry]\n")) == nil)
     }
 }

@@ -34,7 +34,7 @@ import UpdateSignature
     private func refusal(_ root: String, trusted: UpdateAuthenticity.Trust? = nil) throws -> UpdateRefusal? {
         let staged = try open("\(root)/staged")
         let approvedText = (try? String(contentsOfFile: "\(root)/approved/\(Self.appID).desktop", encoding: .utf8)) ?? ""
-        let trust = trusted ?? UpdateAuthenticity.Trust(recorded: DesktopEntry(parsing: approvedText).updateKey,
+        let trust = try trusted ?? UpdateAuthenticity.Trust(recorded: inspectedEntry(approvedText).updateKey,
                                                         highestVersion: "1")
         do {
             let entry = try UpdateAuthenticity.checkKept(appID: Self.appID, staged: staged)
@@ -161,14 +161,14 @@ import UpdateSignature
         }
     }
 
-    @Test func aMalformedDeclaredKeyIsNoKey() {
-        let entry = DesktopEntry(parsing: "[Desktop Entry]\n\(UpdateKey.desktopEntryKey)=ed25519:short\n")
+    @Test func aMalformedDeclaredKeyIsNoKey() throws {
+        let entry = try inspectedEntry("[Desktop Entry]\n\(UpdateKey.desktopEntryKey)=ed25519:short\n")
         #expect(entry.updateKeys == ["ed25519:short"])
         #expect(entry.updateKey == nil)
     }
 
-    @Test func theDesktopEntryReadsEveryDeclaredUpdateKey() {
-        let entry = DesktopEntry(parsing: "[Desktop Entry]\nX-FamilyControls-UpdateKey= ed25519:AAA= \n"
+    @Test func theDesktopEntryReadsEveryDeclaredUpdateKey() throws {
+        let entry = try inspectedEntry("[Desktop Entry]\nX-FamilyControls-UpdateKey= ed25519:AAA= \n"
                                  + "X-FamilyControls-UpdateKey=b\n[Desktop Action x]\nX-FamilyControls-UpdateKey=c\n")
         #expect(entry.updateKeys == ["ed25519:AAA=", "b"])
     }

@@ -234,8 +234,8 @@ int csystem_pidfd_wait(int pidfd, int nohang, int *code, int *status);
 /// Starts the program `program` (a descriptor, run by execveat(2) with
 /// `AT_EMPTY_PATH`, never looked up by a path), or at `path` when `program`
 /// is -1, as another user, for good: a child of this
-/// process in a session of its own (`setsid`), `/dev/null` as its standard
-/// input, `output` as its standard output and error, every other descriptor
+/// process in a session of its own (`setsid`), `input` as its standard input
+/// (`/dev/null` when -1), `output` as its standard output and error, every other descriptor
 /// closed, no signal blocked or ignored, `no_new_privs` set, the groups
 /// `groups` (`count` of them), real gid `real_gid`, effective and saved gid
 /// `gid`, every uid `uid`, then the folder `cwd_fd` (or, when -1, `cwd`; or
@@ -252,7 +252,7 @@ int csystem_pidfd_wait(int pidfd, int nohang, int *code, int *status);
 /// 5 exec, 6 fork or pidfd).
 int csystem_spawn_as_user(const char *path, int program, char *const argv[], char *const envp[], const char *cwd,
                           int cwd_fd, unsigned int uid, unsigned int gid, unsigned int real_gid,
-                          const unsigned int *groups, int count, int output,
+                          const unsigned int *groups, int count, int input, int output,
                           int *pid, int *pidfd, int *release, int *report, int *stage);
 
 /// Lets a child csystem_spawn_as_user holds go on to exec: writes its word
@@ -323,6 +323,14 @@ extern const int CSYSTEM_LOG_AUTHPRIV;
 /// `getrandom(buffer, length, flags)`, which the Glibc module does not
 /// declare (<sys/random.h>): the bytes of a new one-time-code secret.
 long csystem_getrandom(void *buffer, size_t length, unsigned int flags);
+
+/// Makes the calling process not dumpable, sets `no_new_privs` and a
+/// seccomp filter that lets it
+/// only read and write descriptors it holds, manage its memory, and exit:
+/// any other system call (open, socket, execve, ptrace, kill…) ends the
+/// process with `SIGSYS`. For good, and for every thread. Returns 0, or -1
+/// with errno. (csystem_sandbox.c)
+int csystem_restrict_to_reading_and_writing(void);
 
 #endif /* __linux__ */
 

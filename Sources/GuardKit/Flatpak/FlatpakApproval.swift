@@ -1,3 +1,4 @@
+import FlatpakNames
 /// What the Guard records of an approved Flatpak app once it lives in the
 /// Guard's installation: the ref, the remote it updates from (its name and
 /// URL in that installation), and the approved commit with the commit's
@@ -47,8 +48,8 @@ package struct FlatpakRuntimePin: Hashable, Sendable {
     /// The three parts of a runtime's `ID/ARCH/BRANCH`, when it has exactly three valid ones.
     package static func parts(of name: String) -> (id: String, arch: String, branch: String)? {
         let parts = name.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count == 3, FlatpakInfo.isValidAppID(parts[0]), FlatpakInfo.isValidArch(parts[1]),
-              FlatpakInfo.isValidBranch(parts[2]) else { return nil }
+        guard parts.count == 3, FlatpakNames.isValidAppID(parts[0]), FlatpakNames.isValidArch(parts[1]),
+              FlatpakNames.isValidBranch(parts[2]) else { return nil }
         return (parts[0], parts[1], parts[2])
     }
 }

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import FlatpakNames
 import Glibc
 #endif
 import FamilyConfiguration
@@ -65,8 +66,8 @@ package struct FlatpakMover {
 
     /// Moves the app. - Returns: the approval, now of the Guard's deployment.
     package func move(_ request: FlatpakMoveRequest) throws(FlatpakMoveError) -> FlatpakApproval {
-        guard FlatpakInfo.isValidAppID(request.appID), FlatpakInfo.isValidArch(request.arch),
-              FlatpakInfo.isValidBranch(request.branch), OstreeCommit.isChecksum(request.commit) else {
+        guard FlatpakNames.isValidAppID(request.appID), FlatpakNames.isValidArch(request.arch),
+              FlatpakNames.isValidBranch(request.branch), OstreeCommit.isChecksum(request.commit) else {
             throw .invalidRequest("not a valid app ID, architecture, branch and commit")
         }
         let user = try UserInstallation(home: request.home, uid: request.uid)

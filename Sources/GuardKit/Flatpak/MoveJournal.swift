@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import FlatpakNames
 import Glibc
 #endif
 import SystemKit
@@ -63,8 +64,8 @@ struct MoveJournal {
             let lines = bytes.split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) }
             guard let header = lines.first else { continue }
             let fields = header.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            guard fields.count == 6, let uid = UInt32(fields[0]), FlatpakInfo.isValidAppID(fields[2]),
-                  FlatpakInfo.isValidArch(fields[3]), FlatpakInfo.isValidBranch(fields[4]) else { continue }
+            guard fields.count == 6, let uid = UInt32(fields[0]), FlatpakNames.isValidAppID(fields[2]),
+                  FlatpakNames.isValidArch(fields[3]), FlatpakNames.isValidBranch(fields[4]) else { continue }
             journals.append(MoveJournal(path: path, uid: uid, home: fields[1], appID: fields[2], arch: fields[3],
                                         branch: fields[4], commit: fields[5], steps: Array(lines.dropFirst())))
         }

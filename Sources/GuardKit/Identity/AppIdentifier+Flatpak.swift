@@ -56,11 +56,10 @@ extension AppIdentifier {
         }
 
         let entryPath = "\(deployment.filesPath)/share/applications/\(deployment.appID).desktop"
-        guard let applications = try? OpenedDirectory.open(deployment.filesPath + "/share/applications"),
-              let text = Self.readDesktopEntry(applications, "\(deployment.appID).desktop") else {
+        guard let applications = try? OpenedDirectory.open(deployment.filesPath + "/share/applications") else {
             throw .missingDesktopEntry(path: entryPath)
         }
-        let entry = DesktopEntry(parsing: text)
+        let entry = try Self.inspectedEntry(applications, deployment.appID, path: entryPath)
         guard entry.declaresFamilyControls else { throw .missingCapability(path: entryPath) }
         let required: SessionConsequence?
         do throws(MonitorRequirementError) {

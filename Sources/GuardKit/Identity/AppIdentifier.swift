@@ -107,10 +107,7 @@ package struct AppIdentifier: Sendable {
                 throw .notInAppDirectory(executable: executable, roots: roots)
             }
             let entryPath = "\(path)/\(appID).desktop"
-            guard let text = Self.readDesktopEntry(directory, "\(appID).desktop") else {
-                throw .missingDesktopEntry(path: entryPath)
-            }
-            let entry = DesktopEntry(parsing: text)
+            let entry = try Self.inspectedEntry(directory, appID, path: entryPath)
             guard entry.declaresFamilyControls else { throw .missingCapability(path: entryPath) }
             guard let program = entry.program, Self.relativeProgram(program, in: path) == relative else {
                 throw .execMismatch(path: entryPath, executable: executable)
@@ -184,12 +181,27 @@ package struct AppIdentifier: Sendable {
 
     /// A desktop entry: a regular file in the app directory itself, not a
     /// link, at most 64 KiB, valid UTF-8.
-    static func readDesktopEntry(_ directory: OpenedDirectory, _ name: String) -> String? {
+    /// `APPID.desktop` in `directory` (at `path`), inspected.
+    static func inspectedEntry(_ directory: OpenedDirectory, _ appID: String, path: String) throws(IdentityError) -> DesktopEntry {
+        let found: DesktopEntry?
+        do throws(InspectionFailure) {
+            found = try desktopEntry(directory, "\(appID).desktop")
+        } catch {
+            throw .unreadableDesktopEntry(path: path, "\(error)")
+        }
+        guard let found else { throw .missingDesktopEntry(path: path) }
+        return found
+    }
+
+    /// The desktop entry `name` in `directory`, opened here and read by the
+    /// inspector; nil when there is none to read: not a regular file of at
+    /// most 64 KiB, or replaced while being opened.
+    static func desktopEntry(_ directory: OpenedDirectory, _ name: String) throws(InspectionFailure) -> DesktopEntry? {
         guard let status = directory.status(of: name), status.type == .regular,
               let fd = directory.openFile(name) else { return nil }
         var info = stat()
         guard fstat(fd.rawValue, &info) == 0, FileStatus(info).isSameFile(as: status), info.st_size <= 64 << 10 else { return nil }
-        return readAll(fd, limit: 64 << 10).flatMap { String(validating: $0, as: UTF8.self) }
+        return try Inspector.standard.desktopEntry(fd)
     }
 
     private func readLink(at directory: FileDescriptor, _ name: String) -> String? {

@@ -75,6 +75,8 @@ package enum IdentityError: Error, Hashable, Sendable, CustomStringConvertible {
     case notInAppDirectory(executable: String, roots: [String])
     /// The app directory has no `APPID.desktop`, or it cannot be read.
     case missingDesktopEntry(path: String)
+    /// The desktop entry could not be read (the inspector's words).
+    case unreadableDesktopEntry(path: String, String)
     /// The desktop entry does not declare `X-FamilyControls=true`.
     case missingCapability(path: String)
     /// `Exec=` does not name the running executable.
@@ -115,6 +117,8 @@ package enum IdentityError: Error, Hashable, Sendable, CustomStringConvertible {
                 + "(expected ROOT/APPID/… under \(roots.joined(separator: " or ")))"
         case .missingDesktopEntry(let path):
             "the app has no desktop entry at \(path)"
+        case .unreadableDesktopEntry(let path, let problem):
+            "the app's desktop entry \(path) cannot be read: \(DisplayText.sanitized(problem))"
         case .missingCapability(let path):
             "\(path) does not declare the Family Controls capability (add X-FamilyControls=true to [Desktop Entry])"
         case .execMismatch(let path, let executable):

@@ -1,3 +1,4 @@
+import FlatpakNames
 import SystemKit
 
 /// A Flatpak installation whose deployments the Guard recognises: the
@@ -92,7 +93,7 @@ package struct FlatpakDeployment: Hashable, Sendable {
 
     private static func named(path: String, kind: Kind, id: String, arch: String, branch: String, commit: String,
                               in installations: [FlatpakInstallation]) throws(FlatpakIdentityError) -> FlatpakDeployment {
-        guard FlatpakInfo.isNormalizedAbsolutePath(path) else { throw .notInInstallation(path: path) }
+        guard FlatpakNames.isNormalizedAbsolutePath(path) else { throw .notInInstallation(path: path) }
         for installation in installations {
             let prefix = installation.path + "/"
             guard path.hasPrefix(prefix) else { continue }
@@ -126,7 +127,7 @@ package struct FlatpakDeployment: Hashable, Sendable {
     }
 
     private static func pathInside(_ prefix: String, _ sandboxPath: String) -> String? {
-        guard FlatpakInfo.isNormalizedAbsolutePath(sandboxPath), sandboxPath.hasPrefix(prefix) else { return nil }
+        guard FlatpakNames.isNormalizedAbsolutePath(sandboxPath), sandboxPath.hasPrefix(prefix) else { return nil }
         return String(decoding: sandboxPath.utf8.dropFirst(prefix.utf8.count), as: UTF8.self)
     }
 }
@@ -136,7 +137,7 @@ extension FlatpakDeployment {
     /// `INSTALLATION/app/ID/ARCH/BRANCH/COMMIT`, in the system installation
     /// (or another of root's) when `system`, else in user `uid`'s.
     package init?(recordedAt path: String, system: Bool, uid: UInt32) {
-        guard FlatpakInfo.isNormalizedAbsolutePath(path) else { return nil }
+        guard FlatpakNames.isNormalizedAbsolutePath(path) else { return nil }
         let parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard parts.count >= 7, parts[parts.count - 5] == Kind.app.rawValue else { return nil }
         let installation = parts.dropLast(5).joined(separator: "/")
@@ -152,7 +153,7 @@ package enum FlatpakIdentityError: Error, Hashable, Sendable, CustomStringConver
     /// `.flatpak-info` could not be opened or read as a regular file.
     case infoUnreadable(String)
     /// `.flatpak-info` was read but is refused.
-    case info(FlatpakInfoError)
+    case info(String)
     /// `app-path` is not the `files` of a deployment in a recognised installation.
     case notInInstallation(path: String)
     /// `app-path` is a deployment of something other than what `.flatpak-info` says.
@@ -168,8 +169,8 @@ package enum FlatpakIdentityError: Error, Hashable, Sendable, CustomStringConver
         switch self {
         case .infoUnreadable(let problem):
             "the sandbox's .flatpak-info cannot be read: \(problem)"
-        case .info(let error):
-            error.description
+        case .info(let problem):
+            DisplayText.sanitized(problem)
         case .notInInstallation(let path):
             "\(DisplayText.sanitized(path)) is not a deployment's files in a recognised Flatpak installation"
         case .deploymentMismatch(let path, let problem):

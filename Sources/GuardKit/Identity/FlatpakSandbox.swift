@@ -20,7 +20,7 @@ struct FlatpakSandbox {
     /// `.flatpak-info` at the root of the process's filesystem: opened
     /// relative to `/proc/PID/root`, without following a link, without
     /// waiting on a FIFO, and only when it is a regular file of at most
-    /// ``FlatpakInfo/sizeLimit`` bytes belonging to `owner`, the user the
+    /// ``infoLimit`` bytes belonging to `owner`, the user the
     /// process runs as (Flatpak writes it as them): in a sandbox of their
     /// own a child can mount there a file they may not read, which the Guard
     /// must not read for them.
@@ -48,18 +48,22 @@ struct FlatpakSandbox {
         guard opened.type == .regular, opened.isSameFile(as: expected) else {
             throw .infoUnreadable("it was replaced while being opened")
         }
-        let bytes: [UInt8]
-        do {
-            bytes = try file.readAll(limit: FlatpakInfo.sizeLimit + 1)
-        } catch {
-            throw .infoUnreadable("\(error)")
+        var raw = stat()
+        guard fstat(file.rawValue, &raw) == 0, raw.st_size <= Self.infoLimit else {
+            throw .infoUnreadable("it is larger than \(Self.infoLimit) bytes")
         }
-        do {
-            return try FlatpakInfo(parsing: bytes)
+        do throws(InspectionFailure) {
+            return try Inspector.standard.flatpakInfo(file)
         } catch {
-            throw .info(error)
+            switch error {
+            case .refused(let problem): throw .info(problem)
+            case .failed(let problem): throw .infoUnreadable(problem)
+            }
         }
     }
+
+    /// The largest `.flatpak-info` read; Flatpak's own are a few KiB.
+    static let infoLimit = 64 << 10
 
     /// The deployment `info` names in one of `installations`, checked from
     /// the host's side: the installation and the deployment's `files` are

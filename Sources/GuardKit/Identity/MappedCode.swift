@@ -3,7 +3,7 @@ import Glibc
 #endif
 import SystemKit
 import LockEngine
-import ChildInspection
+import GuardProtocol
 
 /// Checks the code a process actually runs: every executable mapping in
 /// `/proc/PID/maps` must be the app's own executable, a file inside the app
@@ -17,9 +17,6 @@ import ChildInspection
 /// Each mapped file is examined through `/proc/PID/map_files`, which opens
 /// the very inode mapped, even a deleted one.
 struct MappedCode {
-    /// The largest maps file read; a process with more mappings is refused.
-    static let mapsLimit = MemoryMap.limit
-
     let proc: FileDescriptor
     let pid: Int32
 
@@ -42,24 +39,30 @@ struct MappedCode {
     /// `map_files` cannot open is taken as the device and inode the kernel
     /// lists in the map.
     func problem(executable: FileIdentity, places: [Place], sandboxed: Bool) -> String? {
-        guard let maps = AppIdentifier.readFile(at: proc, "maps", limit: Self.mapsLimit + 1) else {
-            return "its memory map could not be read"
-        }
-        guard let mappings = try? MemoryMap.executableMappings(maps) else {
-            return "it has more memory mappings than the Guard examines"
+        let opened = openat(proc.rawValue, "maps", O_RDONLY | O_CLOEXEC)
+        guard opened >= 0 else { return "its memory map could not be read" }
+        let mappings: [Inspect.MemoryMapping]
+        do throws(InspectionFailure) {
+            mappings = try Inspector.standard.executableMappings(FileDescriptor(taking: opened))
+        } catch {
+            switch error {
+            case .refused: return "it has more memory mappings than the Guard examines"
+            case .failed(let problem): return "its memory map could not be read (\(problem))"
+            }
         }
         let mapFiles = try? proc.openChild(FileName("map_files"), flags: O_RDONLY | O_DIRECTORY)
         for mapping in mappings {
             let (range, path) = (mapping.range, mapping.path)
             // A malformed inode is taken as none: code that does not come from a file.
-            let inode = mapping.inode ?? 0
+            let inode = mapping.inode.flatMap { UInt64(exactly: $0) } ?? 0
             if inode == 0 {
                 if path == "[vdso]" || path == "[vsyscall]" { continue }
                 return "it runs code that does not come from a file"
             }
             let found = mappedStatus(range: range, path: sandboxed ? "" : path, inode: inode, in: mapFiles)
-            if found == nil, sandboxed, let device = mapping.device,
-               let listed = Self.listedIdentity(major: device.major, minor: device.minor, inode: inode) {
+            if found == nil, sandboxed, let major = mapping.major.flatMap({ UInt64(exactly: $0) }),
+               let minor = mapping.minor.flatMap({ UInt64(exactly: $0) }),
+               let listed = Self.listedIdentity(major: major, minor: minor, inode: inode) {
                 if listed == executable || places.contains(where: { isInside($0, path: path, listed) }) { continue }
                 return "it runs code from \(FileName(path).display), which is not the app's"
             }
@@ -91,15 +94,6 @@ struct MappedCode {
         guard path.hasPrefix(place.prefix), !path.hasSuffix(" (deleted)"),
               let found = place.directory.status(of: String(path.dropFirst(place.prefix.count))) else { return false }
         return FileIdentity(found) == mapped
-    }
-
-    /// The device (`MAJOR:MINOR` in hexadecimal, as the map lists it) and
-    /// inode of a mapping, as `stat(2)` would give them.
-    static func listedIdentity(device: ArraySlice<UInt8>, inode: UInt64) -> FileIdentity? {
-        let parts = device.split(separator: UInt8(ascii: ":"))
-        guard parts.count == 2, let major = UInt64(String(decoding: parts[0], as: UTF8.self), radix: 16),
-              let minor = UInt64(String(decoding: parts[1], as: UTF8.self), radix: 16) else { return nil }
-        return listedIdentity(major: major, minor: minor, inode: inode)
     }
 
     /// The identity `stat(2)` would give a mapping of device `major`:`minor` and `inode`.

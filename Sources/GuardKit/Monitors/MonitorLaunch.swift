@@ -65,10 +65,13 @@ struct MonitorLaunch: Hashable, Sendable {
     /// declares; nil when it declares none.
     private static func declared(in folder: OpenedDirectory, path: String,
                                  _ appID: String) throws(MonitorLaunchError) -> (DesktopEntry, MonitorCommand)? {
-        guard let text = AppIdentifier.readDesktopEntry(folder, "\(appID).desktop") else {
+        let found: DesktopEntry?
+        do throws(InspectionFailure) {
+            found = try AppIdentifier.desktopEntry(folder, "\(appID).desktop")
+        } catch {
             throw .unreadableEntry("\(path)/\(appID).desktop")
         }
-        let entry = DesktopEntry(parsing: text)
+        guard let entry = found else { throw .unreadableEntry("\(path)/\(appID).desktop") }
         guard let value = entry.monitor else { return nil }
         do throws(MonitorCommandError) {
             return (entry, try MonitorCommand(parsing: value))

@@ -118,7 +118,8 @@ package enum UpdateAuthenticity {
     }
 
     /// The desktop entry `name` at the top of `folder`: a regular file, not a
-    /// link, valid UTF-8, at most ``desktopEntryLimit`` bytes; nil when there is none.
+    /// link, at most ``desktopEntryLimit`` bytes, read by the inspector; nil
+    /// when there is none.
     private static func desktopEntry(_ name: String, in folder: FileDescriptor, which: String)
         throws(UpdateRefusal) -> DesktopEntry? {
         let file: FileDescriptor
@@ -130,22 +131,22 @@ package enum UpdateAuthenticity {
         }
         defer { file.close() }
         let status: FileStatus
-        let bytes: [UInt8]
         do {
             status = try file.status()
-            bytes = status.type == .regular ? try file.readAll(limit: desktopEntryLimit + 1) : []
         } catch {
             throw .desktopEntryUnreadable(which: which, path: name, "\(error)")
         }
         guard status.type == .regular else {
             throw .desktopEntryUnreadable(which: which, path: name, "it is not a regular file")
         }
-        guard bytes.count <= desktopEntryLimit else {
+        var raw = stat()
+        guard fstat(file.rawValue, &raw) == 0, raw.st_size <= desktopEntryLimit else {
             throw .desktopEntryUnreadable(which: which, path: name, "it is larger than \(desktopEntryLimit) bytes")
         }
-        guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw .desktopEntryUnreadable(which: which, path: name, "it is not UTF-8")
+        do throws(InspectionFailure) {
+            return try Inspector.standard.desktopEntry(file)
+        } catch {
+            throw .desktopEntryUnreadable(which: which, path: name, DisplayText.sanitized("\(error)"))
         }
-        return DesktopEntry(parsing: text)
     }
 }

@@ -27,8 +27,8 @@ public func fuzzFlatpakInfo(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt 
             require(isOneShortLine(error.description), "the refusal \(error.description.debugDescription) is not one short line")
             if case .success = commented { require(false, "a comment line first made a refused file accepted") }
         case .success(let info):
-            require(FlatpakInfo.isValidAppID(info.appID), "accepted the app ID \(info.appID.debugDescription)")
-            require(FlatpakInfo.isNormalizedAbsolutePath(info.appPath), "accepted the app-path \(info.appPath.debugDescription)")
+            require(FlatpakNames.isValidAppID(info.appID), "accepted the app ID \(info.appID.debugDescription)")
+            require(FlatpakNames.isNormalizedAbsolutePath(info.appPath), "accepted the app-path \(info.appPath.debugDescription)")
             require(info.appCommit.utf8.count == 64, "accepted the commit \(info.appCommit.debugDescription)")
             require((try? commented.get()) == info, "a comment line first changed \(info)")
             let written = write(info)

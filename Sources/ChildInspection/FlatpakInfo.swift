@@ -1,3 +1,5 @@
+import FlatpakNames
+
 /// What Flatpak says about a sandbox in its `/.flatpak-info`: the app and
 /// the deployment it runs from. Flatpak writes the file when it starts the
 /// sandbox, but anyone who runs bubblewrap can write one of their own, so a
@@ -120,69 +122,16 @@ package struct FlatpakInfo: Hashable, Sendable {
         }
 
         guard seen.contains("Application") else { throw .notAnApp }
-        appID = try required("Application", "name", valid: Self.isValidAppID)
-        runtime = try optional("Application", "runtime", valid: Self.isValidRef)
-        appPath = try required("Instance", "app-path", valid: Self.isNormalizedAbsolutePath)
-        appCommit = try required("Instance", "app-commit", valid: Self.isCommit)
-        runtimePath = try optional("Instance", "runtime-path", valid: Self.isNormalizedAbsolutePath)
-        runtimeCommit = try optional("Instance", "runtime-commit", valid: Self.isCommit)
-        instanceID = try required("Instance", "instance-id", valid: { !$0.isEmpty && $0.utf8.count <= 20 && $0.utf8.allSatisfy(Self.isDigit) })
-        branch = try required("Instance", "branch", valid: Self.isValidBranch)
-        arch = try required("Instance", "arch", valid: Self.isValidArch)
-        flatpakVersion = try optional("Instance", "flatpak-version", valid: {
-            !$0.isEmpty && $0.utf8.count <= 64 && $0.utf8.allSatisfy { Self.isAlphanumeric($0) || $0 == UInt8(ascii: ".") }
-        })
-    }
-
-    /// Whether `text` is an app ID by Flatpak's rules (`flatpak_is_valid_name`):
-    /// at most 255 bytes, at least three parts separated by `.`, none empty
-    /// nor starting with a digit, each of letters, digits and `_`, and `-`
-    /// in the last part only.
-    package static func isValidAppID(_ text: String) -> Bool {
-        guard text.utf8.count <= 255 else { return false }
-        let parts = text.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard parts.count >= 3 else { return false }
-        for (index, part) in parts.enumerated() {
-            guard let first = part.first, !isDigit(first) else { return false }
-            let isLast = index == parts.count - 1
-            guard part.allSatisfy({ isAlphanumeric($0) || $0 == UInt8(ascii: "_") || (isLast && $0 == UInt8(ascii: "-")) })
-            else { return false }
-        }
-        return true
-    }
-
-    /// Whether `text` is an absolute path with no empty, `.` or `..` part and
-    /// no trailing `/`, at most `PATH_MAX - 1` bytes: the one spelling of it.
-    package static func isNormalizedAbsolutePath(_ text: String) -> Bool {
-        guard text.utf8.count >= 2, text.utf8.count < 4096, text.hasPrefix("/") else { return false }
-        return !text.utf8.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).contains {
-            $0.isEmpty || $0.elementsEqual(".".utf8) || $0.elementsEqual("..".utf8)
-        }
-    }
-
-    /// A branch (`flatpak_is_valid_branch`): letters, digits, `_`, `-` and
-    /// `.`, not starting with `-` or `.`, at most 255 bytes.
-    static func isValidBranch(_ text: String) -> Bool {
-        guard let first = text.utf8.first, text.utf8.count <= 255,
-              first != UInt8(ascii: "-"), first != UInt8(ascii: ".") else { return false }
-        return text.utf8.allSatisfy { isAlphanumeric($0) || "_-.".utf8.contains($0) }
-    }
-
-    /// An architecture: letters, digits and `_`, at most 64 bytes.
-    static func isValidArch(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.count <= 64 && text.utf8.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: "_") }
-    }
-
-    /// An OSTree commit: 64 lowercase hexadecimal digits.
-    static func isCommit(_ text: String) -> Bool {
-        text.utf8.count == 64 && text.utf8.allSatisfy { isDigit($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) }
-    }
-
-    /// A ref, `runtime/ID/ARCH/BRANCH` or `app/ID/ARCH/BRANCH`.
-    static func isValidRef(_ text: String) -> Bool {
-        let parts = text.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count == 4, parts[0] == "runtime" || parts[0] == "app" else { return false }
-        return isValidAppID(parts[1]) && isValidArch(parts[2]) && isValidBranch(parts[3])
+        appID = try required("Application", "name", valid: FlatpakNames.isValidAppID)
+        runtime = try optional("Application", "runtime", valid: FlatpakNames.isValidRef)
+        appPath = try required("Instance", "app-path", valid: FlatpakNames.isNormalizedAbsolutePath)
+        appCommit = try required("Instance", "app-commit", valid: FlatpakNames.isCommit)
+        runtimePath = try optional("Instance", "runtime-path", valid: FlatpakNames.isNormalizedAbsolutePath)
+        runtimeCommit = try optional("Instance", "runtime-commit", valid: FlatpakNames.isCommit)
+        instanceID = try required("Instance", "instance-id", valid: FlatpakNames.isInstanceID)
+        branch = try required("Instance", "branch", valid: FlatpakNames.isValidBranch)
+        arch = try required("Instance", "arch", valid: FlatpakNames.isValidArch)
+        flatpakVersion = try optional("Instance", "flatpak-version", valid: FlatpakNames.isFlatpakVersion)
     }
 
     /// A key as GKeyFile takes one (bus names, variable names, `key[locale]`):
@@ -191,18 +140,13 @@ package struct FlatpakInfo: Hashable, Sendable {
         var bytes = key
         if bytes.last == UInt8(ascii: "]") {
             guard let open = bytes.firstIndex(of: UInt8(ascii: "[")), open > bytes.startIndex,
-                  bytes[(open + 1)..<(bytes.endIndex - 1)].allSatisfy({ isAlphanumeric($0) || "_-.@".utf8.contains($0) })
+                  bytes[(open + 1)..<(bytes.endIndex - 1)].allSatisfy({ FlatpakNames.isAlphanumeric($0) || "_-.@".utf8.contains($0) })
             else { return false }
             bytes = bytes[..<open]
         }
         return !bytes.isEmpty && !bytes.contains { $0 == UInt8(ascii: "[") || $0 == UInt8(ascii: "]") }
     }
 
-    private static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
-
-    private static func isAlphanumeric(_ byte: UInt8) -> Bool {
-        isDigit(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-    }
 
 }
 

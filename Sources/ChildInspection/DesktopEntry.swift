@@ -1,5 +1,3 @@
-import SystemKit
-
 /// The parts of an app's desktop entry (`APPID.desktop`) the Guard reads:
 /// the display name, the `Exec=` program, and the Family Controls capability
 /// (`X-FamilyControls=true`), the analogue of Apple's entitlement.
@@ -9,6 +7,8 @@ import SystemKit
 /// Lines end with LF or CRLF. Parsing keeps one line at a time: it takes at
 /// most 4 bytes of heap per byte of text, plus 64 KiB.
 package struct DesktopEntry: Hashable, Sendable {
+    /// The largest entry read; real ones are a few hundred bytes.
+    package static let sizeLimit = 64 << 10
     package var name: String?
     /// The program of `Exec=`: its first word, field codes and arguments dropped.
     package var program: String?
@@ -19,11 +19,6 @@ package struct DesktopEntry: Hashable, Sendable {
     package var updateKeys: [String]
     /// Every value of `X-FamilyControls-Version=` in the main group, in order.
     package var versions: [String]
-    /// The version an update request shows: the first one given.
-    package var version: String? { versions.first }
-    /// The version updates are compared by: the only one given, else nil
-    /// (none, or more than one, is no version to compare).
-    package var comparableVersion: String? { versions.count == 1 ? versions.first : nil }
     /// `X-FamilyControls-Monitor=`, the app's monitor command as written; the
     /// first one given (``MonitorCommand`` reads it).
     package var monitor: String?
@@ -46,8 +41,9 @@ package struct DesktopEntry: Hashable, Sendable {
         monitor = nil
         monitorRequired = nil
         var inMainGroup = false
-        for rawLine in TextLines(text) {
-            let line = Self.trimmed(rawLine.utf8)
+        // Split as bytes: a line feed ends a line even inside a CRLF `Character`.
+        for rawLine in text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            let line = Self.trimmed(rawLine)
             guard let first = line.first, first != UInt8(ascii: "#") else { continue }
             if first == UInt8(ascii: "[") {
                 inMainGroup = line.elementsEqual("[Desktop Entry]".utf8)

@@ -1,34 +1,7 @@
-@testable import GuardKit
+import ChildInspection
+import FlatpakNames
 import Testing
-
-/// A `.flatpak-info` as Flatpak 1.16 writes it for an app in a per-user installation.
-let genuineFlatpakInfo = """
-    [Application]
-    name=org.example.Demo
-    runtime=runtime/org.example.Platform/x86_64/1
-
-    [Instance]
-    instance-id=2684113742
-    app-path=/home/child/.local/share/flatpak/app/org.example.Demo/x86_64/master/\(String(repeating: "ab", count: 32))/files
-    app-commit=\(String(repeating: "ab", count: 32))
-    app-extensions=
-    runtime-path=/home/child/.local/share/flatpak/runtime/org.example.Platform/x86_64/1/\(String(repeating: "cd", count: 32))/files
-    runtime-commit=\(String(repeating: "cd", count: 32))
-    branch=master
-    arch=x86_64
-    flatpak-version=1.16.0
-    session-bus-proxy=true
-    system-bus-proxy=true
-    devel=false
-
-    [Context]
-    shared=network;ipc;
-    filesystems=/run/familycontrols:ro;
-
-    [Session Bus Policy]
-    org.freedesktop.Notifications=talk
-
-    """
+import TestSupport
 
 @Suite struct FlatpakInfoTests {
     private func parse(_ text: String) throws(FlatpakInfoError) -> FlatpakInfo {
@@ -167,6 +140,6 @@ let genuineFlatpakInfo = """
         ("org.example." + String(repeating: "a", count: 244), false),
     ])
     func appIDsFollowFlatpaksRules(id: String, valid: Bool) {
-        #expect(FlatpakInfo.isValidAppID(id) == valid)
+        #expect(FlatpakNames.isValidAppID(id) == valid)
     }
 }

@@ -1,4 +1,4 @@
-@testable import GuardKit
+import ChildInspection
 import Testing
 
 @Suite struct DesktopEntryTests {
@@ -23,7 +23,7 @@ import Testing
         #expect(entry == ["FamilyControls Demo", "familycontrols-demo", "capable"])
     }
 
-    @Test func theVersionAnUpdateRequestShowsIsTheFirstOfTheMainGroup() {
+    @Test func everyVersionOfTheMainGroupIsKeptInOrder() {
         let entry = DesktopEntry(parsing: """
             [Desktop Entry]
             Version=1.5
@@ -32,8 +32,8 @@ import Testing
             [Desktop Action other]
             X-FamilyControls-Version=3
             """)
-        #expect(entry.version == "2.1")
-        #expect(DesktopEntry(parsing: "[Desktop Entry]\nVersion=1.5\n").version == nil)
+        #expect(entry.versions == ["2.1", "9"])
+        #expect(DesktopEntry(parsing: "[Desktop Entry]\nVersion=1.5\n").versions.isEmpty)
     }
 
     @Test func aQuotedProgramKeepsItsSpaces() {
