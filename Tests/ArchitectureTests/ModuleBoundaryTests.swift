@@ -158,12 +158,35 @@ import TestSupport
     }
 
     /// The parsers of a child's bytes stay free of system calls and of every
-    /// other module, so the unprivileged process that is to run them needs nothing else.
-    @Test func theParsersOfAChildsBytesImportNothing() throws {
+    /// other module but Flatpak's naming rules, so the unprivileged inspector
+    /// that runs them needs nothing else.
+    @Test func theParsersOfAChildsBytesImportOnlyFlatpaksNamingRules() throws {
         let graph = try graph()
-        #expect(closure(of: "ChildInspection", in: graph).isEmpty)
+        #expect(closure(of: "ChildInspection", in: graph) == ["FlatpakNames"])
         let directory = try #require(sourceDirectory(of: "ChildInspection"))
-        #expect(try imports(under: directory).isEmpty)
+        #expect(try imports(under: directory) == ["FlatpakNames"])
+        #expect(try imports(under: #require(sourceDirectory(of: "FlatpakNames"))).isEmpty)
+    }
+
+    /// The formats a child or a remote writes, each parsed by the inspector alone.
+    static let parsersOfAChildsBytes = ["DesktopEntry(parsing", "FlatpakInfo(parsing", "MemoryMap.executableMappings"]
+
+    /// No module the Guard's own process runs can parse what a child wrote:
+    /// the parsers live in ChildInspection, which only familycontrols-inspect
+    /// links, and no other source calls them.
+    @Test func theGuardsProcessLinksNoParserOfAChildsBytes() throws {
+        let graph = try graph()
+        for program in ["familycontrolsd", "familyctl", "familycontrols-demo"] {
+            #expect(!closure(of: program, in: graph).contains("ChildInspection"), "\(program) links the parsers of a child's bytes")
+        }
+        let linking = graph.filter { $0.value.contains("ChildInspection") }.map(\.key).filter { !$0.hasSuffix("Tests") }
+        #expect(linking == ["familycontrols-inspect"], "\(linking)")
+        for parser in Self.parsersOfAChildsBytes {
+            let calls = try sourceLines(containing: parser).filter {
+                !$0.hasPrefix("ChildInspection/") && !$0.hasPrefix("familycontrols-inspect/")
+            }
+            #expect(calls.isEmpty, "\(parser) outside the inspector: \(calls)")
+        }
     }
 
     /// Lines of Swift under Sources that contain `needle`, outside `except`.

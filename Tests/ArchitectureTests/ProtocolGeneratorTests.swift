@@ -57,8 +57,10 @@ struct ProtocolGeneratorTests {
             type Kind (one, two)
             """)
         #expect(result.status == 0, "\(result.error)")
-        #expect(result.output.contains("extension Guard.Kind {\n    /// The same case of `ExampleKind`.\n    package init(_ value: ExampleKind) {"))
-        #expect(result.output.contains("extension ExampleKind {\n    /// The same case of `Guard.Kind`.\n    package init(_ value: Guard.Kind) {"))
+        // The namespace is the interface name's last part: `Test` for org.example.test.
+        #expect(result.output.contains("package let testInterfaceName = \"org.example.test\""))
+        #expect(result.output.contains("extension Test.Kind {\n    /// The same case of `ExampleKind`.\n    package init(_ value: ExampleKind) {"))
+        #expect(result.output.contains("extension ExampleKind {\n    /// The same case of `Test.Kind`.\n    package init(_ value: Test.Kind) {"))
         #expect(result.output.contains("        case .two: self = .two"))
         let record = try generate("interface org.example.test\n# [Model: ExampleKind]\ntype Kind (a: string)\n")
         #expect(record.status == 1)

@@ -1,6 +1,6 @@
 // The desktop-entry parser, on `APPID.desktop` files a child writes in their
-// own app directory. The Guard reads at most 64 KiB of valid UTF-8 (see
-// AppIdentifier.readDesktopEntry); the same here.
+// own app directory. The inspector reads at most DesktopEntry.sizeLimit
+// bytes of valid UTF-8 (familycontrols-inspect's Answers); the same here.
 //
 // Properties, for every input:
 // - parsing stays within its heap bound;
@@ -10,10 +10,12 @@
 // - comment lines change nothing;
 // - LF and CRLF line endings read alike.
 
+import ChildInspection
+
 @c(LLVMFuzzerTestOneInput)
 public func fuzzDesktopEntry(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     withInput(data, size) { input in
-        guard input.count <= 64 << 10, let text = String(validating: input, as: UTF8.self) else { return }
+        guard input.count <= DesktopEntry.sizeLimit, let text = String(validating: input, as: UTF8.self) else { return }
         // The bound DesktopEntry states: it keeps one line at a time.
         let entry = withinHeapBound(4 * input.count + (64 << 10), "parsing \(input.count) bytes") {
             DesktopEntry(parsing: text)

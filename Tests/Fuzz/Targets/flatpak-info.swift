@@ -1,6 +1,6 @@
 // The `.flatpak-info` parser, on files at the root of a sandbox, which
 // anyone who runs bubblewrap writes as they like. The Guard reads at most
-// FlatpakInfo.sizeLimit bytes (FlatpakSandbox.info); the same here.
+// FlatpakInfo.sizeLimit bytes (familycontrols-inspect); the same here.
 //
 // Properties, for every input:
 // - parsing stays within its heap bound;
@@ -11,6 +11,9 @@
 // - a comment line first changes nothing accepted, and accepts nothing refused;
 // - a second [Instance] group with another app-path, appended, is refused:
 //   never does a later app-path win, as it would in GKeyFile.
+
+import ChildInspection
+import FlatpakNames
 
 @c(LLVMFuzzerTestOneInput)
 public func fuzzFlatpakInfo(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
