@@ -80,7 +80,7 @@ extension AppIdentifier {
         }
         let places = [MappedCode.Place(prefix: "/app/", directory: appFiles)]
             + (runtimeFiles.map { [MappedCode.Place(prefix: "/usr/", directory: $0)] } ?? [])
-        if let problem = MappedCode(proc: proc, pid: pid).problem(executable: running, places: places, sandboxed: true) {
+        if let problem = try MappedCode(proc: proc, pid: pid).examined(executable: running, places: places, sandboxed: true) {
             throw .foreignCode(pid: pid, problem)
         }
         var identity = AppIdentity(appID: deployment.appID, displayName: entry.name ?? deployment.appID,

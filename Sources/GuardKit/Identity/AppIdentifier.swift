@@ -70,7 +70,7 @@ package struct AppIdentifier: Sendable {
             return found
         }
         let (identity, directory) = try locate(executable: executable, running: FileIdentity(running), uid: uid, roots: roots)
-        if let problem = MappedCode(proc: proc, pid: pid).problem(executable: FileIdentity(running), app: directory) {
+        if let problem = try MappedCode(proc: proc, pid: pid).examined(executable: FileIdentity(running), app: directory) {
             throw .foreignCode(pid: pid, problem)
         }
         try requireAlive(pid: pid, pidfd: pidfd)
@@ -187,7 +187,10 @@ package struct AppIdentifier: Sendable {
         do throws(InspectionFailure) {
             found = try desktopEntry(directory, "\(appID).desktop")
         } catch {
-            throw .unreadableDesktopEntry(path: path, "\(error)")
+            switch error {
+            case .refused(let problem): throw .unreadableDesktopEntry(path: path, problem)
+            case .failed(let problem): throw .inspectorFailed(what: "the app's desktop entry \(path)", problem: problem)
+            }
         }
         guard let found else { throw .missingDesktopEntry(path: path) }
         return found

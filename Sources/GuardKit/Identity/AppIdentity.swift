@@ -77,6 +77,9 @@ package enum IdentityError: Error, Hashable, Sendable, CustomStringConvertible {
     case missingDesktopEntry(path: String)
     /// The desktop entry could not be read (the inspector's words).
     case unreadableDesktopEntry(path: String, String)
+    /// The inspector that reads `what` failed: it hung, crashed, or
+    /// answered out of its interface.
+    case inspectorFailed(what: String, problem: String)
     /// The desktop entry does not declare `X-FamilyControls=true`.
     case missingCapability(path: String)
     /// `Exec=` does not name the running executable.
@@ -117,6 +120,8 @@ package enum IdentityError: Error, Hashable, Sendable, CustomStringConvertible {
                 + "(expected ROOT/APPID/… under \(roots.joined(separator: " or ")))"
         case .missingDesktopEntry(let path):
             "the app has no desktop entry at \(path)"
+        case .inspectorFailed(let what, let problem):
+            "\(what) could not be read: \(DisplayText.sanitized(problem))"
         case .unreadableDesktopEntry(let path, let problem):
             "the app's desktop entry \(path) cannot be read: \(DisplayText.sanitized(problem))"
         case .missingCapability(let path):
@@ -147,6 +152,20 @@ package enum IdentityError: Error, Hashable, Sendable, CustomStringConvertible {
             "\(DisplayText.sanitized(path)) cannot be an app directory: \(problem)"
         case .notExaminable(let pid, let problem):
             "process \(pid) could not be examined (\(problem)), so it is not trusted as the app"
+        }
+    }
+}
+
+extension IdentityError {
+    /// What the failed inspector said, when the inspector failed rather
+    /// than the process: worth an audit row, as a file made to break it may be.
+    package var inspectorFailure: String? {
+        switch self {
+        case .inspectorFailed(_, let problem), .flatpak(_, .inspectorFailed(let problem)),
+             .notFlatpak(_, .inspectorFailed(let problem)):
+            problem
+        default:
+            nil
         }
     }
 }

@@ -154,6 +154,8 @@ package enum FlatpakIdentityError: Error, Hashable, Sendable, CustomStringConver
     case infoUnreadable(String)
     /// `.flatpak-info` was read but is refused.
     case info(String)
+    /// The inspector reading `.flatpak-info` hung, crashed, or answered out of its interface.
+    case inspectorFailed(String)
     /// `app-path` is not the `files` of a deployment in a recognised installation.
     case notInInstallation(path: String)
     /// `app-path` is a deployment of something other than what `.flatpak-info` says.
@@ -171,6 +173,8 @@ package enum FlatpakIdentityError: Error, Hashable, Sendable, CustomStringConver
             "the sandbox's .flatpak-info cannot be read: \(problem)"
         case .info(let problem):
             DisplayText.sanitized(problem)
+        case .inspectorFailed(let problem):
+            "the sandbox's .flatpak-info could not be read: \(DisplayText.sanitized(problem))"
         case .notInInstallation(let path):
             "\(DisplayText.sanitized(path)) is not a deployment's files in a recognised Flatpak installation"
         case .deploymentMismatch(let path, let problem):

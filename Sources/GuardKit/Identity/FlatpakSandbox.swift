@@ -57,7 +57,7 @@ struct FlatpakSandbox {
         } catch {
             switch error {
             case .refused(let problem): throw .info(problem)
-            case .failed(let problem): throw .infoUnreadable(problem)
+            case .failed(let problem): throw .inspectorFailed(problem)
             }
         }
     }

@@ -28,8 +28,18 @@ struct MappedCode {
     }
 
     /// Why the process runs code that is not the app's, or nil when it does not.
-    func problem(executable: FileIdentity, app: OpenedDirectory) -> String? {
-        problem(executable: executable, places: [Place(prefix: app.path + "/", directory: app)], sandboxed: false)
+    func examined(executable: FileIdentity, app: OpenedDirectory) throws(IdentityError) -> String? {
+        try examined(executable: executable, places: [Place(prefix: app.path + "/", directory: app)], sandboxed: false)
+    }
+
+    /// ``problem(executable:places:sandboxed:)``, an inspector that failed
+    /// an ``IdentityError/inspectorFailed(what:problem:)``.
+    func examined(executable: FileIdentity, places: [Place], sandboxed: Bool) throws(IdentityError) -> String? {
+        do throws(InspectionFailure) {
+            return try problem(executable: executable, places: places, sandboxed: sandboxed)
+        } catch {
+            throw .inspectorFailed(what: "the memory map of process \(pid)", problem: "\(error)")
+        }
     }
 
     /// Why the process runs code that is not the app's, or nil when it does
@@ -38,7 +48,7 @@ struct MappedCode {
     /// mapped file is never looked up at its path on the host: what
     /// `map_files` cannot open is taken as the device and inode the kernel
     /// lists in the map.
-    func problem(executable: FileIdentity, places: [Place], sandboxed: Bool) -> String? {
+    func problem(executable: FileIdentity, places: [Place], sandboxed: Bool) throws(InspectionFailure) -> String? {
         let opened = openat(proc.rawValue, "maps", O_RDONLY | O_CLOEXEC)
         guard opened >= 0 else { return "its memory map could not be read" }
         let mappings: [Inspect.MemoryMapping]
@@ -47,7 +57,7 @@ struct MappedCode {
         } catch {
             switch error {
             case .refused: return "it has more memory mappings than the Guard examines"
-            case .failed(let problem): return "its memory map could not be read (\(problem))"
+            case .failed: throw error
             }
         }
         let mapFiles = try? proc.openChild(FileName("map_files"), flags: O_RDONLY | O_DIRECTORY)

@@ -58,14 +58,26 @@ extension AuthorizationPolicy {
     /// - Returns: whether the refusal itself was recorded (and is worth a log line).
     @discardableResult
     func auditRefusal(_ member: FamilyControlsMember, caller: Caller, detail: String) -> Bool {
-        let user = caller.account.name
+        auditRefusal(of: caller.account.name, appID: caller.app.appID, member: member, outcome: .refused, detail: detail)
+    }
+
+    /// Audits a call of `user`'s that could not be told from any app's
+    /// because the inspector failed on what their files hold (a file made
+    /// to hang or crash it, say): a failed request of no app, under the
+    /// same quota.
+    package func auditInspectorFailure(of user: String, detail: String) {
+        auditRefusal(of: user, appID: nil, member: nil, outcome: .failed, detail: detail)
+    }
+
+    @discardableResult
+    private func auditRefusal(of user: String, appID: String?, member: FamilyControlsMember?, outcome: AuditOutcome,
+                              detail: String) -> Bool {
         guard let (wait, first) = quota.take(for: user) else {
-            ledger.audit(.request, actor: user, user: user, appID: caller.app.appID, member: member,
-                         outcome: .refused, detail: detail)
+            ledger.audit(.request, actor: user, user: user, appID: appID, member: member, outcome: outcome, detail: detail)
             return true
         }
         guard first else { return false }
-        ledger.audit(.request, actor: user, user: user, appID: caller.app.appID, member: member, outcome: .refused,
+        ledger.audit(.request, actor: user, user: user, appID: appID, member: member, outcome: outcome,
                      detail: "\(detail); more than \(quota.burst) requests in a short time: further refusals "
                         + "are not recorded for \(wait.spokenSeconds)")
         logger.notice("request: \(user) started more than \(quota.burst) requests in a short time; "

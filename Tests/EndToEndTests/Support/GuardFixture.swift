@@ -22,6 +22,8 @@ final class GuardFixture: @unchecked Sendable {
     var sandbox: GuardSandbox?
     /// A command the Guard's is run under (`unshare …`), exec'ing its arguments.
     var launchPrefix: [String] = []
+    /// The Guard's program: the built one, or a copy beside a stand-in inspector (``replaceInspector(with:)``).
+    var program = productPath("familycontrolsd")
     private(set) var process: Process?
     private var logHandle: FileHandle?
     /// How many times this fixture started the Guard.
@@ -117,7 +119,7 @@ final class GuardFixture: @unchecked Sendable {
         }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         log.seekToEndOfFile()
-        let guardCommand = [productPath("familycontrolsd"), "--socket", socket, "--state-dir", stateDirectory,
+        let guardCommand = [program, "--socket", socket, "--state-dir", stateDirectory,
                             "--config", configPath, "--pam-dir", pamDirectory]
         let command = launchPrefix + (sandbox?.wrap(guardCommand, sharing: directory) ?? guardCommand)
         let process = Process()
@@ -160,6 +162,18 @@ final class GuardFixture: @unchecked Sendable {
     }
 
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    /// Runs the Guard from a copy of its program in this fixture's `bin`,
+    /// beside a shell script `script` as its inspector, where it looks first.
+    func replaceInspector(with script: String) throws {
+        let bin = "\(directory)/bin"
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        chmod(bin, 0o755)
+        try FileManager.default.copyItem(atPath: productPath("familycontrolsd"), toPath: "\(bin)/familycontrolsd")
+        FileManager.default.createFile(atPath: "\(bin)/familycontrols-inspect", contents: Data("#!/bin/sh\n\(script)\n".utf8))
+        chmod("\(bin)/familycontrols-inspect", 0o755)
+        program = "\(bin)/familycontrolsd"
+    }
 
     /// Runs the demo app as `user` (default: the child), answering prompts from `input`.
     func app(_ arguments: [String], as user: ThrowawayUser? = nil, input: String = "",
