@@ -122,14 +122,16 @@ let package = Package(
         .executableTarget(name: "familycontrols-demo", dependencies: ["FamilyControls"]),
         // The inspector the Guard starts for one call: reads what a child or a
         // remote wrote, unprivileged and filtered, and answers typed.
-        .executableTarget(name: "familycontrols-inspect",
-                          dependencies: ["ChildInspection", "GuardProtocol", "Varlink", "SystemKit"]),
+        // The inspector's answers, call to reply: run by familycontrols-inspect,
+        // and by the bench to measure the same reading without a process.
+        .target(name: "InspectorService", dependencies: ["ChildInspection", "GuardProtocol", "Varlink"]),
+        .executableTarget(name: "familycontrols-inspect", dependencies: ["InspectorService", "SystemKit"]),
         // For app developers: a key pair, and the signature of a version of their app.
         .executableTarget(name: "familycontrols-sign", dependencies: ["UpdateSignature", "SystemKit"]),
         .executableTarget(
             name: "familycontrols-bench",
             dependencies: ["GuardKit", "GuardProtocol", "LockEngine", "Varlink", "VarlinkClientKit", "VarlinkServerKit",
-                           "SystemKit", "FamilyControlsModel"]
+                           "SystemKit", "FamilyControlsModel", "InspectorService"]
         ),
 
         // Tests: one target per library, plus end-to-end tests of real processes.

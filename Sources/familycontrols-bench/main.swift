@@ -18,6 +18,8 @@ let usage = """
                                                    familyctl --help time and the idle Guard's memory,
                                                    build against build (Swift runtime linked in or not)
            familycontrols-bench monitor [--runs N] a killed monitor's restart to its first line vs starting it directly
+           familycontrols-bench identify [--runs N] an app's identification with the inspector as its own process
+                                                   vs the same reading in this process
     """
 switch arguments.first {
 case "socket":
@@ -36,6 +38,8 @@ case "startup":
     exit(runStartupBenchmark(Array(arguments.dropFirst())))
 case "monitor":
     exit(runMonitorBenchmark(Array(arguments.dropFirst())))
+case "identify":
+    exit(runIdentifyBenchmark(Array(arguments.dropFirst())))
 case "-h", "--help":
     print(usage)
 default:

@@ -172,18 +172,20 @@ import TestSupport
     static let parsersOfAChildsBytes = ["DesktopEntry(parsing", "FlatpakInfo(parsing", "MemoryMap.executableMappings"]
 
     /// No module the Guard's own process runs can parse what a child wrote:
-    /// the parsers live in ChildInspection, which only familycontrols-inspect
-    /// links, and no other source calls them.
+    /// the parsers live in ChildInspection, which only the inspector's
+    /// answers (InspectorService) link, which only familycontrols-inspect and
+    /// the benchmark link; no other source calls them.
     @Test func theGuardsProcessLinksNoParserOfAChildsBytes() throws {
         let graph = try graph()
         for program in ["familycontrolsd", "familyctl", "familycontrols-demo"] {
             #expect(!closure(of: program, in: graph).contains("ChildInspection"), "\(program) links the parsers of a child's bytes")
         }
-        let linking = graph.filter { $0.value.contains("ChildInspection") }.map(\.key).filter { !$0.hasSuffix("Tests") }
-        #expect(linking == ["familycontrols-inspect"], "\(linking)")
+        let dependents = { (module: String) in graph.filter { $0.value.contains(module) }.map(\.key).filter { !$0.hasSuffix("Tests") }.sorted() }
+        #expect(dependents("ChildInspection") == ["InspectorService"])
+        #expect(dependents("InspectorService") == ["familycontrols-bench", "familycontrols-inspect"])
         for parser in Self.parsersOfAChildsBytes {
             let calls = try sourceLines(containing: parser).filter {
-                !$0.hasPrefix("ChildInspection/") && !$0.hasPrefix("familycontrols-inspect/")
+                !$0.hasPrefix("ChildInspection/") && !$0.hasPrefix("InspectorService/")
             }
             #expect(calls.isEmpty, "\(parser) outside the inspector: \(calls)")
         }

@@ -18,7 +18,7 @@ extension AppIdentifier {
                            flatpak: FlatpakInstallations) throws(IdentityError) -> (AppIdentity, OpenedDirectory) {
         let info: FlatpakInfo
         do {
-            info = try FlatpakSandbox(proc: proc).info(owner: uid)
+            info = try FlatpakSandbox(proc: proc, inspector: inspector).info(owner: uid)
         } catch {
             throw .notFlatpak(pid: pid, error)
         }
@@ -59,7 +59,7 @@ extension AppIdentifier {
         guard let applications = try? OpenedDirectory.open(deployment.filesPath + "/share/applications") else {
             throw .missingDesktopEntry(path: entryPath)
         }
-        let entry = try Self.inspectedEntry(applications, deployment.appID, path: entryPath)
+        let entry = try inspectedEntry(applications, deployment.appID, path: entryPath)
         guard entry.declaresFamilyControls else { throw .missingCapability(path: entryPath) }
         let required: SessionConsequence?
         do throws(MonitorRequirementError) {
@@ -80,7 +80,7 @@ extension AppIdentifier {
         }
         let places = [MappedCode.Place(prefix: "/app/", directory: appFiles)]
             + (runtimeFiles.map { [MappedCode.Place(prefix: "/usr/", directory: $0)] } ?? [])
-        if let problem = try MappedCode(proc: proc, pid: pid).examined(executable: running, places: places, sandboxed: true) {
+        if let problem = try MappedCode(proc: proc, pid: pid, inspector: inspector).examined(executable: running, places: places, sandboxed: true) {
             throw .foreignCode(pid: pid, problem)
         }
         var identity = AppIdentity(appID: deployment.appID, displayName: entry.name ?? deployment.appID,

@@ -21,7 +21,12 @@ package struct AppIdentifier: Sendable {
     /// The largest environment examined; a process with a larger one is refused.
     static let environmentLimit = 1 << 20
 
-    package init() {}
+    /// What reads the files a child wrote: desktop entries, `.flatpak-info`, memory maps.
+    package var inspector: Inspector
+
+    package init(inspector: Inspector = .standard) {
+        self.inspector = inspector
+    }
 
     /// Identifies process `pid` (pinned by `pidfd` when there is one), which
     /// connected as `uid`, against the app roots in `roots`, or, in a
@@ -70,7 +75,7 @@ package struct AppIdentifier: Sendable {
             return found
         }
         let (identity, directory) = try locate(executable: executable, running: FileIdentity(running), uid: uid, roots: roots)
-        if let problem = try MappedCode(proc: proc, pid: pid).examined(executable: FileIdentity(running), app: directory) {
+        if let problem = try MappedCode(proc: proc, pid: pid, inspector: inspector).examined(executable: FileIdentity(running), app: directory) {
             throw .foreignCode(pid: pid, problem)
         }
         try requireAlive(pid: pid, pidfd: pidfd)
@@ -107,7 +112,7 @@ package struct AppIdentifier: Sendable {
                 throw .notInAppDirectory(executable: executable, roots: roots)
             }
             let entryPath = "\(path)/\(appID).desktop"
-            let entry = try Self.inspectedEntry(directory, appID, path: entryPath)
+            let entry = try inspectedEntry(directory, appID, path: entryPath)
             guard entry.declaresFamilyControls else { throw .missingCapability(path: entryPath) }
             guard let program = entry.program, Self.relativeProgram(program, in: path) == relative else {
                 throw .execMismatch(path: entryPath, executable: executable)
@@ -182,10 +187,10 @@ package struct AppIdentifier: Sendable {
     /// A desktop entry: a regular file in the app directory itself, not a
     /// link, at most 64 KiB, valid UTF-8.
     /// `APPID.desktop` in `directory` (at `path`), inspected.
-    static func inspectedEntry(_ directory: OpenedDirectory, _ appID: String, path: String) throws(IdentityError) -> DesktopEntry {
+    func inspectedEntry(_ directory: OpenedDirectory, _ appID: String, path: String) throws(IdentityError) -> DesktopEntry {
         let found: DesktopEntry?
         do throws(InspectionFailure) {
-            found = try desktopEntry(directory, "\(appID).desktop")
+            found = try Self.desktopEntry(directory, "\(appID).desktop", inspector: inspector)
         } catch {
             switch error {
             case .refused(let problem): throw .unreadableDesktopEntry(path: path, problem)
@@ -199,12 +204,13 @@ package struct AppIdentifier: Sendable {
     /// The desktop entry `name` in `directory`, opened here and read by the
     /// inspector; nil when there is none to read: not a regular file of at
     /// most 64 KiB, or replaced while being opened.
-    static func desktopEntry(_ directory: OpenedDirectory, _ name: String) throws(InspectionFailure) -> DesktopEntry? {
+    static func desktopEntry(_ directory: OpenedDirectory, _ name: String,
+                             inspector: Inspector = .standard) throws(InspectionFailure) -> DesktopEntry? {
         guard let status = directory.status(of: name), status.type == .regular,
               let fd = directory.openFile(name) else { return nil }
         var info = stat()
         guard fstat(fd.rawValue, &info) == 0, FileStatus(info).isSameFile(as: status), info.st_size <= 64 << 10 else { return nil }
-        return try Inspector.standard.desktopEntry(fd)
+        return try inspector.desktopEntry(fd)
     }
 
     private func readLink(at directory: FileDescriptor, _ name: String) -> String? {

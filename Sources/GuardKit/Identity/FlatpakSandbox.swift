@@ -16,6 +16,8 @@ import LockEngine
 struct FlatpakSandbox {
     /// `/proc/PID` of the pinned process (a folder standing in for it in tests).
     let proc: FileDescriptor
+    /// What reads `.flatpak-info`.
+    var inspector: Inspector = .standard
 
     /// `.flatpak-info` at the root of the process's filesystem: opened
     /// relative to `/proc/PID/root`, without following a link, without
@@ -53,7 +55,7 @@ struct FlatpakSandbox {
             throw .infoUnreadable("it is larger than \(Self.infoLimit) bytes")
         }
         do throws(InspectionFailure) {
-            return try Inspector.standard.flatpakInfo(file)
+            return try inspector.flatpakInfo(file)
         } catch {
             switch error {
             case .refused(let problem): throw .info(problem)

@@ -19,6 +19,7 @@ import GuardProtocol
 struct MappedCode {
     let proc: FileDescriptor
     let pid: Int32
+    let inspector: Inspector
 
     /// A folder whose files are the app's code, and the prefix its files
     /// have in the process's memory map (`ROOT/APPID/`, or `/app/` in a sandbox).
@@ -53,7 +54,7 @@ struct MappedCode {
         guard opened >= 0 else { return "its memory map could not be read" }
         let mappings: [Inspect.MemoryMapping]
         do throws(InspectionFailure) {
-            mappings = try Inspector.standard.executableMappings(FileDescriptor(taking: opened))
+            mappings = try inspector.executableMappings(FileDescriptor(taking: opened))
         } catch {
             switch error {
             case .refused: return "it has more memory mappings than the Guard examines"

@@ -30,11 +30,21 @@ package struct Inspector: Sendable {
     /// inspector reads, in JSON.
     package static let replyLimit = 64 << 20
 
-    package init(executable: String, uid: uid_t, gid: gid_t, deadline: Duration = .seconds(5)) {
+    /// Answers calls in this process instead of starting the inspector: the
+    /// call's text and the input's bytes to the reply frame. The Guard never
+    /// sets it (it links no parser); `familycontrols-bench identify` does,
+    /// to measure what the process costs.
+    package var inProcess: (@Sendable (String, [UInt8]) -> [UInt8])?
+    /// The most read of an input answered in this process.
+    package static let inputLimit = 4 << 20 + 1
+
+    package init(executable: String, uid: uid_t, gid: gid_t, deadline: Duration = .seconds(5),
+                 inProcess: (@Sendable (String, [UInt8]) -> [UInt8])? = nil) {
         self.executable = executable
         self.uid = uid
         self.gid = gid
         self.deadline = deadline
+        self.inProcess = inProcess
     }
 
     /// The inspector installed with the running program, as `nobody`.
@@ -46,9 +56,13 @@ package struct Inspector: Sendable {
     ///   (``InspectionFailure/refused``), or it could not start, hung, crashed
     ///   or answered out of the interface (``InspectionFailure/failed``).
     package func call<Method: GuardMethod>(_ method: Method.Type, input: FileDescriptor) throws(InspectionFailure) -> Method.Reply {
-        let ends = try InspectionFailure.starting { () throws(Errno) in try FileDescriptor.pipe() }
         let call = VarlinkCall(method: Method.method, parameters: [:])
         let text = String(decoding: call.encoded().dropLast(), as: UTF8.self)
+        if let inProcess {
+            let bytes = try InspectionFailure.starting { () throws(Errno) in try input.readAll(limit: Self.inputLimit) }
+            return try Self.decode(Method.self, inProcess(text, bytes), pid: getpid())
+        }
+        let ends = try InspectionFailure.starting { () throws(Errno) in try FileDescriptor.pipe() }
         let process: UserProcess
         do throws(UserProcess.SpawnError) {
             process = try UserProcess.spawn(executable, arguments: [executable, text], environment: [], directory: "/",
