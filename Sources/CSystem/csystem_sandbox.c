@@ -6,6 +6,7 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <sys/mman.h>
 
 #if defined(__x86_64__)
 #define CSYSTEM_AUDIT_ARCH AUDIT_ARCH_X86_64
@@ -61,5 +62,28 @@ int csystem_restrict_to_reading_and_writing(void) {
     /* Not dumpable: no process of the same user may trace it or read its memory. */
     if (prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL) != 0) return -1;
     if (prctl(PR_SET_NO_NEW_PRIVS, 1UL, 0UL, 0UL, 0UL) != 0) return -1;
-    return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0U, &program);
+    /* prctl(2), not seccomp(2): the Guard's unit lets its children call
+       prctl (@system-service) but not seccomp. The filter holds for this
+       thread and every thread it starts; the inspector starts none. */
+    return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0UL, 0UL);
+}
+
+int csystem_sealed_memory(const void *bytes, size_t count) {
+    int fd = (int)syscall(SYS_memfd_create, "familycontrols-inspect-input", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) return -1;
+    size_t written = 0;
+    while (written < count) {
+        ssize_t wrote = write(fd, (const char *)bytes + written, count - written);
+        if (wrote < 0 && errno == EINTR) continue;
+        if (wrote <= 0) goto fail;
+        written += (size_t)wrote;
+    }
+    if (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) goto fail;
+    if (lseek(fd, 0, SEEK_SET) != 0) goto fail;
+    return fd;
+fail:;
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return -1;
 }

@@ -63,6 +63,28 @@ public enum FlatpakNames {
         !text.isEmpty && text.utf8.count <= 64 && text.utf8.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: ".") }
     }
 
+    /// A remote's name: letters, digits, `-`, `_` and `.`, not starting with
+    /// `-` or `.`, at most 64 bytes: what the Guard passes to flatpak.
+    public static func isRemoteName(_ name: String) -> Bool {
+        guard let first = name.utf8.first, first != UInt8(ascii: "-"), first != UInt8(ascii: "."), name.utf8.count <= 64 else { return false }
+        return name.utf8.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".") }
+    }
+
+    /// A collection ID: a dotted name of letters, digits and `_`, at most 255 bytes.
+    public static func isCollectionID(_ text: String) -> Bool {
+        text.utf8.count <= 255 && text.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).count >= 2
+            && text.utf8.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") }
+    }
+
+    /// `https://` or `http://` with a host, or `file:///…`; printable ASCII
+    /// with no blank, at most 2,048 bytes. (A plain-http remote is what the
+    /// child configured; Flatpak's GPG check, where on, is what holds there.)
+    public static func isAcceptableRemoteURL(_ url: String) -> Bool {
+        guard url.utf8.count <= 2048, url.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else { return false }
+        for scheme in ["https://", "http://"] where url.hasPrefix(scheme) { return url.utf8.count > scheme.utf8.count }
+        return url.hasPrefix("file:///") && !url.utf8.contains(UInt8(ascii: "?"))
+    }
+
     public static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
 
     public static func isAlphanumeric(_ byte: UInt8) -> Bool {

@@ -51,6 +51,56 @@ package enum Answers {
 }
 
 extension Answers {
+    static func ostreeCommit(_ input: [UInt8]) -> Result<JSONObject, InspectError> {
+        do throws(OstreeCommitError) {
+            let commit = try OstreeCommitObject(parsing: input)
+            let typed = Inspect.OstreeCommit(parent: commit.parent, timestamp: Int64(clamping: commit.timestamp),
+                                             refBindings: commit.refBindings)
+            return .success(Inspect.ReadOstreeCommit.Reply(commit: typed).object)
+        } catch {
+            return .failure(.refused(message: "\(error)"))
+        }
+    }
+
+    static func deploymentOrigin(_ input: [UInt8]) -> Result<JSONObject, InspectError> {
+        do throws(OstreeCommitError) {
+            return .success(Inspect.ReadDeploymentOrigin.Reply(origin: try DeploymentOrigin.origin(in: input)).object)
+        } catch {
+            return .failure(.refused(message: "its deploy file: \(error)"))
+        }
+    }
+
+    static func keyring(_ input: [UInt8]) -> Result<JSONObject, InspectError> {
+        do throws(KeyringError) {
+            let keys = try OpenPGPKeyringPackets(parsing: input).keys.map { key in
+                Inspect.KeyringKey(fingerprint: key.fingerprint, packets: key.packets.map {
+                    Inspect.ByteRange(offset: Int64($0.lowerBound), length: Int64($0.count))
+                })
+            }
+            return .success(Inspect.ReadKeyring.Reply(keys: keys).object)
+        } catch {
+            return .failure(.refused(message: error.description))
+        }
+    }
+
+    static func remote(_ parameters: JSONObject, _ input: [UInt8]) -> Result<JSONObject, InspectError> {
+        let name: String
+        do throws(ProtocolDecodingError) {
+            name = try Inspect.ReadRemote.Parameters(parameters, strict: true).name
+        } catch {
+            return .failure(.unknownCall(message: "\(error)"))
+        }
+        do throws(RepositoryConfigurationError) {
+            let remote = try RepositoryRemote.remote(name, in: input)
+            return .success(Inspect.ReadRemote.Reply(remote: Inspect.Remote(
+                name: remote.name, url: remote.url, gpgVerify: remote.gpgVerify, collectionID: remote.collectionID)).object)
+        } catch {
+            return .failure(.refused(message: error.description))
+        }
+    }
+}
+
+extension Answers {
     /// The most read of one input: the largest file any method reads (a
     /// process's memory map), and one byte to tell it was longer.
     package static let inputLimit = MemoryMap.limit + 1
@@ -69,6 +119,11 @@ extension Answers {
         case Inspect.ReadDesktopEntry.method: answer = desktopEntry(input)
         case Inspect.ReadFlatpakInfo.method: answer = flatpakInfo(input)
         case Inspect.ReadExecutableMappings.method: answer = executableMappings(input)
+        case Inspect.ReadOstreeCommit.method: answer = ostreeCommit(input)
+        case Inspect.ReadDeploymentOrigin.method: answer = deploymentOrigin(input)
+        case Inspect.ReadKeyring.method: answer = keyring(input)
+        case Inspect.ReadRemote.method: answer = remote(call.parameters, input)
+        case Inspect.ListRemotes.method: answer = .success(Inspect.ListRemotes.Reply(names: RepositoryRemote.remoteNames(in: input)).object)
         default: answer = .failure(.unknownCall(message: "\(call.method) is not a method of \(inspectInterfaceName)"))
         }
         switch answer {

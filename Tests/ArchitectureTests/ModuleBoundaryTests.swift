@@ -169,7 +169,11 @@ import TestSupport
     }
 
     /// The formats a child or a remote writes, each parsed by the inspector alone.
-    static let parsersOfAChildsBytes = ["DesktopEntry(parsing", "FlatpakInfo(parsing", "MemoryMap.executableMappings"]
+    static let parsersOfAChildsBytes = [
+        "DesktopEntry(parsing", "FlatpakInfo(parsing", "MemoryMap.executableMappings", "OstreeCommitObject(parsing",
+        "OstreeCommitObject.tupleMembers", "DeploymentOrigin.origin", "OpenPGPKeyringPackets(parsing",
+        "RepositoryRemote.remote", "SHA1.digest",
+    ]
 
     /// No module the Guard's own process runs can parse what a child wrote:
     /// the parsers live in ChildInspection, which only the inspector's

@@ -13,11 +13,11 @@ build="${FUZZ_BUILD_DIR:-$root/.build/fuzz}"
 mkdir -p "$build/modules" "$build/obj" "$build/bin" "$build/include/CSystem"
 
 # The targets, and the library modules each links (in dependency order).
-targets=(json varlink-call interface-description desktop-entry flatpak-info memory-map config)
+targets=(json varlink-call interface-description desktop-entry flatpak-info memory-map ostree-commit keyring config)
 modules_of() {
     case "$1" in
         json | varlink-call | interface-description) echo "SystemKit Varlink" ;;
-        desktop-entry | flatpak-info | memory-map) echo "FlatpakNames ChildInspection" ;;
+        desktop-entry | flatpak-info | memory-map | ostree-commit | keyring) echo "FlatpakNames ChildInspection" ;;
         config) echo "SystemKit FamilyConfiguration" ;;
         *) echo "unknown fuzz target: $1 (known: ${targets[*]})" >&2; return 1 ;;
     esac

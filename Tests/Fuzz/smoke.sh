@@ -6,7 +6,7 @@
 set -euo pipefail
 fuzz="$(cd "$(dirname "$0")" && pwd)"
 seconds="${FUZZ_SMOKE_SECONDS:-20}"
-targets=(json varlink-call interface-description desktop-entry flatpak-info memory-map config)
+targets=(json varlink-call interface-description desktop-entry flatpak-info memory-map ostree-commit keyring config)
 
 "$fuzz/build.sh" "${targets[@]}"
 for target in "${targets[@]}"; do

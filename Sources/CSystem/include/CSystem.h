@@ -328,9 +328,16 @@ long csystem_getrandom(void *buffer, size_t length, unsigned int flags);
 /// seccomp filter that lets it
 /// only read and write descriptors it holds, manage its memory, and exit:
 /// any other system call (open, socket, execve, ptrace, kill…) ends the
-/// process with `SIGSYS`. For good, and for every thread. Returns 0, or -1
+/// process with `SIGSYS`. For good, for the calling thread and every thread
+/// it starts (call it before any other thread runs). Returns 0, or -1
 /// with errno. (csystem_sandbox.c)
 int csystem_restrict_to_reading_and_writing(void);
+
+/// A memory file (memfd_create(2), close-on-exec) holding the `count` bytes
+/// at `bytes`, sealed against every change, read from its start: bytes
+/// handed to another process that cannot alter them. Returns the
+/// descriptor, or -1 with errno. (csystem_sandbox.c)
+int csystem_sealed_memory(const void *bytes, size_t count);
 
 #endif /* __linux__ */
 

@@ -203,7 +203,7 @@ package struct FlatpakMover {
                         try? FlatpakTrust.readRootFile(FlatpakTrust.systemInstallation, ["repo", "\(site.name).trustedkeys.gpg"],
                                                        limit: OpenPGPKeyring.sizeLimit)]
         for bytes in keyrings {
-            guard let bytes, let keys = try? OpenPGPKeyring(parsing: bytes) else { continue }
+            guard let bytes, let keys = try? OpenPGPKeyring(inspecting: bytes) else { continue }
             for key in keys.keys {
                 guard let fingerprint = key.fingerprint, site.fingerprints.contains(fingerprint),
                       found.insert(fingerprint).inserted else { continue }

@@ -23,7 +23,7 @@ package enum FlatpakTrust {
               flathub.gpgVerify,
               FlatpakTrustedRemote(name: flathub.name, url: FlatpakTrustedRemote.flathubURL, fingerprints: []).hasURL(flathub.url),
               let keyring = try? readRootFile(systemInstallation, ["repo", "\(flathub.name).trustedkeys.gpg"], limit: OpenPGPKeyring.sizeLimit),
-              let keys = try? OpenPGPKeyring(parsing: keyring), !keys.fingerprints.isEmpty else { return [] }
+              let keys = try? OpenPGPKeyring(inspecting: keyring), !keys.fingerprints.isEmpty else { return [] }
         return [FlatpakTrustedRemote(name: flathub.name, url: flathub.url, fingerprints: keys.fingerprints)]
     }
 

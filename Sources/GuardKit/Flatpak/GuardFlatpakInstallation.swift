@@ -156,18 +156,21 @@ package struct GuardFlatpakInstallation: Hashable, Sendable {
     /// - Throws: ``OstreeCommitError``; `.unreadable` when it is not there.
     package func commit(_ checksum: String) throws(OstreeCommitError) -> OstreeCommit {
         guard OstreeCommit.isChecksum(checksum) else { throw .unreadable("not a commit checksum") }
-        let bytes: [UInt8]
+        let file: FileDescriptor
         do {
             let folder = try openFolder(["repo", "objects", String(checksum.prefix(2))])
-            let file = try folder.openChild(FileName(String(checksum.dropFirst(2)) + ".commit"), flags: O_RDONLY | O_NOFOLLOW)
+            file = try folder.openChild(FileName(String(checksum.dropFirst(2)) + ".commit"), flags: O_RDONLY | O_NOFOLLOW)
             guard try file.status().type == .regular else { throw OstreeCommitError.unreadable("not a regular file") }
-            bytes = try file.readAll(limit: OstreeCommit.sizeLimit + 1)
         } catch let error as OstreeCommitError {
             throw error
         } catch {
             throw .unreadable("\(error)")
         }
-        return try OstreeCommit(parsing: bytes)
+        var raw = stat()
+        guard fstat(file.rawValue, &raw) == 0, raw.st_size <= OstreeCommit.sizeLimit else {
+            throw .unreadable("it is larger than \(OstreeCommit.sizeLimit) bytes")
+        }
+        return try OstreeCommit.inspecting(file)
     }
 
     /// The remote `name` as the installation's own `repo/config` names it.
@@ -177,7 +180,7 @@ package struct GuardFlatpakInstallation: Hashable, Sendable {
 
     /// The names of the installation's remotes.
     package func remoteNames() throws(FlatpakMoveError) -> [String] {
-        FlatpakRemoteConfiguration.remoteNames(in: try repositoryConfiguration())
+        try FlatpakRemoteConfiguration.remoteNames(in: try repositoryConfiguration())
     }
 
     /// The keys remote `name` verifies commits with (`repo/NAME.trustedkeys.gpg`).
@@ -195,7 +198,7 @@ package struct GuardFlatpakInstallation: Hashable, Sendable {
         } catch {
             throw .installation("the keyring of \(name): \(error)")
         }
-        return try OpenPGPKeyring(parsing: bytes)
+        return try OpenPGPKeyring(inspecting: bytes)
     }
 
     /// Why remote `name` is not the trusted `site` in this installation, or

@@ -1,9 +1,12 @@
+import FlatpakNames
+import GuardProtocol
+
 /// A GnuPG keyring file as Flatpak keeps one for a remote
-/// (`repo/REMOTE.trustedkeys.gpg`: OpenPGP packets, RFC 4880 section 4),
-/// read as hostile input: the keys it holds, each a primary public-key
-/// packet and the packets after it up to the next one, and their v4
-/// fingerprints. Secret-key and trust packets are dropped; a key of another
-/// version has no fingerprint here and is never trusted.
+/// (`repo/REMOTE.trustedkeys.gpg`): the keys it holds, each with its v4
+/// fingerprint and its packets. The inspector reads the packets
+/// (ChildInspection's OpenPGPKeyringPackets) and says where each key's lie;
+/// the packets themselves are cut from the bytes the Guard read, every
+/// range checked to lie inside them.
 package struct OpenPGPKeyring: Hashable, Sendable {
     /// One key: its fingerprint (40 upper-case hex digits; nil for a version
     /// other than 4) and its packets, as they were.
@@ -17,55 +20,38 @@ package struct OpenPGPKeyring: Hashable, Sendable {
     /// A keyring larger than this is refused (Flathub's is 1.5 KiB).
     package static let sizeLimit = 1 << 20
 
+    /// The keyring in `bytes`, read by `inspector`.
     /// - Throws: ``FlatpakMoveError/remoteRefused(_:)`` when the bytes are not whole packets.
-    package init(parsing bytes: [UInt8]) throws(FlatpakMoveError) {
+    package init(inspecting bytes: [UInt8], with inspector: Inspector = .standard) throws(FlatpakMoveError) {
         guard bytes.count <= Self.sizeLimit else { throw .remoteRefused("a keyring over \(Self.sizeLimit) bytes") }
+        guard !bytes.isEmpty else {
+            keys = []
+            return
+        }
+        let answered: [Inspect.KeyringKey]
+        do throws(InspectionFailure) {
+            answered = try inspector.call(Inspect.ReadKeyring.self, bytes: bytes).keys
+        } catch {
+            switch error {
+            case .refused(let problem): throw .remoteRefused(problem)
+            case .failed(let problem): throw .remoteRefused("the keyring could not be read: \(problem)")
+            }
+        }
         var keys: [Key] = []
-        var index = 0
-        while index < bytes.count {
-            let start = index
-            let header = bytes[index]
-            guard header & 0x80 != 0 else { throw .remoteRefused("the keyring is not OpenPGP packets") }
-            index += 1
-            let tag: UInt8
-            var length = 0
-            if header & 0x40 != 0 {
-                tag = header & 0x3f
-                guard index < bytes.count else { throw .remoteRefused("a keyring packet cut short") }
-                let first = Int(bytes[index])
-                index += 1
-                switch first {
-                case 0..<192: length = first
-                case 192..<224:
-                    guard index < bytes.count else { throw .remoteRefused("a keyring packet cut short") }
-                    length = ((first - 192) << 8) + Int(bytes[index]) + 192
-                    index += 1
-                case 255:
-                    guard index + 4 <= bytes.count else { throw .remoteRefused("a keyring packet cut short") }
-                    length = bytes[index..<(index + 4)].reduce(0) { $0 << 8 | Int($1) }
-                    index += 4
-                default: throw .remoteRefused("a keyring packet of partial length")
+        for key in answered {
+            if let fingerprint = key.fingerprint {
+                guard fingerprint.utf8.count == 40, fingerprint.utf8.allSatisfy({
+                    FlatpakNames.isDigit($0) || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains($0)
+                }) else { throw .remoteRefused("the inspector answered a fingerprint that is not one") }
+            }
+            var packets: [UInt8] = []
+            for range in key.packets {
+                guard range.offset >= 0, range.length > 0, range.offset <= Int64(bytes.count) - range.length else {
+                    throw .remoteRefused("the inspector answered packets outside the keyring")
                 }
-            } else {
-                tag = (header >> 2) & 0x0f
-                let size = [1, 2, 4, 0][Int(header & 3)]
-                guard size > 0 else { throw .remoteRefused("a keyring packet of indeterminate length") }
-                guard index + size <= bytes.count else { throw .remoteRefused("a keyring packet cut short") }
-                length = bytes[index..<(index + size)].reduce(0) { $0 << 8 | Int($1) }
-                index += size
+                packets += bytes[Int(range.offset)..<Int(range.offset + range.length)]
             }
-            guard length <= bytes.count - index else { throw .remoteRefused("a keyring packet longer than the keyring") }
-            let body = bytes[index..<(index + length)]
-            index += length
-            switch tag {
-            case 6:
-                keys.append(Key(fingerprint: Self.fingerprint(body), packets: Array(bytes[start..<index])))
-            case 5, 7, 12:
-                continue    // secret keys and GnuPG's local trust: never carried
-            default:
-                guard !keys.isEmpty else { throw .remoteRefused("a keyring packet before any key") }
-                keys[keys.count - 1].packets += bytes[start..<index]
-            }
+            keys.append(Key(fingerprint: key.fingerprint, packets: packets))
         }
         self.keys = keys
     }
@@ -76,13 +62,5 @@ package struct OpenPGPKeyring: Hashable, Sendable {
     /// The keys whose fingerprint is one of `trusted`, as a keyring file.
     package func keeping(_ trusted: [String]) -> [UInt8] {
         keys.filter { key in key.fingerprint.map(trusted.contains) ?? false }.flatMap(\.packets)
-    }
-
-    /// The v4 fingerprint of a public-key packet's body: SHA-1 of 0x99, the
-    /// body's length in two bytes, and the body (RFC 4880, 12.2).
-    private static func fingerprint(_ body: ArraySlice<UInt8>) -> String? {
-        guard body.first == 4, body.count <= 0xffff else { return nil }
-        let digest = SHA1.digest([0x99, UInt8(body.count >> 8), UInt8(body.count & 0xff)] + body)
-        return OstreeCommit.hex(digest[...]).uppercased()
     }
 }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import FamilyConfiguration
+import GuardProtocol
 import LockEngine
 import SystemKit
 
@@ -82,15 +83,12 @@ struct UserInstallation {
         } catch {
             throw .deployment("its deploy file: \(error)")
         }
-        let members: [Range<Int>]
-        do {
-            members = try OstreeCommit.tupleMembers(bytes, count: 5, fixed: [3: 8], alignments: [3: 8, 4: 8])
+        let name: String
+        do throws(InspectionFailure) {
+            name = try Inspector.standard.call(Inspect.ReadDeploymentOrigin.self, bytes: bytes).origin
         } catch {
-            throw .deployment("its deploy file: \(error)")
+            throw .deployment("\(error)")
         }
-        let origin = members[0]
-        guard !origin.isEmpty, bytes[origin.upperBound - 1] == 0 else { throw .deployment("its deploy file names no origin") }
-        let name = String(decoding: bytes[origin.lowerBound..<(origin.upperBound - 1)], as: UTF8.self)
         guard FlatpakRemoteConfiguration.isRemoteName(name) else { throw .remoteRefused("the deployment's origin is not a plain remote name") }
         return name
     }
@@ -202,7 +200,7 @@ extension UserInstallation {
                                              branch: deployment.branch, commit: deployment.commit, deployment: opened.status)
             let origin = try user.origin(of: request, in: try user.branchFolder(request))
             let remote = try FlatpakRemoteConfiguration.remote(origin, in: try user.repositoryConfiguration())
-            let keys = remote.gpgVerify ? try OpenPGPKeyring(parsing: try user.keyring(of: origin)).fingerprints : []
+            let keys = remote.gpgVerify ? try OpenPGPKeyring(inspecting: try user.keyring(of: origin)).fingerprints : []
             return "\(commit) of " + FlatpakTrust.describe(remote: remote.name, url: remote.url, fingerprints: keys, trusted: trusted)
         } catch {
             return "\(commit); its remote cannot be read (\(error)): each new commit needs a guardian"

@@ -55,8 +55,9 @@ package struct Inspector: Sendable {
     /// - Throws: ``InspectionFailure``: the inspector refused the bytes
     ///   (``InspectionFailure/refused``), or it could not start, hung, crashed
     ///   or answered out of the interface (``InspectionFailure/failed``).
-    package func call<Method: GuardMethod>(_ method: Method.Type, input: FileDescriptor) throws(InspectionFailure) -> Method.Reply {
-        let call = VarlinkCall(method: Method.method, parameters: [:])
+    package func call<Method: GuardMethod>(_ method: Method.Type, parameters: Method.Parameters? = nil,
+                                           input: FileDescriptor) throws(InspectionFailure) -> Method.Reply {
+        let call = VarlinkCall(method: Method.method, parameters: parameters?.object ?? [:])
         let text = String(decoding: call.encoded().dropLast(), as: UTF8.self)
         if let inProcess {
             let bytes = try InspectionFailure.starting { () throws(Errno) in try input.readAll(limit: Self.inputLimit) }
@@ -76,6 +77,13 @@ package struct Inspector: Sendable {
         let until = MonotonicInstant.now.advanced(by: deadline)
         let output = try InspectorRun(process: process, output: ends.read, until: until).collect()
         return try Self.decode(Method.self, output, pid: process.pid)
+    }
+
+    /// Calls `method` on `bytes` this process holds, handed over sealed.
+    package func call<Method: GuardMethod>(_ method: Method.Type, parameters: Method.Parameters? = nil,
+                                           bytes: [UInt8]) throws(InspectionFailure) -> Method.Reply {
+        let memory = try InspectionFailure.starting { () throws(Errno) in try FileDescriptor.sealedMemory(holding: bytes) }
+        return try call(method, parameters: parameters, input: memory)
     }
 
     private static func decode<Method: GuardMethod>(_ method: Method.Type, _ output: [UInt8],
