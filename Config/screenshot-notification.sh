@@ -10,7 +10,14 @@
 #
 #   Config/screenshot-notification.sh OUTPUT.png [familyctl agent options, e.g. --socket PATH]
 #
-# Needs: xvfb, dunst, imagemagick, dbus (Config/install.sh installs them).
+# With SCREENSHOT_CLICK=approve it then clicks Approve the way a person
+# does (dunst's context menu, its dmenu a script that picks Approve), and
+# captures the pinentry dialog the agent opens for the guardian's password
+# (pinentry-gtk-2 on the same display) instead; nothing is typed, and the
+# dialog is closed unanswered, so the request stays undecided.
+#
+# Needs: xvfb, dunst, imagemagick, dbus, and for the click pinentry-gtk2
+# (Config/install.sh installs them).
 set -eu
 PATH=/usr/bin:/bin:$PATH
 out=$1
@@ -24,7 +31,10 @@ work=$(mktemp -d)
 # Killed outright, Xvfb leaves its lock and socket behind: removed here.
 trap 'kill -KILL ${xvfb:-0} 2>/dev/null || true; rm -f "/tmp/.X$number-lock" "/tmp/.X11-unix/X$number"; rm -rf "$work"' EXIT
 
-Xvfb ":$number" -screen 0 900x200x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
+click=${SCREENSHOT_CLICK:-}
+height=200
+[ -n "$click" ] && height=440
+Xvfb ":$number" -screen 0 "900x${height}x24" -nolisten tcp >"$work/xvfb.log" 2>&1 &
 xvfb=$!
 i=0
 until [ -S "/tmp/.X11-unix/X$number" ]; do
@@ -59,19 +69,32 @@ cat >"$work/dunstrc" <<'RC'
     foreground = "#202020"
     timeout = 0
 RC
+# The context menu's chooser: the entry of the action named, as a person picks it.
+printf '#!/bin/sh\ngrep -m1 -i "%s"\n' "${click:-approve}" >"$work/choose"
+chmod 0755 "$work/choose"
+printf '[global]\n    dmenu = %s\n' "$work/choose" >>"$work/dunstrc"
 
-export DISPLAY=":$number" HOME="$work" XDG_CONFIG_HOME="$work" FAMILYCTL_SCREENSHOT_OUT="$out"
+export DISPLAY=":$number" HOME="$work" XDG_CONFIG_HOME="$work" FAMILYCTL_SCREENSHOT_OUT="$out" \
+    SCREENSHOT_CLICK="$click" SCREENSHOT_HEIGHT="$height"
 dbus-run-session -- sh -c '
-    convert -size 900x200 xc:"#3b4252" "$HOME/background.png" && display -window root "$HOME/background.png" 2>/dev/null &
+    convert -size "900x$SCREENSHOT_HEIGHT" xc:"#3b4252" "$HOME/background.png" && display -window root "$HOME/background.png" 2>/dev/null &
     dunst -config "$HOME/dunstrc" >"$HOME/dunst.log" 2>&1 &
     dunst=$!
     sleep 1
-    "$0" agent "$@" >"$HOME/agent.log" 2>&1 &
+    PINENTRY=/usr/bin/pinentry-gtk-2 "$0" agent "$@" >"$HOME/agent.log" 2>&1 &
     agent=$!
     sleep 3
+    if [ -n "$SCREENSHOT_CLICK" ]; then
+        dunstctl context
+        # The dialog: pinentry-gtk-2 has mapped its window once xwininfo names it.
+        i=0
+        until xwininfo -root -tree 2>/dev/null | grep -qi pinentry || [ $i -gt 50 ]; do i=$((i + 1)); sleep 0.2; done
+        sleep 1
+    fi
     import -display "$DISPLAY" -window root "$FAMILYCTL_SCREENSHOT_OUT"
     made=$?
     kill -KILL $agent $dunst 2>/dev/null || true
+    pkill -KILL -u "$(id -u)" -x pinentry-gtk-2 2>/dev/null || true
     exit $made
 ' "$familyctl" "$@"
 echo "screenshot-notification.sh: wrote $out"

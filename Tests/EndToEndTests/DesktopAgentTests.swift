@@ -229,4 +229,41 @@ struct DesktopAgentTests {
             }
         }
     }
+
+    /// The guardian clicks Approve in the real notification daemon's menu, and
+    /// the agent's pinentry (the GTK one, on the same display) asks for their
+    /// password: the screen shows the dialog, with the request in words once.
+    /// Nothing is typed; the request stays undecided.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/pinentry-gtk-2"),
+                   "needs pinentry-gtk2 (Config/install.sh installs it)"))
+    func thePinentryDialogAfterApproveIsCaptured() async throws {
+        try await withGuard { guardd in
+            let app = try guardd.startApp(executable: guardd.appExecutable)
+            defer { app.stop() }
+            let id = try await app.waitForPendingRequest()
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            try FileManager.default.copyItem(atPath: "\(packageRoot)/Config/screenshot-notification.sh", toPath: "\(directory)/shot.sh")
+            try await sh("chown -R \(guardd.guardian.name) '\(directory)'").requireSuccess()
+            let picture = "\(directory)/guardian-pinentry.png"
+            let made = try await run("/usr/bin/setpriv", [
+                "--reuid=\(guardd.guardian.uid)", "--regid=\(guardd.guardian.gid)", "--clear-groups",
+                "/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "HOME=\(directory)", "LANG=C.UTF-8", "SCREENSHOT_CLICK=approve",
+                "FAMILYCTL=\(productPath("familyctl"))", "/bin/sh", "\(directory)/shot.sh", picture, "--socket", guardd.socket])
+            #expect(made.status == 0, "\(made.standardError)")
+            let shown = try await run("/usr/bin/identify", ["-format", "%w %h %k", picture]).requireSuccess().standardOutput
+            let fields = shown.split(separator: " ").compactMap { Int($0) }
+            #expect(fields.count == 3 && fields[0] == 900 && fields[1] == 440, "\(shown)")
+            #expect((fields.last ?? 0) > 20, "the screen shows nothing: \(shown)")
+            // The click reached the Guard through the agent: the decision's
+            // conversation began, and with the dialog closed unanswered the request waits on.
+            #expect(guardd.log.contains("request \(id)") || guardd.log.contains("decide"), "\(guardd.log.suffix(1500))")
+            #expect(try await guardd.storedStatus() == "notDetermined")
+            if let target = ProcessInfo.processInfo.environment["FAMILYCONTROLS_PINENTRY_SCREENSHOT"] {
+                let path = target.hasPrefix("/") ? target : "\(packageRoot)/\(target)"
+                try? FileManager.default.removeItem(atPath: path)
+                try FileManager.default.copyItem(atPath: picture, toPath: path)
+            }
+        }
+    }
 }
