@@ -28,14 +28,16 @@ install -d "$root/DEBIAN" "$root/usr/sbin" "$root/usr/bin" "$root/usr/lib/family
 install -m 0755 "$bin/familycontrolsd" "$root/usr/sbin/familycontrolsd"
 install -m 0755 "$bin/familyctl" "$root/usr/bin/familyctl"
 install -m 0755 "$bin/familycontrols-demo" "$root/usr/lib/familycontrols/demo/familycontrols-demo"
-for binary in "$root/usr/sbin/familycontrolsd" "$root/usr/bin/familyctl" \
+install -d "$root/usr/libexec/familycontrols"
+install -m 0755 "$bin/familycontrols-inspect" "$root/usr/libexec/familycontrols/familycontrols-inspect"
+for binary in "$root/usr/sbin/familycontrolsd" "$root/usr/bin/familyctl" "$root/usr/libexec/familycontrols/familycontrols-inspect" \
     "$root/usr/lib/familycontrols/demo/familycontrols-demo"; do
     strip --remove-section=.comment --remove-section=.note "$binary"
 done
 install -m 0644 Config/demo/org.familycontrols.Demo.desktop "$root/usr/lib/familycontrols/demo/"
 install -d "$root/usr/libexec/familycontrols"
 install -m 0755 Config/held-locks.sh "$root/usr/libexec/familycontrols/held-locks"
-install -m 0644 Config/org.familycontrols.guard.varlink "$root/usr/share/familycontrols/"
+install -m 0644 Config/org.familycontrols.guard.varlink Config/org.familycontrols.inspect.varlink "$root/usr/share/familycontrols/"
 install -m 0644 Config/completion/familyctl.bash "$root/usr/share/bash-completion/completions/familyctl"
 for page in familycontrolsd.8 familyctl.8 familycontrols.conf.5; do
     section=${page##*.}

@@ -76,7 +76,7 @@ packages="libpam0g-dev libsqlite3-dev libsodium-dev libpam-modules libpam-runtim
     binutils g++ valgrind dpkg-dev
     libpam-wrapper sqlite3 strace xfsprogs btrfs-progs gcc libc6-dev perl libpam-oath oathtool python3 python3-pip
     systemd libseccomp2 sudo libcap2-bin flatpak dbus polkitd openssh-server openssh-client libsystemd-dev pinentry-tty pinentry-curses
-    python3-dbus python3-gi xvfb dunst imagemagick libqrencode-dev qrencode tmux zbar-tools debootstrap systemd-container gnupg
+    python3-dbus python3-gi xvfb dunst imagemagick pinentry-gtk2 libqrencode-dev qrencode tmux zbar-tools debootstrap systemd-container gnupg
     rsyslog"
 if [ "$apt" = no ]; then
     :
@@ -100,12 +100,14 @@ bin=$(Config/build.sh)
 echo "==> installing under $dest$prefix and $dest/etc"
 install -d -m 0755 "$dest$prefix/sbin" "$dest$prefix/bin" "$dest$prefix/share/familycontrols" \
     "$dest$prefix/share/man/man5" "$dest$prefix/share/man/man8" "$dest$prefix/lib/familycontrols/demo" \
-    "$dest$prefix/share/bash-completion/completions"
+    "$dest$prefix/share/bash-completion/completions" "$dest$prefix/libexec/familycontrols"
 install -m 0755 "$bin/familycontrolsd" "$dest$prefix/sbin/familycontrolsd"
+# Where the Guard looks for its inspector: ../libexec/familycontrols from its own folder.
+install -m 0755 "$bin/familycontrols-inspect" "$dest$prefix/libexec/familycontrols/familycontrols-inspect"
 install -m 0755 "$bin/familyctl" "$dest$prefix/bin/familyctl"
 install -m 0755 "$bin/familycontrols-demo" "$dest$prefix/lib/familycontrols/demo/familycontrols-demo"
 install -m 0644 Config/demo/org.familycontrols.Demo.desktop "$dest$prefix/lib/familycontrols/demo/"
-install -m 0644 Config/org.familycontrols.guard.varlink "$dest$prefix/share/familycontrols/"
+install -m 0644 Config/org.familycontrols.guard.varlink Config/org.familycontrols.inspect.varlink "$dest$prefix/share/familycontrols/"
 install -m 0644 Config/man/familycontrolsd.8 Config/man/familyctl.8 "$dest$prefix/share/man/man8/"
 install -m 0644 Config/man/familycontrols.conf.5 "$dest$prefix/share/man/man5/"
 # bash-completion looks in every XDG data folder, /usr/local/share included.

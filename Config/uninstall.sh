@@ -140,11 +140,13 @@ rm -f "$guard" "$familyctl" \
     "$dest$prefix/lib/familycontrols/demo/familycontrols-demo" \
     "$dest$prefix/lib/familycontrols/demo/org.familycontrols.Demo.desktop" \
     "$dest$prefix/share/familycontrols/org.familycontrols.guard.varlink" \
+    "$dest$prefix/share/familycontrols/org.familycontrols.inspect.varlink" \
+    "$dest$prefix/libexec/familycontrols/familycontrols-inspect" \
     "$dest$prefix/share/man/man8/familycontrolsd.8" "$dest$prefix/share/man/man8/familyctl.8" \
     "$dest$prefix/share/man/man5/familycontrols.conf.5" \
     "$dest$prefix/share/bash-completion/completions/familyctl"
 rmdir "$dest$prefix/lib/familycontrols/demo" "$dest$prefix/lib/familycontrols" \
-    "$dest$prefix/share/familycontrols" 2>/dev/null || true
+    "$dest$prefix/share/familycontrols" "$dest$prefix/libexec/familycontrols" 2>/dev/null || true
 # Left only when empty: other programs' completions may live there.
 rmdir "$dest$prefix/share/bash-completion/completions" "$dest$prefix/share/bash-completion" 2>/dev/null || true
 
