@@ -17,6 +17,8 @@ struct InstallScriptTests {
         "usr/local/lib/familycontrols/demo/familycontrols-demo",
         "usr/local/lib/familycontrols/demo/org.familycontrols.Demo.desktop",
         "usr/local/share/familycontrols/org.familycontrols.guard.varlink",
+        "usr/local/share/familycontrols/org.familycontrols.inspect.varlink",
+        "usr/local/libexec/familycontrols/familycontrols-inspect",
         "usr/local/share/man/man8/familycontrolsd.8", "usr/local/share/man/man8/familyctl.8",
         "usr/local/share/man/man5/familycontrols.conf.5",
         "usr/local/share/bash-completion/completions/familyctl",

@@ -72,7 +72,7 @@ package struct Inspector: Sendable {
             ends.write.close()
             try process.release()
         } catch {
-            throw .failed("the inspector \(executable) could not start: \(error)")
+            throw .failed("the inspector could not start: \(error) (\(executable))")
         }
         let until = MonotonicInstant.now.advanced(by: deadline)
         let output = try InspectorRun(process: process, output: ends.read, until: until).collect()

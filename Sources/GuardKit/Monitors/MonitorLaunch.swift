@@ -69,7 +69,7 @@ struct MonitorLaunch: Hashable, Sendable {
         do throws(InspectionFailure) {
             found = try AppIdentifier.desktopEntry(folder, "\(appID).desktop")
         } catch {
-            throw .unreadableEntry("\(path)/\(appID).desktop")
+            throw .inspectorFailed(error.description)
         }
         guard let entry = found else { throw .unreadableEntry("\(path)/\(appID).desktop") }
         guard let value = entry.monitor else { return nil }
@@ -126,6 +126,8 @@ struct MonitorLaunch: Hashable, Sendable {
 /// Why an approved app's monitor cannot be run.
 enum MonitorLaunchError: Error, Equatable, CustomStringConvertible {
     case unreadableEntry(String)
+    /// The inspector could not read the desktop entry (it could not start, hung, crashed…).
+    case inspectorFailed(String)
     case folderMissing(String)
     case invalid(MonitorCommandError)
     case missingProgram(String)
@@ -136,6 +138,7 @@ enum MonitorLaunchError: Error, Equatable, CustomStringConvertible {
     var description: String {
         switch self {
         case .unreadableEntry(let path): "its desktop entry \(DisplayText.sanitized(path).clipped) cannot be read"
+        case .inspectorFailed(let problem): "its desktop entry could not be read: \(DisplayText.sanitized(problem).clipped)"
         case .folderMissing(let path):
             "its approved folder (last at \(DisplayText.sanitized(path).clipped)) is not where it was approved, nor found by its identity"
         case .invalid(let error): "X-FamilyControls-Monitor= is not a monitor command: \(error)"
