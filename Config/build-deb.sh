@@ -21,25 +21,24 @@ root=$stage/root
 doc=$root/usr/share/doc/familycontrols
 
 install -d "$root/DEBIAN" "$root/usr/sbin" "$root/usr/bin" "$root/usr/lib/familycontrols/demo" \
-    "$root/usr/share/familycontrols" "$root/usr/share/man/man5" "$root/usr/share/man/man8" \
-    "$root/usr/share/bash-completion/completions" "$root/lib/systemd/system" \
+    "$root/usr/libexec/familycontrols" "$root/usr/share/familycontrols" "$root/usr/share/man/man5" \
+    "$root/usr/share/man/man8" "$root/usr/share/bash-completion/completions" "$root/lib/systemd/system" \
     "$root/etc/familycontrols" "$root/etc/pam.d" "$root/etc/flatpak/installations.d" "$root/etc/xdg/autostart" "$doc"
 # Stripped as dh_strip strips: the Swift metadata lives in allocated sections and stays.
 install -m 0755 "$bin/familycontrolsd" "$root/usr/sbin/familycontrolsd"
 install -m 0755 "$bin/familyctl" "$root/usr/bin/familyctl"
 install -m 0755 "$bin/familycontrols-demo" "$root/usr/lib/familycontrols/demo/familycontrols-demo"
-install -d "$root/usr/libexec/familycontrols"
+# Where /usr/sbin/familycontrolsd looks for its inspector (familycontrols-inspect(8)).
 install -m 0755 "$bin/familycontrols-inspect" "$root/usr/libexec/familycontrols/familycontrols-inspect"
 for binary in "$root/usr/sbin/familycontrolsd" "$root/usr/bin/familyctl" "$root/usr/libexec/familycontrols/familycontrols-inspect" \
     "$root/usr/lib/familycontrols/demo/familycontrols-demo"; do
     strip --remove-section=.comment --remove-section=.note "$binary"
 done
 install -m 0644 Config/demo/org.familycontrols.Demo.desktop "$root/usr/lib/familycontrols/demo/"
-install -d "$root/usr/libexec/familycontrols"
 install -m 0755 Config/held-locks.sh "$root/usr/libexec/familycontrols/held-locks"
 install -m 0644 Config/org.familycontrols.guard.varlink Config/org.familycontrols.inspect.varlink "$root/usr/share/familycontrols/"
 install -m 0644 Config/completion/familyctl.bash "$root/usr/share/bash-completion/completions/familyctl"
-for page in familycontrolsd.8 familyctl.8 familycontrols.conf.5; do
+for page in familycontrolsd.8 familyctl.8 familycontrols-inspect.8 familycontrols.conf.5; do
     section=${page##*.}
     gzip -9n < "Config/man/$page" > "$root/usr/share/man/man$section/$page.gz"
 done
@@ -94,7 +93,8 @@ cp Config/debian/control Config/debian/changelog "$stage/debian/"
 (
     cd "$stage"
     dpkg-shlibdeps -Tdebian/substvars root/usr/sbin/familycontrolsd root/usr/bin/familyctl \
-        root/usr/lib/familycontrols/demo/familycontrols-demo "root$pam_dir/pam_familycontrols.so"
+        root/usr/libexec/familycontrols/familycontrols-inspect root/usr/lib/familycontrols/demo/familycontrols-demo \
+        "root$pam_dir/pam_familycontrols.so"
     echo "misc:Static-Built-Using=$static_built_using" >> debian/substvars
     dpkg-gencontrol -pfamilycontrols -Proot -Tdebian/substvars -fdebian/files
 )

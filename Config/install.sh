@@ -102,13 +102,15 @@ install -d -m 0755 "$dest$prefix/sbin" "$dest$prefix/bin" "$dest$prefix/share/fa
     "$dest$prefix/share/man/man5" "$dest$prefix/share/man/man8" "$dest$prefix/lib/familycontrols/demo" \
     "$dest$prefix/share/bash-completion/completions" "$dest$prefix/libexec/familycontrols"
 install -m 0755 "$bin/familycontrolsd" "$dest$prefix/sbin/familycontrolsd"
-# Where the Guard looks for its inspector: ../libexec/familycontrols from its own folder.
+# Where the Guard looks for its inspector: ../libexec/familycontrols from its own
+# folder; it runs only root's file that no one else may write (familycontrols-inspect(8)).
 install -m 0755 "$bin/familycontrols-inspect" "$dest$prefix/libexec/familycontrols/familycontrols-inspect"
 install -m 0755 "$bin/familyctl" "$dest$prefix/bin/familyctl"
 install -m 0755 "$bin/familycontrols-demo" "$dest$prefix/lib/familycontrols/demo/familycontrols-demo"
 install -m 0644 Config/demo/org.familycontrols.Demo.desktop "$dest$prefix/lib/familycontrols/demo/"
 install -m 0644 Config/org.familycontrols.guard.varlink Config/org.familycontrols.inspect.varlink "$dest$prefix/share/familycontrols/"
-install -m 0644 Config/man/familycontrolsd.8 Config/man/familyctl.8 "$dest$prefix/share/man/man8/"
+install -m 0644 Config/man/familycontrolsd.8 Config/man/familyctl.8 Config/man/familycontrols-inspect.8 \
+    "$dest$prefix/share/man/man8/"
 install -m 0644 Config/man/familycontrols.conf.5 "$dest$prefix/share/man/man5/"
 # bash-completion looks in every XDG data folder, /usr/local/share included.
 install -m 0644 Config/completion/familyctl.bash "$dest$prefix/share/bash-completion/completions/familyctl"
@@ -211,7 +213,7 @@ if [ -d /run/systemd/system ] || [ -n "$dest" ]; then
     if [ -z "$dest" ]; then systemctl daemon-reload; fi
 fi
 
-echo "==> installed: $dest$prefix/sbin/familycontrolsd, $dest$prefix/bin/familyctl, $dest/etc/pam.d/familycontrols-*, $dest/etc/familycontrols/familycontrols.conf${pam_dir:+, $dest$pam_dir/pam_familycontrols.so}"
+echo "==> installed: $dest$prefix/sbin/familycontrolsd, $dest$prefix/libexec/familycontrols/familycontrols-inspect, $dest$prefix/bin/familyctl, $dest/etc/pam.d/familycontrols-*, $dest/etc/familycontrols/familycontrols.conf${pam_dir:+, $dest$pam_dir/pam_familycontrols.so}"
 [ "$start" = yes ] || exit 0
 
 if [ -d /run/systemd/system ]; then

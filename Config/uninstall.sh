@@ -143,6 +143,7 @@ rm -f "$guard" "$familyctl" \
     "$dest$prefix/share/familycontrols/org.familycontrols.inspect.varlink" \
     "$dest$prefix/libexec/familycontrols/familycontrols-inspect" \
     "$dest$prefix/share/man/man8/familycontrolsd.8" "$dest$prefix/share/man/man8/familyctl.8" \
+    "$dest$prefix/share/man/man8/familycontrols-inspect.8" \
     "$dest$prefix/share/man/man5/familycontrols.conf.5" \
     "$dest$prefix/share/bash-completion/completions/familyctl"
 rmdir "$dest$prefix/lib/familycontrols/demo" "$dest$prefix/lib/familycontrols" \

@@ -54,6 +54,10 @@ struct BootedSystemTests {
             // CAP_SYS_ADMIN (21) is not among the unit's capabilities.
             #expect(bounding.map { $0 != 0 && $0 & (1 << 21) == 0 } == true, "\(procStatus)")
 
+            // The inspector where /usr/sbin/familycontrolsd looks for it, as a file it runs: root's, and no one else may write it.
+            let inspector = try await inside(container, ["/usr/bin/stat", "-c", "%U %a %F", DebianMachine.inspector])
+            #expect(inspector.standardOutput == "root 755 regular file\n", "\(inspector.standardOutput)\(inspector.standardError)")
+
             // Its journal is readable there: systemd's line once the Guard said READY=1.
             let journal = try await inside(container, ["/usr/bin/journalctl", "--no-pager", "-o", "cat", "-u", "familycontrolsd.service"])
             #expect(journal.status == 0, "\(journal.standardError)")
@@ -74,7 +78,9 @@ struct BootedSystemTests {
     /// the demo installed as the administrators' guide says, a real logind
     /// session of the child's, the child's request through the socket unit,
     /// a guardian's approval through the shipped PAM service, and the app's
-    /// monitor started by the Guard in the child's logind session.
+    /// monitor started by the Guard in the child's logind session. The app is
+    /// identified, and its desktop entry read, by the packaged inspector, which
+    /// the Guard starts as nobody from within the unit's sandbox.
     @Test func aChildsRequestApprovedByAGuardianRunsItsMonitorInTheChildsLogindSession() async throws {
         try await withPackageInstalled { container in
             let child = LogindContainer.childName, guardian = "fcguard"
@@ -146,6 +152,7 @@ struct BootedSystemTests {
                 try await Task.sleep(for: .milliseconds(200))
             }
             #expect(beats.contains("heartbeat"), "\(beats.suffix(3000))")
+            #expect(!beats.contains("inspector"), "\(beats.suffix(3000))")
             #expect(!beats.contains(password), "the guardian's password reached the journal")
         }
     }

@@ -65,12 +65,19 @@ struct DebianPackageTests {
                          "/usr/share/bash-completion/completions/familyctl", "/usr/share/doc/familycontrols/copyright",
                          "/usr/share/doc/familycontrols/changelog.Debian.gz",
                          "/usr/share/familycontrols/org.familycontrols.guard.varlink",
+                         DebianMachine.inspector, "/usr/share/familycontrols/org.familycontrols.inspect.varlink",
+                         "/usr/share/man/man8/familycontrols-inspect.8.gz",
                          module, DebianMachine.pamProfile] + Self.conffiles {
                 #expect(paths.contains(path), "\(path) is not in the package")
                 #expect(FileManager.default.fileExists(atPath: path), "\(path) is not installed")
             }
             let unit = try String(contentsOfFile: "/lib/systemd/system/familycontrolsd.service", encoding: .utf8)
             #expect(unit.contains("\nExecStart=/usr/sbin/familycontrolsd\n"))
+            // The inspector where /usr/sbin/familycontrolsd looks, as a file it runs: root's, and no one else may write it.
+            var inspector = stat()
+            #expect(stat(DebianMachine.inspector, &inspector) == 0)
+            #expect(inspector.st_uid == 0 && inspector.st_mode & 0o7777 == 0o755,
+                    "\(inspector.st_uid) \(String(inspector.st_mode, radix: 8))")
             // postinst ran pam-auth-update: the session module is in the
             // interactive session stack (not cron's), and links to libpam and libc alone.
             let session = try String(contentsOfFile: "/etc/pam.d/common-session", encoding: .utf8)
@@ -183,6 +190,8 @@ struct DebianPackageTests {
 /// This machine as dpkg sees it.
 enum DebianMachine {
     static let state = "/var/lib/familycontrols"
+    /// Where the package puts the inspector: `../libexec/familycontrols` from the Guard's `/usr/sbin`.
+    static let inspector = "/usr/libexec/familycontrols/familycontrols-inspect"
     /// The machine's own files at the package's conffile paths (install.sh puts them there too).
     static let conffiles = ["/etc/familycontrols/familycontrols.conf", "/etc/pam.d/familycontrols-guardian",
                             "/etc/pam.d/familycontrols-individual", "/etc/pam.d/familycontrols-guardian-code",

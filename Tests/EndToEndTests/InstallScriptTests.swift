@@ -20,6 +20,7 @@ struct InstallScriptTests {
         "usr/local/share/familycontrols/org.familycontrols.inspect.varlink",
         "usr/local/libexec/familycontrols/familycontrols-inspect",
         "usr/local/share/man/man8/familycontrolsd.8", "usr/local/share/man/man8/familyctl.8",
+        "usr/local/share/man/man8/familycontrols-inspect.8",
         "usr/local/share/man/man5/familycontrols.conf.5",
         "usr/local/share/bash-completion/completions/familyctl",
         "etc/pam.d/familycontrols-guardian", "etc/pam.d/familycontrols-individual", "etc/pam.d/familycontrols-guardian-code",
@@ -55,6 +56,13 @@ struct InstallScriptTests {
             #expect(try files(under: root) == Self.installed.sorted())
             let unit = try String(contentsOfFile: "\(root)/etc/systemd/system/familycontrolsd.service", encoding: .utf8)
             #expect(unit.contains("\nExecStart=/usr/local/sbin/familycontrolsd\n"))
+            // The inspector where the Guard in usr/local/sbin looks, as a file it runs: root's, and no one else may write it.
+            let inspector = "usr/local/libexec/familycontrols/familycontrols-inspect"
+            var status = stat()
+            #expect(stat("\(root)/\(inspector)", &status) == 0)
+            #expect(status.st_uid == 0 && status.st_mode & 0o7777 == 0o755, "\(status.st_uid) \(String(status.st_mode, radix: 8))")
+            #expect(install.standardOutput.contains("==> installed: \(root)/usr/local/sbin/familycontrolsd, \(root)/\(inspector), "),
+                    "\(install.standardOutput)")
             // The staged programs run on their own: the runtime is in them.
             let help = try await NoToolchain.sh(#""$1" --help"#, ["\(root)/usr/local/bin/familyctl"])
             #expect(help.status == 0 && help.standardOutput.hasPrefix("usage: familyctl"), "\(help.standardError)")
@@ -64,7 +72,8 @@ struct InstallScriptTests {
             let uninstall = try await installScript(root, ["--uninstall"])
             #expect(uninstall.status == 0, "\(uninstall.standardError)")
             #expect(try files(under: root) == [])
-            for folder in ["usr/local/lib/familycontrols", "usr/local/share/familycontrols", "usr/local/share/bash-completion", "etc/familycontrols"] {
+            for folder in ["usr/local/lib/familycontrols", "usr/local/libexec/familycontrols", "usr/local/share/familycontrols",
+                           "usr/local/share/bash-completion", "etc/familycontrols"] {
                 #expect(!FileManager.default.fileExists(atPath: "\(root)/\(folder)"), "\(folder) left behind")
             }
         }

@@ -24,13 +24,16 @@ struct StaticLinkTests {
 
     /// One `ContinuousClock` or `String.contains(String)` links Swift's
     /// concurrency runtime with libdispatch, or the regex engine: a megabyte
-    /// each, and a libdispatch initializer at every start.
-    @Test(arguments: ["familycontrolsd", "familyctl"])
-    func theGuardAndFamilyctlCarryNoConcurrencyRuntimeDispatchOrRegexEngine(product: String) async throws {
+    /// each, and a libdispatch initializer at every start; one `import
+    /// Foundation` links Foundation in. The inspector starts once for every
+    /// file the Guard has read, so it stays as lean as the Guard.
+    @Test(arguments: ["familycontrolsd", "familyctl", "familycontrols-inspect"])
+    func theGuardFamilyctlAndTheInspectorCarryNoFoundationConcurrencyRuntimeDispatchOrRegexEngine(product: String) async throws {
         let symbols = try await symbolNames(of: "\(try await ReleaseBuild.binDirectory())/\(product)")
         #expect(symbols.count > 1_000, "the symbol table is missing: \(symbols.count) symbols")
         let unwanted = [("swift_task_create", "the concurrency runtime"), ("libdispatch_init", "libdispatch"),
-                        ("$s17_StringProcessing", "_StringProcessing"), ("$s12_RegexParser", "_RegexParser")]
+                        ("$s17_StringProcessing", "_StringProcessing"), ("$s12_RegexParser", "_RegexParser"),
+                        ("$s10Foundation", "Foundation"), ("$s20FoundationEssentials", "FoundationEssentials")]
         for (prefix, what) in unwanted {
             let found = symbols.filter { $0.hasPrefix(prefix) }
             #expect(found.isEmpty, "\(product) links \(what): \(found.prefix(5))")

@@ -3,8 +3,8 @@ import Testing
 import TestSupport
 
 /// The installed programs carry the Swift runtime: they name no toolchain
-/// library, and they run, the Guard serving and familyctl asking it, where
-/// the toolchain cannot be reached.
+/// library, and they run, the Guard serving, familyctl asking it and the
+/// inspector reading a desktop entry, where the toolchain cannot be reached.
 @Suite(.enabled(if: NoToolchain.available, "needs root, unshare, readelf and a debug build (its RUNPATH names the toolchain)"),
        .enabled(if: canRunGuard, "needs root, useradd, and `swift build` products"))
 struct StaticRuntimeTests {
@@ -42,6 +42,10 @@ struct StaticRuntimeTests {
                 "$1/familyctl" --help | head -n 1
                 "$1/familycontrolsd" --version
                 "$1/familycontrols-demo" --help | head -n 1
+                printf '[Desktop Entry]\nName=Demo\n' > "$2/entry.desktop"
+                "$1/familycontrols-inspect" '{"method":"org.familycontrols.inspect.ReadDesktopEntry"}' \
+                    < "$2/entry.desktop" > "$2/entry.reply"
+                tr '\0' '\n' < "$2/entry.reply"
                 "$1/familycontrolsd" --check-config --config "$2/familycontrols.conf" --pam-dir "$2/pam.d"
                 "$1/familycontrolsd" --socket "$2/guard.socket" --state-dir "$2/state" \
                     --config "$2/familycontrols.conf" --pam-dir "$2/pam.d" 2>"$2/guard.log" &
@@ -62,6 +66,7 @@ struct StaticRuntimeTests {
             #expect(lines.first == "usage: familyctl [--socket PATH] VERB [OPTIONS]", "\(lines)")
             #expect(lines.dropFirst().first?.hasPrefix("familycontrolsd ") == true, "\(lines)")
             #expect(lines.dropFirst(2).first?.hasPrefix("usage: familycontrols-demo") == true, "\(lines)")
+            #expect(lines.dropFirst(3).first?.hasPrefix(#"{"parameters":{"entry":{"name":"Demo","#) == true, "\(lines)")
             #expect(lines.contains("familycontrolsd: \(directory)/familycontrols.conf: OK"), "\(lines)")
             #expect(lines.last == "No authorizations.", "\(lines)")
         }
