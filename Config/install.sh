@@ -64,6 +64,9 @@ dest=${DESTDIR:-}
 #   under dbus-run-session and a private system bus), polkitd (the same
 #   child updates, and cannot remove, an app in the Guard's root-owned
 #   Flatpak installation, through flatpak-system-helper and polkit).
+#   xvfb, dunst, imagemagick, pinentry-gtk2 and x11-utils: the guardian's
+#   notification and password dialog on a real X display, captured
+#   (Config/screenshot-notification.sh; xwininfo waits for the dialog).
 #   libqrencode-dev: the QR code familyctl code enroll draws (qrencode, its
 #   command, checks the drawing in the tests; tmux shows it on a real terminal
 #   and zbarimg, from zbar-tools, scans it back); libpam-oath (above) is also what
@@ -76,7 +79,7 @@ packages="libpam0g-dev libsqlite3-dev libsodium-dev libpam-modules libpam-runtim
     binutils g++ valgrind dpkg-dev
     libpam-wrapper sqlite3 strace xfsprogs btrfs-progs gcc libc6-dev perl libpam-oath oathtool python3 python3-pip
     systemd libseccomp2 sudo libcap2-bin flatpak dbus polkitd openssh-server openssh-client libsystemd-dev pinentry-tty pinentry-curses
-    python3-dbus python3-gi xvfb dunst imagemagick pinentry-gtk2 libqrencode-dev qrencode tmux zbar-tools debootstrap systemd-container gnupg
+    python3-dbus python3-gi xvfb dunst imagemagick pinentry-gtk2 x11-utils libqrencode-dev qrencode tmux zbar-tools debootstrap systemd-container gnupg
     rsyslog"
 if [ "$apt" = no ]; then
     :

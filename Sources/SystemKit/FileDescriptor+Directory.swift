@@ -25,6 +25,14 @@ extension FileDescriptor {
         return FileStatus(raw)
     }
 
+    /// The size in bytes of the file open here (`fstat(2)`'s `st_size`): how
+    /// much a reader is about to be handed, checked before it is.
+    public func byteCount() throws(Errno) -> Int64 {
+        var raw = stat()
+        _ = try retryingOnInterrupt("fstat") { fstat(rawValue, &raw) }
+        return Int64(raw.st_size)
+    }
+
     /// The status of `name` inside this directory, not following a symbolic
     /// link (`fstatat(2)` with `AT_SYMLINK_NOFOLLOW`).
     public func status(of name: FileName) throws(Errno) -> FileStatus {

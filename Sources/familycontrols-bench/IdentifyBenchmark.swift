@@ -14,10 +14,7 @@ func runIdentifyBenchmark(_ arguments: [String]) -> Int32 {
         writeToStandardError("familycontrols-bench identify: must be run as root (the inspector runs as nobody)\n")
         return 77
     }
-    var runs = 200
-    if let index = arguments.firstIndex(of: "--runs"), index + 1 < arguments.count, let value = Int(arguments[index + 1]), value > 0 {
-        runs = value
-    }
+    let runs = runs(in: arguments, fallback: 200)
     do {
         try IdentifyBenchmark(runs: runs).run()
         return 0

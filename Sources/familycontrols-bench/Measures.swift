@@ -5,6 +5,13 @@ import Glibc
 #endif
 import SystemKit
 
+/// The positive N of `--runs N` among `arguments`, else `fallback`.
+func runs(in arguments: [String], fallback: Int) -> Int {
+    guard let index = arguments.firstIndex(of: "--runs"), index + 1 < arguments.count,
+          let value = Int(arguments[index + 1]), value > 0 else { return fallback }
+    return value
+}
+
 /// Seconds on the monotonic clock.
 func monotonicSeconds() -> Double {
     var time = timespec()

@@ -22,10 +22,7 @@ func runMonitorBenchmark(_ arguments: [String]) -> Int32 {
         writeToStandardError("familycontrols-bench monitor: must be run as root (it starts a Guard and makes a user)\n")
         return 77
     }
-    var runs = 100
-    if let index = arguments.firstIndex(of: "--runs"), index + 1 < arguments.count, let value = Int(arguments[index + 1]), value > 0 {
-        runs = value
-    }
+    let runs = runs(in: arguments, fallback: 100)
     do {
         try MonitorBenchmark(runs: runs).run()
         return 0

@@ -166,8 +166,7 @@ package struct GuardFlatpakInstallation: Hashable, Sendable {
         } catch {
             throw .unreadable("\(error)")
         }
-        var raw = stat()
-        guard fstat(file.rawValue, &raw) == 0, raw.st_size <= OstreeCommit.sizeLimit else {
+        guard let size = try? file.byteCount(), size <= OstreeCommit.sizeLimit else {
             throw .unreadable("it is larger than \(OstreeCommit.sizeLimit) bytes")
         }
         return try OstreeCommit.inspecting(file)

@@ -208,8 +208,9 @@ package struct AppIdentifier: Sendable {
                              inspector: Inspector = .standard) throws(InspectionFailure) -> DesktopEntry? {
         guard let status = directory.status(of: name), status.type == .regular,
               let fd = directory.openFile(name) else { return nil }
-        var info = stat()
-        guard fstat(fd.rawValue, &info) == 0, FileStatus(info).isSameFile(as: status), info.st_size <= 64 << 10 else { return nil }
+        guard let opened = try? fd.status(), opened.isSameFile(as: status), let size = try? fd.byteCount(), size <= 64 << 10 else {
+            return nil
+        }
         return try inspector.desktopEntry(fd)
     }
 

@@ -157,15 +157,12 @@ package enum IdentityError: Error, Hashable, Sendable, CustomStringConvertible {
 }
 
 extension IdentityError {
-    /// What the failed inspector said, when the inspector failed rather
-    /// than the process: worth an audit row, as a file made to break it may be.
-    package var inspectorFailure: String? {
+    /// Whether the inspector failed rather than the process: worth an audit
+    /// row, as a file made to break it may be.
+    package var isInspectorFailure: Bool {
         switch self {
-        case .inspectorFailed(_, let problem), .flatpak(_, .inspectorFailed(let problem)),
-             .notFlatpak(_, .inspectorFailed(let problem)):
-            problem
-        default:
-            nil
+        case .inspectorFailed, .flatpak(_, .inspectorFailed), .notFlatpak(_, .inspectorFailed): true
+        default: false
         }
     }
 }

@@ -50,8 +50,7 @@ struct FlatpakSandbox {
         guard opened.type == .regular, opened.isSameFile(as: expected) else {
             throw .infoUnreadable("it was replaced while being opened")
         }
-        var raw = stat()
-        guard fstat(file.rawValue, &raw) == 0, raw.st_size <= Self.infoLimit else {
+        guard let size = try? file.byteCount(), size <= Self.infoLimit else {
             throw .infoUnreadable("it is larger than \(Self.infoLimit) bytes")
         }
         do throws(InspectionFailure) {

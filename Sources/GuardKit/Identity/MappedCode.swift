@@ -50,11 +50,10 @@ struct MappedCode {
     /// `map_files` cannot open is taken as the device and inode the kernel
     /// lists in the map.
     func problem(executable: FileIdentity, places: [Place], sandboxed: Bool) throws(InspectionFailure) -> String? {
-        let opened = openat(proc.rawValue, "maps", O_RDONLY | O_CLOEXEC)
-        guard opened >= 0 else { return "its memory map could not be read" }
+        guard let maps = try? proc.openChild(FileName("maps"), flags: O_RDONLY) else { return "its memory map could not be read" }
         let mappings: [Inspect.MemoryMapping]
         do throws(InspectionFailure) {
-            mappings = try inspector.executableMappings(FileDescriptor(taking: opened))
+            mappings = try inspector.executableMappings(maps)
         } catch {
             switch error {
             case .refused: return "it has more memory mappings than the Guard examines"

@@ -339,7 +339,7 @@ package final class GuardService: VarlinkService {
             return .success(Caller(account: account, app: app, directory: directory))
         } catch {
             if case .processGone = error { return .failure(GuardFailure(.unavailable, error.description)) }
-            if error.inspectorFailure != nil {
+            if error.isInspectorFailure {
                 logger.warning("inspector: a call of \(account.name)'s could not be identified: \(error.description)")
                 policy.auditInspectorFailure(of: account.name, detail: error.description)
             }

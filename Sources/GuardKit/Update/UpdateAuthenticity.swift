@@ -139,8 +139,7 @@ package enum UpdateAuthenticity {
         guard status.type == .regular else {
             throw .desktopEntryUnreadable(which: which, path: name, "it is not a regular file")
         }
-        var raw = stat()
-        guard fstat(file.rawValue, &raw) == 0, raw.st_size <= desktopEntryLimit else {
+        guard let size = try? file.byteCount(), size <= desktopEntryLimit else {
             throw .desktopEntryUnreadable(which: which, path: name, "it is larger than \(desktopEntryLimit) bytes")
         }
         do throws(InspectionFailure) {
