@@ -16,31 +16,49 @@
 # (pinentry-gtk-2 on the same display) instead; nothing is typed, and the
 # dialog is closed unanswered, so the request stays undecided.
 #
-# Needs: xvfb, dunst, imagemagick, dbus, and for the click pinentry-gtk2
+# Needs: xvfb, x11-utils, dunst, imagemagick, dbus, and for the click pinentry-gtk2
 # (Config/install.sh installs them).
 set -eu
 PATH=/usr/bin:/bin:$PATH
 out=$1
 shift
 familyctl=${FAMILYCTL:-familyctl}
-# The first display number no X server holds.
+# X servers put their sockets in /tmp/.X11-unix, which a booted system makes
+# (systemd-tmpfiles' x11.conf); an X server not run as root will not.
+if [ ! -d /tmp/.X11-unix ]; then
+    if [ "$(id -u)" = 0 ]; then
+        install -d -m 1777 /tmp/.X11-unix
+    else
+        echo "screenshot-notification.sh: /tmp/.X11-unix is missing; as root: install -d -m 1777 /tmp/.X11-unix" >&2
+        exit 1
+    fi
+fi
+# The first display number no X server holds, and whose keymap file (which
+# Xvfb's xkbcomp writes as /tmp/server-N.xkm and cannot replace if another
+# user's server left it) is free.
 number=${SCREENSHOT_DISPLAY:-97}
-while [ -e "/tmp/.X$number-lock" ] || [ -e "/tmp/.X11-unix/X$number" ]; do number=$((number + 1)); done
+while [ -e "/tmp/.X$number-lock" ] || [ -e "/tmp/.X11-unix/X$number" ] \
+    || { [ -e "/tmp/server-$number.xkm" ] && [ ! -O "/tmp/server-$number.xkm" ]; }; do
+    number=$((number + 1))
+done
 work=$(mktemp -d)
 # SIGKILL: a test runner's children may inherit SIGTERM blocked.
-# Killed outright, Xvfb leaves its lock and socket behind: removed here.
-trap 'kill -KILL ${xvfb:-0} 2>/dev/null || true; rm -f "/tmp/.X$number-lock" "/tmp/.X11-unix/X$number"; rm -rf "$work"' EXIT
+# Killed outright, Xvfb leaves its lock, socket and keymap behind: removed here.
+trap 'kill -KILL ${xvfb:-0} 2>/dev/null || true
+      rm -f "/tmp/.X$number-lock" "/tmp/.X11-unix/X$number" "/tmp/server-$number.xkm"; rm -rf "$work"' EXIT
 
 click=${SCREENSHOT_CLICK:-}
 height=200
 [ -n "$click" ] && height=440
 Xvfb ":$number" -screen 0 "900x${height}x24" -nolisten tcp >"$work/xvfb.log" 2>&1 &
 xvfb=$!
+# Ready when a client is answered, not when its socket appears: the server
+# binds before it compiles its keymap, and may still fail after.
 i=0
-until [ -S "/tmp/.X11-unix/X$number" ]; do
+until xwininfo -display ":$number" -root >/dev/null 2>&1; do
     i=$((i + 1))
-    if [ $i -gt 100 ] || ! kill -0 $xvfb 2>/dev/null; then
-        echo "screenshot-notification.sh: Xvfb did not start" >&2
+    if [ $i -gt 150 ] || ! kill -0 $xvfb 2>/dev/null; then
+        echo "screenshot-notification.sh: Xvfb did not start on :$number" >&2
         cat "$work/xvfb.log" >&2
         exit 1
     fi
@@ -93,8 +111,9 @@ dbus-run-session -- sh -c '
     fi
     import -display "$DISPLAY" -window root "$FAMILYCTL_SCREENSHOT_OUT"
     made=$?
+    [ $made = 0 ] || cat "$HOME/dunst.log" "$HOME/agent.log" >&2
     kill -KILL $agent $dunst 2>/dev/null || true
     pkill -KILL -u "$(id -u)" -x pinentry-gtk-2 2>/dev/null || true
     exit $made
-' "$familyctl" "$@"
+' "$familyctl" "$@" || { made=$?; echo "screenshot-notification.sh: no picture; the X server said:" >&2; cat "$work/xvfb.log" >&2; exit $made; }
 echo "screenshot-notification.sh: wrote $out"
