@@ -87,11 +87,51 @@ let package = Package(
         // Whether a staged version of an app is signed by the key of the
         // approved one: its manifest, walked by descriptor, and Ed25519 over it.
         .target(name: "UpdateSignature", dependencies: ["CSodium", "SystemKit"]),
+        // The Guard, in rooms, each depending only on those before it
+        // (ARCHITECTURE.md, checked by ModuleBoundaryTests):
+        // what an app is (identification through the inspector, Flatpak
+        // deployments, staged versions' signatures) and the Guard's bounds;
+        .target(
+            name: "GuardIdentity",
+            dependencies: ["FamilyConfiguration", "FlatpakNames", "GuardProtocol", "LockEngine", "SystemKit",
+                           "UpdateSignature", "Varlink"]
+        ),
+        // the store (SQLite): authorizations, the lock journal, the audit trail;
+        .target(
+            name: "GuardStore",
+            dependencies: ["GuardIdentity", "FamilyConfiguration", "FamilyControlsModel", "LockEngine", "SQLite",
+                           "SystemKit", "UpdateSignature"]
+        ),
+        // the Flatpak move into the Guard's installation and the judging of new commits;
+        .target(
+            name: "GuardFlatpak",
+            dependencies: ["GuardIdentity", "FamilyConfiguration", "FlatpakNames", "GuardProtocol", "LockEngine",
+                           "SystemKit"]
+        ),
+        // login sessions (logind or the PAM module), and the monitors kept running in them;
+        .target(
+            name: "GuardSessions",
+            dependencies: ["GuardIdentity", "GuardStore", "GuardFlatpak", "FamilyConfiguration", "FamilyControlsModel",
+                           "GuardProtocol", "LockEngine", "SystemKit", "CSDLogin", "CSDBus"]
+        ),
+        // the policy: requests, decisions, updates and the administrator's verbs;
+        .target(
+            name: "GuardPolicy",
+            dependencies: ["GuardIdentity", "GuardStore", "GuardFlatpak", "AuthorizationRules", "FamilyConfiguration",
+                           "FamilyControlsModel", "GuardProtocol", "LockEngine", "PAM", "SystemKit", "UpdateSignature",
+                           "CSDJournal"]
+        ),
+        // the checks of a site's set-up: who can become root or a guardian, and the configuration;
+        .target(
+            name: "GuardDiagnostics",
+            dependencies: ["GuardIdentity", "FamilyConfiguration", "PAM", "SystemKit"]
+        ),
+        // and the daemon: the server's method table, its connections, start-up and reload.
         .target(
             name: "GuardKit",
-            dependencies: ["SQLite", "PAM", "LockEngine", "FamilyConfiguration", "UpdateSignature", "SystemKit", "Varlink",
-                           "VarlinkServerKit", "GuardProtocol", "FamilyControlsModel", "AuthorizationRules", "CSDLogin",
-                           "CSDBus", "CSDJournal", "FlatpakNames"],
+            dependencies: ["GuardIdentity", "GuardStore", "GuardFlatpak", "GuardSessions", "GuardPolicy",
+                           "GuardDiagnostics", "FamilyConfiguration", "FamilyControlsModel", "GuardProtocol", "PAM",
+                           "SystemKit", "Varlink", "VarlinkServerKit"],
             plugins: ["EmbedInterface"]
         ),
         // Build-time only: the Guard's Varlink interface, embedded from Config/,
@@ -130,7 +170,8 @@ let package = Package(
         .executableTarget(name: "familycontrols-sign", dependencies: ["UpdateSignature", "SystemKit"]),
         .executableTarget(
             name: "familycontrols-bench",
-            dependencies: ["GuardKit", "GuardProtocol", "LockEngine", "Varlink", "VarlinkClientKit", "VarlinkServerKit",
+            dependencies: ["GuardKit", "GuardIdentity", "GuardStore", "GuardPolicy", "GuardProtocol", "LockEngine", "Varlink",
+                           "VarlinkClientKit", "VarlinkServerKit",
                            "SystemKit", "FamilyControlsModel", "InspectorService"]
         ),
 
@@ -152,14 +193,14 @@ let package = Package(
         .testTarget(name: "UpdateSignatureTests", dependencies: ["UpdateSignature", "SystemKit", "TestSupport"]),
         .testTarget(
             name: "GuardKitTests",
-            dependencies: ["GuardKit", "SQLite", "LockEngine", "FamilyConfiguration", "UpdateSignature", "Varlink",
+            dependencies: ["GuardKit", "GuardIdentity", "GuardStore", "GuardFlatpak", "GuardSessions", "GuardPolicy", "GuardDiagnostics", "SQLite", "LockEngine", "FamilyConfiguration", "UpdateSignature", "Varlink",
                            "VarlinkClientKit", "VarlinkServerKit", "TestSupport"]
         ),
         // Reads logind's sessions with the real libsystemd, run by GuardKitTests
         // in a mount namespace of its own over logind state files they write.
-        .executableTarget(name: "logind-probe", dependencies: ["GuardKit"], path: "Tests/LogindProbe"),
+        .executableTarget(name: "logind-probe", dependencies: ["GuardSessions"], path: "Tests/LogindProbe"),
         // One Flatpak move or judgement of GuardKit's as a command line, run as root by FlatpakMoveTests.
-        .executableTarget(name: "flatpak-move-probe", dependencies: ["GuardKit", "FamilyConfiguration", "SystemKit"],
+        .executableTarget(name: "flatpak-move-probe", dependencies: ["GuardFlatpak", "GuardIdentity", "FamilyConfiguration", "SystemKit"],
                           path: "Tests/FlatpakMoveProbe"),
         .testTarget(name: "FamilyCtlTests", dependencies: ["FamilyCtl", "GuardProtocol", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["SystemKit", "Varlink", "VarlinkClientKit", "TestSupport"]),

@@ -11,6 +11,7 @@ import Glibc
 import GuardKit
 import LockEngine
 import SystemKit
+import GuardStore
 
 struct AppSizedLockBenchmark {
     let options: LockBenchmarkOptions

@@ -7,6 +7,7 @@ import GuardKit
 import InspectorService
 import LockEngine
 import SystemKit
+import GuardIdentity
 
 /// `familycontrols-bench identify [--runs N]`: needs root (the inspector runs as nobody).
 func runIdentifyBenchmark(_ arguments: [String]) -> Int32 {

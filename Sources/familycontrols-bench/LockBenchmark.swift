@@ -11,6 +11,7 @@ import Glibc
 import GuardKit
 import LockEngine
 import SystemKit
+import GuardStore
 
 /// `familycontrols-bench lock [--flatpak-sized] [--files N] [--dirs N] [--rounds N] [--late N] [--journal store|memory]`
 func runLockBenchmark(_ arguments: [String]) -> Int32 {

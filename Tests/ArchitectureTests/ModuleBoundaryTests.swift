@@ -95,7 +95,9 @@ import TestSupport
             ["CPAM", "SystemKit"],
             ["Varlink", "SQLite", "PAM", "LockEngine", "FamilyConfiguration", "UpdateSignature"],
             ["VarlinkClientKit", "VarlinkServerKit", "GuardProtocol"],
-            ["AuthorizationRules"],
+            ["AuthorizationRules", "GuardIdentity"],
+            ["GuardStore", "GuardFlatpak", "GuardDiagnostics"],
+            ["GuardSessions", "GuardPolicy"],
             ["GuardKit", "FamilyCtl", "FamilyControls"],
         ]
         for (level, layer) in layers.enumerated() {
@@ -107,10 +109,56 @@ import TestSupport
         }
     }
 
+    /// The Guard's rooms and what each may reach: the policy decides but
+    /// neither serves nor keeps sessions; sessions and monitors decide
+    /// nothing; the store, the Flatpak move and the set-up checks know
+    /// neither the policy nor each other; what an app is, at the bottom,
+    /// knows no other room.
+    static let guardRooms: [String: Set<String>] = [
+        "GuardIdentity": [],
+        "GuardStore": ["GuardIdentity"],
+        "GuardFlatpak": ["GuardIdentity"],
+        "GuardDiagnostics": ["GuardIdentity"],
+        "GuardSessions": ["GuardIdentity", "GuardStore", "GuardFlatpak"],
+        "GuardPolicy": ["GuardIdentity", "GuardStore", "GuardFlatpak"],
+        "GuardKit": ["GuardIdentity", "GuardStore", "GuardFlatpak", "GuardDiagnostics", "GuardSessions", "GuardPolicy"],
+    ]
+
+    @Test func eachRoomOfTheGuardReachesOnlyTheRoomsBelowIt() throws {
+        let graph = try graph()
+        let rooms = Set(Self.guardRooms.keys)
+        for (room, allowed) in Self.guardRooms {
+            #expect(graph[room] != nil, "\(room) is not a target")
+            let reached = closure(of: room, in: graph).intersection(rooms)
+            #expect(reached == allowed, "\(room) reaches \(reached.sorted()), not \(allowed.sorted())")
+        }
+        // The Guard's program and nothing else of ours links the daemon's room.
+        let dependents = graph.filter { $0.value.contains("GuardKit") }.map(\.key).filter { !$0.hasSuffix("Tests") }.sorted()
+        #expect(dependents == ["familycontrols-bench", "familycontrolsd"], "\(dependents)")
+    }
+
+    /// Small enough to read: no module of ours over about 4,000 lines, no
+    /// source file over 400.
+    @Test func everyModuleAndFileStaysReadable() throws {
+        var modules: [String: Int] = [:]
+        var long: [String] = []
+        let sources = packageRoot + "/Sources"
+        guard let files = FileManager.default.enumerator(atPath: sources) else { throw FixtureError("no Sources") }
+        for case let file as String in files where file.hasSuffix(".swift") || file.hasSuffix(".c") {
+            let lines = try String(contentsOfFile: sources + "/" + file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).count
+            if lines > 400 { long.append("\(file): \(lines) lines") }
+            modules[String(file.split(separator: "/")[0]), default: 0] += lines
+        }
+        #expect(modules["GuardPolicy", default: 0] > 1000, "the sizes were not read: \(modules)")
+        #expect(long.isEmpty, "\(long.joined(separator: "\n"))")
+        let large = modules.filter { $0.value > 4200 }.map { "\($0.key): \($0.value) lines" }.sorted()
+        #expect(large.isEmpty, "\(large)")
+    }
+
     @Test func theAdministratorsCommandAndTheAppLibraryStaySmall() throws {
         let graph = try graph()
         let familyctl = closure(of: "familyctl", in: graph)
-        #expect(familyctl.isDisjoint(with: ["GuardKit", "SQLite", "CSQLite", "LockEngine"]),
+        #expect(familyctl.isDisjoint(with: ["GuardKit", "GuardPolicy", "GuardStore", "SQLite", "CSQLite", "LockEngine"]),
                 "familyctl links \(familyctl.sorted())")
         let app = closure(of: "FamilyControls", in: graph)
         #expect(app.isDisjoint(with: ["GuardKit", "SQLite", "CSQLite", "LockEngine", "PAM", "CPAM", "FamilyConfiguration"]),
@@ -121,11 +169,11 @@ import TestSupport
     /// the in-memory one apps test with, and it needs neither's machinery.
     @Test func theGuardAndTheInMemoryGuardShareOneModuleOfRules() throws {
         let graph = try graph()
-        for user in ["GuardKit", "FamilyControlsTesting"] {
+        for user in ["GuardPolicy", "FamilyControlsTesting"] {
             #expect(graph[user]?.contains("AuthorizationRules") == true, "\(user) does not use AuthorizationRules")
         }
         let rules = closure(of: "AuthorizationRules", in: graph)
-        #expect(rules.isDisjoint(with: ["GuardKit", "FamilyControls", "VarlinkServerKit", "VarlinkClientKit", "PAM", "SQLite",
+        #expect(rules.isDisjoint(with: ["GuardKit", "GuardPolicy", "FamilyControls", "VarlinkServerKit", "VarlinkClientKit", "PAM", "SQLite",
                                         "LockEngine", "FamilyConfiguration"]),
                 "AuthorizationRules reaches \(rules.sorted())")
     }

@@ -16,7 +16,7 @@ import TestSupport
     /// Files whose keys are of another format that happens to share a
     /// field's name, and why.
     static let otherFormats = [
-        "Sources/GuardKit/Sessions/LoginSessions.swift": "the session record's own lines on disk (token=, user=, …)",
+        "Sources/GuardSessions/Sessions/LoginSessions.swift": "the session record's own lines on disk (token=, user=, …)",
         "Sources/familycontrols-bench/SocketBenchmark.swift": "the bare socket baseline's own interface, org.example.bench",
     ]
 

@@ -2,8 +2,9 @@
 import Glibc
 #endif
 import FamilyConfiguration
-@testable import GuardKit
 import SystemKit
+@testable import GuardFlatpak
+@testable import GuardIdentity
 
 // One Flatpak step of GuardKit's, run as root for FlatpakMoveTests with
 // real flatpak: what the Guard does in-process, as a command line.
@@ -49,7 +50,7 @@ if let line = arguments["--trusted-remote"] {
 let installation = GuardFlatpakInstallation(path: arguments["--installation-path"] ?? GuardFlatpakInstallation.defaultPath,
                                             configurationDirectory: arguments["--flatpak-config-dir"])
 let mover = FlatpakMover(installation: installation,
-                         journalDirectory: (arguments["--state-dir"] ?? GuardDaemon.defaultStateDirectory) + "/flatpak-moves")
+                         journalDirectory: (arguments["--state-dir"] ?? GuardStateDirectory.standard) + "/flatpak-moves")
 
 if mode == "judge" {
     guard let app = arguments["--app"], let arch = arguments["--arch"], let branch = arguments["--branch"],

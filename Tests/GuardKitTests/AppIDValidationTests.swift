@@ -1,5 +1,6 @@
 import GuardKit
 import Testing
+import GuardIdentity
 
 @Suite struct AppIDValidationTests {
     @Test(arguments: ["org.example.Timer", "a", "com.example.my-app_2", "x.y.z", String(repeating: "a", count: 255)])

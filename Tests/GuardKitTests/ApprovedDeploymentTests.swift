@@ -1,5 +1,7 @@
 @testable import GuardKit
 import Testing
+@testable import GuardIdentity
+@testable import GuardPolicy
 
 /// What `GetStatus`, `Subscribe` and a request answer for an app in the
 /// Guard's Flatpak installation, whose `app/ID` folder is the same at every

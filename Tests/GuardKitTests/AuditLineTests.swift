@@ -1,6 +1,8 @@
 @testable import GuardKit
 import SystemKit
 import Testing
+@testable import GuardPolicy
+@testable import GuardStore
 
 /// The audit trail as the system log carries it: fixed fields, in a fixed
 /// order, each readable by a parser that splits on spaces and `=`.

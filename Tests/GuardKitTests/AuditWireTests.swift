@@ -4,6 +4,7 @@ import GuardProtocol
 import SystemKit
 import Testing
 import TestSupport
+@testable import GuardStore
 
 /// The audit trail on the wire (`ReadAudit`): the stored words travel as the
 /// interface's enums, and nothing a row holds is lost on the way.
@@ -16,7 +17,7 @@ import TestSupport
     @Test func everyOutcomeAndActionTheGuardWritesIsACaseOfTheInterface() throws {
         // Each constant the Guard declares, read from its source so a new one cannot be missed.
         for (file, type) in [("AuditOutcome.swift", "AuditOutcome"), ("AuditAction.swift", "AuditAction")] {
-            let source = try String(contentsOfFile: "\(packageRoot)/Sources/GuardKit/Store/\(file)", encoding: .utf8)
+            let source = try String(contentsOfFile: "\(packageRoot)/Sources/GuardStore/\(file)", encoding: .utf8)
             let words = source.matches(of: try Regex("\(type)\\(rawValue: \"([^\"]+)\"\\)")).compactMap { $0.output[1].substring }
             #expect(words.count >= 10, "\(file): \(words)")
             for word in words {

@@ -1,6 +1,7 @@
 import SystemKit
 import GuardKit
 import Testing
+import GuardPolicy
 
 @Suite("Failed authentications in a row slow the next attempt")
 struct AuthenticationBackoffTests {

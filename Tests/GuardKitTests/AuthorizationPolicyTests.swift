@@ -6,6 +6,7 @@ import GuardProtocol
 import PAM
 import SystemKit
 import Testing
+@testable import GuardPolicy
 
 /// The policy's rules, run in the test process without root: a scripted app
 /// at the other end of each request, a scripted PAM, a lock that only

@@ -3,6 +3,7 @@ import Foundation
 import SystemKit
 import Testing
 import TestSupport
+@testable import GuardDiagnostics
 
 /// The doas.conf reader behind `--check-config`'s doas findings, on files
 /// written by the test, for a real account (this process's own user) and root.

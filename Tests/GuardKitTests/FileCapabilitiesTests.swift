@@ -1,5 +1,6 @@
 @testable import GuardKit
 import Testing
+@testable import GuardDiagnostics
 
 /// The `security.capability` values `--check-config` decodes, as the kernel lays them out.
 @Suite struct FileCapabilitiesTests {

@@ -1,5 +1,6 @@
 @testable import GuardKit
 import Testing
+@testable import GuardIdentity
 
 @Suite struct FlatpakDeploymentTests {
     static let commit = String(repeating: "ab", count: 32)

@@ -7,6 +7,9 @@ import Foundation
 import LockEngine
 import SystemKit
 import Testing
+@testable import GuardIdentity
+@testable import GuardPolicy
+@testable import GuardStore
 
 /// What a Flatpak identity turns into once identified: the installations
 /// recognised from the configuration, the deployment recorded in the store,

@@ -4,6 +4,7 @@ import LockEngine
 import SystemKit
 import Testing
 import TestSupport
+@testable import GuardSessions
 
 /// What a process shows of its Flatpak sandbox: its root (`/proc/PID/root`)
 /// holds `.flatpak-info` and an `app` folder, judged by the folder's device

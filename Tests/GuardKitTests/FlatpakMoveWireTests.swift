@@ -1,6 +1,8 @@
 @testable import GuardKit
 import SystemKit
 import Testing
+@testable import GuardFlatpak
+@testable import GuardIdentity
 
 @Suite struct FlatpakMoveWireTests {
     let commit = String(repeating: "ab", count: 32)

@@ -2,6 +2,7 @@ import Foundation
 @testable import GuardKit
 import Testing
 import TestSupport
+@testable import GuardIdentity
 
 /// Which runtime is an app's own: the one its deployment's `metadata` names
 /// (`[Application] runtime=`), read from the deployment's folder; a process

@@ -6,6 +6,7 @@ import LockEngine
 import SystemKit
 import TestSupport
 import Testing
+@testable import GuardIdentity
 
 /// The filesystem half of reading a Flatpak identity, on folders standing in
 /// for `/proc/PID` (with `root` in it) and for an installation: no sandbox,

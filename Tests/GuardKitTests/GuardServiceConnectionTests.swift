@@ -8,6 +8,8 @@ import Varlink
 import VarlinkClientKit
 import VarlinkServerKit
 import FamilyConfiguration
+@testable import GuardIdentity
+@testable import GuardPolicy
 
 /// What the Guard's service keeps per connection stays the same size however
 /// many calls the connection makes.

@@ -3,6 +3,7 @@ import Foundation
 import SystemKit
 import Testing
 import TestSupport
+@testable import GuardPolicy
 
 /// The users file `familyctl code enroll` writes for pam_oath.
 @Suite struct GuardianCodesTests {

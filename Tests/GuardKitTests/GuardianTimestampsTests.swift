@@ -4,6 +4,8 @@ import Glibc
 @testable import GuardKit
 import SystemKit
 import Testing
+@testable import GuardIdentity
+@testable import GuardPolicy
 
 @Suite struct GuardianTimestampsTests {
     private func session(_ id: Int32, uid: uid_t = 1000) -> TerminalSession {

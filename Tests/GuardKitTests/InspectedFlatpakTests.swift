@@ -4,6 +4,7 @@ import Glibc
 @testable import GuardKit
 import SystemKit
 import Testing
+@testable import GuardFlatpak
 
 /// What the Guard takes from the inspector for a Flatpak installation's
 /// files: a keyring's trusted keys cut from the Guard's own bytes, a

@@ -7,6 +7,7 @@ import GuardProtocol
 import SystemKit
 import TestSupport
 import Testing
+@testable import GuardIdentity
 
 /// The inspector as the Guard runs it: the real `familycontrols-inspect`,
 /// started as `nobody`, fed hostile bytes, hung, killed, and replaced by

@@ -2,6 +2,7 @@ import Foundation
 @testable import GuardKit
 import SystemKit
 import Testing
+@testable import GuardSessions
 
 /// The Guard's table of login sessions, with this test process as every leader.
 @Suite struct LoginSessionsTests {

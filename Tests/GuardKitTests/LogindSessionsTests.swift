@@ -3,6 +3,7 @@ import Foundation
 import SystemKit
 import TestSupport
 import Testing
+@testable import GuardSessions
 
 /// logind's sessions read through the real libsystemd. This machine does
 /// not run systemd as PID 1, so no live logind records sessions here:

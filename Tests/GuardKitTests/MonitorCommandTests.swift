@@ -5,6 +5,9 @@ import LockEngine
 @testable import GuardKit
 import SystemKit
 import Testing
+@testable import GuardIdentity
+@testable import GuardSessions
+@testable import GuardStore
 
 /// `X-FamilyControls-Monitor=`: split as `Exec=` is, and kept inside the app's folder.
 @Suite struct MonitorCommandTests {

@@ -3,6 +3,7 @@ import Foundation
 import SystemKit
 import Testing
 import TestSupport
+@testable import GuardDiagnostics
 
 /// Which setuid and capability programs `--check-config` takes for the
 /// distribution's own, on real programs (copies of `id` and `chattr`, given

@@ -1,5 +1,6 @@
 @testable import GuardKit
 import Testing
+@testable import GuardPolicy
 
 /// What a person reads at a PAM prompt: pam_oath's raw prompt in words.
 @Suite struct PromptWordsTests {

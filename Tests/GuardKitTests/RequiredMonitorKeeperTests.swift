@@ -6,6 +6,9 @@ import Synchronization
 import SystemKit
 import Testing
 import TestSupport
+@testable import GuardIdentity
+@testable import GuardSessions
+@testable import GuardStore
 
 /// The sessions a fake enforcer was asked to lock or end.
 private final class RecordingEnforcer: SessionEnforcing {

@@ -3,6 +3,8 @@ import Foundation
 import SystemKit
 import TestSupport
 import Testing
+@testable import GuardIdentity
+@testable import GuardSessions
 
 /// The enforcer without logind, on real process trees: a root leader made
 /// the leader of a kernel session of its own by `setsid(1)` (as `login` or

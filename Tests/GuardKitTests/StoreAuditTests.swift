@@ -3,6 +3,7 @@ import Foundation
 import GuardKit
 import SystemKit
 import Testing
+import GuardStore
 
 @Suite("Store: audit trail")
 struct StoreAuditTests {

@@ -4,6 +4,8 @@ import GuardKit
 import SQLite
 import SystemKit
 import Testing
+import GuardIdentity
+import GuardStore
 
 @Suite("Store: authorizations")
 struct StoreAuthorizationTests {

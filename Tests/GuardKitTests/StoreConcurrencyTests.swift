@@ -2,6 +2,7 @@ import Foundation
 import GuardKit
 import Synchronization
 import Testing
+import GuardStore
 
 @Suite("Store: concurrency")
 struct StoreConcurrencyTests {

@@ -1,5 +1,6 @@
 import GuardKit
 import Testing
+import GuardStore
 
 @Suite("Store: counters")
 struct StoreCounterTests {

@@ -1,6 +1,7 @@
 import Foundation
 import GuardKit
 import Testing
+import GuardStore
 
 /// A test process that saves authorizations until the test kills it, runs in
 /// its own process because a crash is the point.

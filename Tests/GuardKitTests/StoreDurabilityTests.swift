@@ -1,6 +1,7 @@
 import Foundation
 import GuardKit
 import Testing
+import GuardStore
 
 @Suite("Store: durability")
 struct StoreDurabilityTests {

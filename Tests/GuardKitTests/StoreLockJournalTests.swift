@@ -3,6 +3,7 @@ import GuardKit
 import Testing
 import LockEngine
 import SQLite
+import GuardStore
 
 @Suite("Store: lock journal")
 struct StoreLockJournalTests {

@@ -5,6 +5,7 @@ import FamilyConfiguration
 import SQLite
 import SystemKit
 import UpdateSignature
+import GuardStore
 
 @Suite("Store: schema migrations")
 struct StoreMigrationTests {

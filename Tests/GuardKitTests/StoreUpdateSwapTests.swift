@@ -3,6 +3,7 @@ import Foundation
 @testable import GuardKit
 import LockEngine
 import Testing
+@testable import GuardStore
 
 @Suite("Store: an update swapped in")
 struct StoreUpdateSwapTests {

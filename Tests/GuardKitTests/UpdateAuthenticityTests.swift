@@ -4,6 +4,7 @@ import SystemKit
 import TestSupport
 import Testing
 import UpdateSignature
+@testable import GuardIdentity
 
 /// The approved version of an app and a staged one beside it, as an app
 /// root holds them while an update waits: `ROOT/APPID` and a staged folder.

@@ -1,8 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-@testable import GuardKit
 import SystemKit
+@testable import GuardIdentity
+@testable import GuardSessions
 
 // Reads logind's sessions through GuardKit's LogindSessions and the real
 // libsystemd, for GuardKitTests, which run it in a mount namespace whose

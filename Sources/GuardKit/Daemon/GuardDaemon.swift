@@ -7,6 +7,12 @@ import VarlinkServerKit
 import FamilyControlsModel
 import FamilyConfiguration
 import PAM
+import GuardDiagnostics
+import GuardFlatpak
+import GuardIdentity
+import GuardPolicy
+import GuardSessions
+import GuardStore
 
 /// `familycontrolsd`, the Guard: parses its flags, loads the configuration,
 /// opens the store, reconciles locks, and serves the Varlink socket until
@@ -38,7 +44,7 @@ package enum GuardDaemon {
         See familycontrolsd(8).
         """
     package static let defaultSocket = GuardEndpoint.defaultSocket
-    package static let defaultStateDirectory = "/var/lib/familycontrols"
+    package static let defaultStateDirectory = GuardStateDirectory.standard
 
     /// Runs the Guard; returns the exit status.
     package static func main(_ tokens: [String]) -> Int32 {

@@ -1,5 +1,6 @@
 import GuardProtocol
 import SystemKit
+import GuardPolicy
 
 /// Checks and repairs every lock every `[Locks] VerifyInterval=` while the
 /// Guard runs, so drift (an administrator's `chattr -i`, a filesystem

@@ -3,6 +3,7 @@ import Synchronization
 import SystemKit
 import Varlink
 import VarlinkServerKit
+import GuardPolicy
 
 /// What the Guard keeps per connection: who the caller is (worked out once),
 /// the request in progress, the status subscriptions, and a serial lane on the

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Synchronization
 import SystemKit
+import GuardPolicy
 
 /// How many conversations (requests and decisions that wait for people)
 /// each user has under way, each user's bounded, so that the Guard's threads

@@ -4,6 +4,9 @@ import Synchronization
 import SystemKit
 import Varlink
 import VarlinkServerKit
+import GuardIdentity
+import GuardPolicy
+import GuardStore
 
 /// `SetStatus`, `Revoke` or `Graduate`: the verbs that change a child's protection.
 enum ProtectionChange: Sendable {

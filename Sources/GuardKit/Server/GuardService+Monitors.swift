@@ -2,6 +2,7 @@ import GuardProtocol
 import SystemKit
 import Varlink
 import VarlinkServerKit
+import GuardSessions
 
 /// `ListMonitors`, `IdentifyMonitor` and `WatchMonitorAlerts`: the monitors
 /// the Guard runs in the children's sessions (``MonitorKeeper``).

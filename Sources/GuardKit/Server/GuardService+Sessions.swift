@@ -2,6 +2,8 @@ import GuardProtocol
 import SystemKit
 import Varlink
 import VarlinkServerKit
+import GuardSessions
+import GuardStore
 
 /// `OpenSession`, `CloseSession` and `ListSessions`: the login sessions the
 /// PAM session module (`pam_familycontrols.so`) tells the Guard of. Root only:

@@ -7,6 +7,9 @@ import Synchronization
 import SystemKit
 import Varlink
 import VarlinkServerKit
+import GuardIdentity
+import GuardPolicy
+import GuardSessions
 
 /// The Guard's Varlink interface (`org.familycontrols.guard`): decodes calls,
 /// works out who is calling from the kernel, and hands the decision to

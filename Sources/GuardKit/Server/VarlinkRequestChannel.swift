@@ -5,6 +5,7 @@ import SystemKit
 import Varlink
 import VarlinkServerKit
 import PAM
+import GuardPolicy
 
 /// A request's prompts, sent as `continues` replies of `RequestAuthorization`,
 /// and the answers, received as `Answer` calls on the same connection.

@@ -1,5 +1,6 @@
 import GuardKit
 import SystemKit
+import GuardIdentity
 
 /// `text` as the Guard reads a desktop entry: by the real inspector, handed
 /// the text on a pipe.

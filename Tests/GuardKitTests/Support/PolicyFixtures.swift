@@ -8,6 +8,9 @@ import PAM
 import Synchronization
 import SystemKit
 import Testing
+@testable import GuardIdentity
+@testable import GuardPolicy
+@testable import GuardStore
 
 // Fakes for the policy's unit tests: a scripted app (its channel), a scripted
 // PAM, a lock that only remembers, a store in a temporary directory, and

@@ -5,6 +5,7 @@ import SystemKit
 import Testing
 import LockEngine
 import SQLite
+import GuardStore
 
 /// Makes a fresh directory under /tmp, runs `body` with its path, and removes it.
 func withTemporaryStoreDirectory<R>(_ body: (String) throws -> R) throws -> R {

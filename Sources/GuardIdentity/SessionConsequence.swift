@@ -1,0 +1,11 @@
+/// What a child's sessions are made to bear when a rule says they may not go
+/// on as they are: a required monitor kept from running, and (later) time
+/// that is up. One place decides (the caller), one place acts (a
+/// ``SessionEnforcing``).
+package enum SessionConsequence: String, Sendable, Hashable, CaseIterable {
+    /// The session's screen is locked (logind `LockSession`); the session goes on behind it.
+    case lock
+    /// The session is ended (logind `TerminateSession`; without logind, its
+    /// processes, after a grace period).
+    case end
+}
