@@ -81,7 +81,9 @@ let package = Package(
         .target(name: "GuardProtocol", dependencies: ["Varlink", "SystemKit", "FamilyControlsModel"],
                 plugins: ["EmbedInterface"]),
         .target(name: "SQLite", dependencies: ["CSQLite", "SystemKit"]),
-        .target(name: "PAM", dependencies: ["CPAM", "SystemKit"]),
+        // PAM transactions, in-process or in the Guard's helper process,
+        // whose conversation is the generated interface of GuardProtocol.
+        .target(name: "PAM", dependencies: ["CPAM", "SystemKit", "GuardProtocol", "Varlink"]),
         .target(name: "LockEngine", dependencies: ["SystemKit"]),
         .target(name: "FamilyConfiguration", dependencies: ["SystemKit"]),
         // Whether a staged version of an app is signed by the key of the
@@ -106,7 +108,7 @@ let package = Package(
         .target(
             name: "GuardFlatpak",
             dependencies: ["GuardIdentity", "FamilyConfiguration", "FlatpakNames", "GuardProtocol", "LockEngine",
-                           "SystemKit"]
+                           "SystemKit", "Varlink"]
         ),
         // login sessions (logind or the PAM module), and the monitors kept running in them;
         .target(
@@ -187,7 +189,7 @@ let package = Package(
         .testTarget(name: "GuardProtocolTests", dependencies: ["GuardProtocol", "Varlink", "SystemKit"]),
         .testTarget(name: "FamilyControlsTests", dependencies: ["FamilyControls", "FamilyControlsTesting", "TestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "TestSupport"]),
-        .testTarget(name: "PAMTests", dependencies: ["PAM", "SystemKit", "TestSupport"]),
+        .testTarget(name: "PAMTests", dependencies: ["PAM", "GuardProtocol", "SystemKit", "TestSupport"]),
         .testTarget(name: "LockEngineTests", dependencies: ["LockEngine", "TestSupport"]),
         .testTarget(name: "FamilyConfigurationTests", dependencies: ["FamilyConfiguration", "TestSupport"]),
         .testTarget(name: "UpdateSignatureTests", dependencies: ["UpdateSignature", "SystemKit", "TestSupport"]),

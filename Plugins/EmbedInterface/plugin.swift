@@ -6,7 +6,9 @@ import PackagePlugin
 /// with no copy to keep in step: into GuardKit it embeds the text as
 /// `GuardInterface.text`; into GuardProtocol it generates the types
 /// (generate-protocol), and those of the inspector's interface
-/// (`Config/org.familycontrols.inspect.varlink`).
+/// (`Config/org.familycontrols.inspect.varlink`), of the Flatpak move
+/// service's (`Config/org.familycontrols.mover.varlink`) and of the PAM
+/// helper's conversation (`Config/org.familycontrols.conversation.varlink`).
 @main
 struct EmbedInterface: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
@@ -14,8 +16,12 @@ struct EmbedInterface: BuildToolPlugin {
         if target.name == "GuardProtocol" {
             // The Guard's own interface, and the inspector's it calls.
             let inspector = context.package.directoryURL.appending(path: "Config/org.familycontrols.inspect.varlink")
+            let mover = context.package.directoryURL.appending(path: "Config/org.familycontrols.mover.varlink")
+            let conversation = context.package.directoryURL.appending(path: "Config/org.familycontrols.conversation.varlink")
             return try [(input, "GuardProtocolTypes.swift", "the Guard's"),
-                        (inspector, "InspectProtocolTypes.swift", "the inspector's")].map { file, name, whose in
+                        (inspector, "InspectProtocolTypes.swift", "the inspector's"),
+                        (mover, "MoverProtocolTypes.swift", "the Flatpak move service's"),
+                        (conversation, "ConversationProtocolTypes.swift", "the PAM helper's")].map { file, name, whose in
                 let output = context.pluginWorkDirectoryURL.appending(path: name)
                 return .buildCommand(
                     displayName: "Generating \(whose) protocol types",

@@ -2,8 +2,10 @@
 // qualified name, its parameters as they travel, and a decoder by name.
 
 extension SwiftWriter {
+    /// Nothing for an interface that declares no error (its failures travel in its replies).
     func errors() -> [String] {
         let errors = interface.errors
+        guard !errors.isEmpty else { return [] }
         var out: [String] = []
         out.append("/// The interface's errors, each with its fields.")
         out.append("package enum \(namespace)Error: Error, Sendable, Equatable {")

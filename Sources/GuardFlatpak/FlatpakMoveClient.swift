@@ -118,7 +118,7 @@ package struct FlatpakMoveClient: Sendable {
                 let count = try buffer.withUnsafeMutableBytes { bytes throws(Errno) in try socket.read(into: bytes) }
                 guard count > 0 else { break }
                 // What it did is kept up to the wire's bound; the rest is read and dropped.
-                if output.count < FlatpakMoveWire.lineLimit { output += buffer[0..<count] }
+                if output.count < FlatpakMoveWire.messageLimit { output += buffer[0..<count] }
             } catch let error as FlatpakMoveError {
                 throw error
             } catch {
@@ -137,7 +137,7 @@ package struct FlatpakMoveClient: Sendable {
         return output.split(separator: 10).map { String(decoding: $0, as: UTF8.self) }
     }
 
-    /// Sends `request` on `socket` and reads the one-line answer, until `deadline`.
+    /// Sends `request` on `socket` and reads the one reply, until `deadline`.
     private static func converse(_ request: FlatpakMoveRequest, on socket: FileDescriptor, until deadline: MonotonicInstant,
                                  timeout: Duration, peer: String) throws(FlatpakMoveError) -> FlatpakApproval {
         do {
@@ -147,7 +147,7 @@ package struct FlatpakMoveClient: Sendable {
         }
         var reply: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
-        while reply.last != 10 {
+        while reply.last != 0 {
             do {
                 guard try Poll.wait(for: Int16(POLLIN), on: socket.rawValue, until: deadline) != nil else {
                     throw FlatpakMoveError.service("no answer within \(timeout)")
@@ -155,7 +155,7 @@ package struct FlatpakMoveClient: Sendable {
                 let count = try buffer.withUnsafeMutableBytes { bytes throws(Errno) in try socket.read(into: bytes) }
                 guard count > 0 else { throw FlatpakMoveError.service("the service closed the connection without an answer") }
                 reply += buffer[0..<count]
-                guard reply.count <= FlatpakMoveWire.lineLimit else { throw FlatpakMoveError.service("an answer over \(FlatpakMoveWire.lineLimit) bytes") }
+                guard reply.count <= FlatpakMoveWire.messageLimit else { throw FlatpakMoveError.service("an answer over \(FlatpakMoveWire.messageLimit) bytes") }
             } catch let error as FlatpakMoveError {
                 throw error
             } catch {

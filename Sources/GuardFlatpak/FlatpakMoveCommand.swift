@@ -38,21 +38,21 @@ package enum FlatpakMoveCommand {
         return serveConnection(mover)
     }
 
-    /// Reads one request line from standard input, moves, answers on standard output.
+    /// Reads one call from standard input, moves, answers on standard output.
     private static func serveConnection(_ mover: FlatpakMover) -> Int32 {
         let input = FileDescriptor(taking: 0)
         let output = FileDescriptor(taking: 1)
-        var line: [UInt8] = []
+        var message: [UInt8] = []
         var byte: [UInt8] = [0]
-        // Byte by byte: nothing past the line is consumed, and the line is short.
-        while line.last != 10, line.count <= FlatpakMoveWire.lineLimit {
+        // Byte by byte: nothing past the call is consumed, and the call is short.
+        while message.last != 0, message.count <= FlatpakMoveWire.messageLimit {
             guard let count = try? byte.withUnsafeMutableBytes({ bytes throws(Errno) in try input.read(into: bytes) }),
                   count == 1 else { break }
-            line.append(byte[0])
+            message.append(byte[0])
         }
         let result: Result<FlatpakApproval, FlatpakMoveError>
         do throws(FlatpakMoveError) {
-            result = .success(try mover.move(try FlatpakMoveWire.parseRequest(line)))
+            result = .success(try mover.move(try FlatpakMoveWire.parseRequest(message)))
         } catch {
             writeToStandardError("familycontrolsd \(connectionArgument): \(error)\n")
             result = .failure(error)

@@ -1,83 +1,112 @@
 import FamilyConfiguration
-import SystemKit
 import GuardIdentity
+import GuardProtocol
+import SystemKit
+import Varlink
 
-/// One move asked of the Flatpak move service, and its answer, as lines of
-/// tab-separated fields on a Unix stream socket only root may connect to
-/// (`familycontrols-flatpak.socket`): the Guard writes one request line, the
-/// service answers one line and closes.
-///
-///     move UID HOME APPID ARCH BRANCH COMMIT DEVICE INODE [TRUSTED...]
-///     approved REMOTE URL COMMIT TIMESTAMP RUNTIME RUNTIME-COMMIT RUNTIME-TIMESTAMP
-///     refused MESSAGE
+/// One move asked of the Flatpak move service, and its answer, in the
+/// service's interface (`Config/org.familycontrols.mover.varlink`, its types
+/// generated into ``Mover``): the Guard sends one `MoveApp` call, the
+/// service answers one reply and closes, each a Varlink message ended by
+/// its NUL, on a Unix stream socket only root may connect to.
 ///
 /// The deployment travels as its device and inode: the service walks to it
 /// itself, by descriptor, and moves it only when it is that very folder.
-/// Each `TRUSTED` field is one remote the site trusts, as its
-/// `TrustedRemote=` line reads (`NAME URL FINGERPRINT...`).
 enum FlatpakMoveWire {
-    /// A line longer than this is refused.
-    static let lineLimit = 8 * 1024
+    /// A message longer than this is refused: a call with every trusted
+    /// remote the configuration may name, each with its keys, fits.
+    static let messageLimit = 64 * 1024
 
     static func request(_ request: FlatpakMoveRequest) -> [UInt8] {
-        line(["move", String(request.uid), request.home, request.appID, request.arch, request.branch, request.commit,
-              String(request.deployment.device), String(request.deployment.inode)]
-             + request.trusted.map { ([$0.name, $0.url] + $0.fingerprints).joined(separator: " ") })
+        let parameters = Mover.MoveApp.Parameters(
+            uid: Int64(request.uid), home: request.home, appID: request.appID, arch: request.arch, branch: request.branch,
+            commit: request.commit, device: Int64(bitPattern: request.deployment.device),
+            inode: Int64(bitPattern: request.deployment.inode),
+            trusted: request.trusted.map { Mover.TrustedRemote(name: $0.name, url: $0.url, fingerprints: $0.fingerprints) })
+        return VarlinkCall(method: Mover.MoveApp.method, parameters: parameters.object).encoded()
     }
 
     static func parseRequest(_ bytes: [UInt8]) throws(FlatpakMoveError) -> FlatpakMoveRequest {
-        let fields = try Self.fields(bytes)
-        guard (9...(9 + FlatpakTrustedRemote.limit)).contains(fields.count), fields[0] == "move", let uid = UInt32(fields[1]), let device = UInt64(fields[7]),
-              let inode = UInt64(fields[8]) else {
-            throw .invalidRequest("not a move request line")
+        guard bytes.count <= messageLimit, bytes.last == 0 else {
+            throw .invalidRequest("not one message of at most \(messageLimit) bytes")
         }
-        let status = FileStatus(device: device, inode: inode, mode: 0, uid: uid, gid: 0, linkCount: 0)
+        var parsed: Result<VarlinkCall, VarlinkMessageError>?
+        bytes.dropLast().withUnsafeBytes { body in
+            parsed = Result { () throws(VarlinkMessageError) in try VarlinkCall(parsing: body) }
+        }
+        guard case .success(let call)? = parsed else { throw .invalidRequest("not a Varlink call") }
+        guard call.method == Mover.MoveApp.method else { throw .invalidRequest("\(call.method) is not a method of \(moverInterfaceName)") }
+        let parameters: Mover.MoveApp.Parameters
+        do throws(ProtocolDecodingError) {
+            parameters = try Mover.MoveApp.Parameters(call.parameters, strict: true)
+        } catch {
+            throw .invalidRequest("\(error)")
+        }
+        guard let uid = UInt32(exactly: parameters.uid) else { throw .invalidRequest("uid \(parameters.uid) is not a user's") }
+        guard parameters.trusted.count <= FlatpakTrustedRemote.limit else {
+            throw .invalidRequest("more than \(FlatpakTrustedRemote.limit) trusted remotes")
+        }
         var trusted: [FlatpakTrustedRemote] = []
-        for field in fields.dropFirst(9) {
-            switch FlatpakTrustedRemote.parse(field) {
+        for remote in parameters.trusted {
+            // Checked by the rules of the configuration line it came from.
+            switch FlatpakTrustedRemote.parse(([remote.name, remote.url] + remote.fingerprints).joined(separator: " ")) {
             case .success(let remote): trusted.append(remote)
             case .failure(let error): throw .invalidRequest("a trusted remote: \(error)")
             }
         }
-        return FlatpakMoveRequest(uid: uid, home: fields[2], appID: fields[3], arch: fields[4], branch: fields[5],
-                                  commit: fields[6], deployment: status, trusted: trusted)
+        let status = FileStatus(device: UInt64(bitPattern: parameters.device), inode: UInt64(bitPattern: parameters.inode),
+                                mode: 0, uid: uid, gid: 0, linkCount: 0)
+        return FlatpakMoveRequest(uid: uid, home: parameters.home, appID: parameters.appID, arch: parameters.arch,
+                                  branch: parameters.branch, commit: parameters.commit, deployment: status, trusted: trusted)
     }
 
     static func reply(_ result: Result<FlatpakApproval, FlatpakMoveError>) -> [UInt8] {
         switch result {
         case .success(let approval):
-            line(["approved", approval.remote, approval.url, approval.commit, String(approval.timestamp),
-                  approval.runtime?.name ?? "", approval.runtime?.commit ?? "", String(approval.runtime?.timestamp ?? 0)])
-        case .failure(let error):
-            line(["refused", String(String(describing: error).map { $0 == "\t" || $0 == "\n" ? " " : $0 })])
+            let runtime = approval.runtime.map { Mover.RuntimePin(name: $0.name, commit: $0.commit, timestamp: Int64(clamping: $0.timestamp)) }
+                ?? Mover.RuntimePin(name: "", commit: "", timestamp: 0)
+            let reply = Mover.MoveApp.Reply(remote: approval.remote, url: approval.url, commit: approval.commit,
+                                            timestamp: Int64(clamping: approval.timestamp), runtime: runtime)
+            return VarlinkReply(parameters: reply.object).encoded()
+        case .failure(.invalidRequest(let message)):
+            let error = MoverError.invalidRequest(message: message)
+            return VarlinkReply(parameters: error.parameters, error: error.name).encoded()
+        case .failure(let failure):
+            let error = MoverError.refused(message: failure.description)
+            return VarlinkReply(parameters: error.parameters, error: error.name).encoded()
         }
     }
 
     static func parseReply(_ bytes: [UInt8], for request: FlatpakMoveRequest) throws(FlatpakMoveError) -> FlatpakApproval {
-        let fields = try Self.fields(bytes)
-        if fields.count == 2, fields[0] == "refused" { throw .service(fields[1]) }
-        guard fields.count == 8, fields[0] == "approved", FlatpakRemoteConfiguration.isRemoteName(fields[1]),
-              FlatpakRemoteConfiguration.isAcceptableURL(fields[2]), fields[3] == request.commit,
-              let timestamp = UInt64(fields[4]), let runtimeTime = UInt64(fields[7]) else {
-            throw .service("the move service answered with no valid line")
+        guard bytes.count <= messageLimit, bytes.last == 0 else { throw .service("the move service answered with no valid reply") }
+        var parsed: Result<VarlinkReply, VarlinkMessageError>?
+        bytes.dropLast().withUnsafeBytes { body in
+            parsed = Result { () throws(VarlinkMessageError) in try VarlinkReply(parsing: body) }
         }
-        let runtime = FlatpakRuntimePin(name: fields[5], commit: fields[6], timestamp: runtimeTime)
+        guard case .success(let message)? = parsed else { throw .service("the move service answered with no valid reply") }
+        if let name = message.error {
+            switch try? MoverError(name: name, parameters: message.parameters) {
+            case .refused(let reason)?: throw .service(reason)
+            case .invalidRequest(let reason)?: throw .service("the move service refused the call: \(reason)")
+            case nil: throw .service("the move service answered with an error not of its interface")
+            }
+        }
+        let reply: Mover.MoveApp.Reply
+        do throws(ProtocolDecodingError) {
+            reply = try Mover.MoveApp.Reply(message.parameters, strict: true)
+        } catch {
+            throw .service("the move service answered out of its interface: \(error)")
+        }
+        guard FlatpakRemoteConfiguration.isRemoteName(reply.remote), FlatpakRemoteConfiguration.isAcceptableURL(reply.url),
+              reply.commit == request.commit, let timestamp = UInt64(exactly: reply.timestamp),
+              let runtimeTime = UInt64(exactly: reply.runtime.timestamp) else {
+            throw .service("the move service answered with no valid approval")
+        }
+        let runtime = FlatpakRuntimePin(name: reply.runtime.name, commit: reply.runtime.commit, timestamp: runtimeTime)
         guard runtime.parts != nil, OstreeCommit.isChecksum(runtime.commit) else {
             throw .service("the move service named no valid runtime")
         }
-        return FlatpakApproval(appID: request.appID, arch: request.arch, branch: request.branch, remote: fields[1],
-                               url: fields[2], commit: fields[3], timestamp: timestamp, runtime: runtime)
-    }
-
-    private static func line(_ fields: [String]) -> [UInt8] {
-        Array((fields.joined(separator: "\t") + "\n").utf8)
-    }
-
-    /// The fields of one line: it must end in its newline, hold no other, and no control character but tabs.
-    private static func fields(_ bytes: [UInt8]) throws(FlatpakMoveError) -> [String] {
-        guard bytes.count <= lineLimit, bytes.last == 10 else { throw .invalidRequest("not one line of at most \(lineLimit) bytes") }
-        let body = bytes.dropLast()
-        guard !body.contains(where: { ($0 < 0x20 && $0 != 9) || $0 == 0x7f }) else { throw .invalidRequest("a control character in the line") }
-        return body.split(separator: 9, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+        return FlatpakApproval(appID: request.appID, arch: request.arch, branch: request.branch, remote: reply.remote,
+                               url: reply.url, commit: reply.commit, timestamp: timestamp, runtime: runtime)
     }
 }

@@ -178,3 +178,15 @@ package enum ProtocolValue {
 /// ``Guard`` is: what the unprivileged `familycontrols-inspect` read in
 /// bytes a child or a remote wrote, typed, so the Guard never parses them.
 package enum Inspect {}
+
+/// The Flatpak move service's Varlink interface (`org.familycontrols.mover`)
+/// as Swift types, generated from `Config/org.familycontrols.mover.varlink`:
+/// the one call the Guard makes of `familycontrols-flatpak@.service` (or of
+/// its own move helper), and the approval it answers.
+package enum Mover {}
+
+/// The PAM helper's conversation (`org.familycontrols.conversation`) as Swift
+/// types, generated from `Config/org.familycontrols.conversation.varlink`:
+/// one PAM transaction the Guard runs in a helper process, its messages
+/// relayed, the answers carried as secrets.
+package enum Conversation {}

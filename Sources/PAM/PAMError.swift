@@ -1,3 +1,5 @@
+import GuardProtocol
+
 /// Why a PAM authentication did not succeed, with a message for the
 /// administrator (``description``) and one for the person at the prompt
 /// (``publicMessage``).
@@ -5,30 +7,11 @@
 /// `publicMessage` never tells "unknown user" from "wrong password", as sudo
 /// never does; the log does.
 package struct PAMError: Error, Hashable, Sendable, CustomStringConvertible {
-    package enum Reason: String, Hashable, Sendable {
-        case authenticationFailed
-        case unknownUser
-        case accountLocked
-        case noUsablePassword
-        case accountExpired
-        case passwordExpired
-        case permissionDenied
-        case tooManyTries
-        case canceled
-        case timedOut
-        case userChanged
-        case serviceMisconfigured
-        /// The service has no file in the pam.d folder: libpam would fall
-        /// back to `other`, skipping whatever the site put in the service.
-        case serviceMissing
-        /// The helper process that ran the transaction ended before PAM
-        /// finished (a module crashed) or spoke outside the protocol.
-        case helperFailed
-        /// The password could not be checked: the stack answered
-        /// `PAM_AUTHINFO_UNAVAIL` for a user NSS knows, as pam_sss does
-        /// while the directory (LDAP) cannot be reached. Not a wrong password.
-        case directoryUnavailable
-    }
+    /// Why, as the PAM helper's interface names it
+    /// (`Config/org.familycontrols.conversation.varlink`, `FailureReason`,
+    /// where each case is explained): one list for the helper's wire, the
+    /// log and the audit trail.
+    package typealias Reason = Conversation.FailureReason
 
     package var reason: Reason
     /// The service (`familycontrols-guardian`) and user the transaction was for.

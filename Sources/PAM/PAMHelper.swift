@@ -53,9 +53,13 @@ package enum PAMHelper {
 
         let request: PAMRequest
         do {
-            let bytes = try receive()
-            guard let bytes, bytes.first == PAMHelperWire.request else { return fail("no request came") }
-            request = try PAMHelperWire.decodeRequest(bytes.dropFirst())
+            guard let bytes = try receive() else { return fail("no request came") }
+            var parsed: Result<PAMRequest, PAMHelperWire.Malformed>?
+            bytes.withUnsafeBytes { packet in
+                parsed = Result { () throws(PAMHelperWire.Malformed) in try PAMHelperWire.request(from: packet) }
+            }
+            guard let parsed else { return fail("no request came") }
+            request = try parsed.get()
         } catch {
             return fail("the request cannot be read: \(error)")
         }
@@ -66,7 +70,7 @@ package enum PAMHelper {
             outcome = error
         }
         do throws(Errno) {
-            try Socket.sendPacket(socketDescriptor, PAMHelperWire.encode(outcome))
+            try Socket.sendPacket(socketDescriptor, PAMHelperWire.reply(result: outcome))
         } catch {
             return fail("cannot send the result: \(error)")
         }
@@ -86,12 +90,11 @@ package enum PAMHelper {
 private struct SocketConversation: PAMConversation {
     let socket: CInt
 
-    /// The Guard keeps the deadline: it answers ``PAMHelperWire/ended`` at
-    /// it, and kills this process when PAM goes silent.
+    /// The Guard keeps the deadline: it answers with the conversation's
+    /// ending at it, and kills this process when PAM goes silent.
     func respond(to message: PAMMessage, deadline: MonotonicInstant) throws(PAMConversationEnd) -> SecretBytes? {
-        let packet = [PAMHelperWire.message, PAMHelperWire.style(of: message)] + Array(message.text.utf8)
         do throws(Errno) {
-            try Socket.sendPacket(socket, packet)
+            try Socket.sendPacket(socket, PAMHelperWire.reply(message))
         } catch {
             throw .canceled
         }
@@ -106,16 +109,16 @@ private struct SocketConversation: PAMConversation {
         } catch {
             throw .canceled
         }
-        guard length > 0 else { throw .canceled }
-        switch buffer[0] {
-        case PAMHelperWire.answer where message.isPrompt:
-            return SecretBytes(copying: UnsafeRawBufferPointer(rebasing: buffer[1..<length]))
-        case PAMHelperWire.noAnswer where !message.isPrompt:
-            return nil
-        case PAMHelperWire.ended where length == 2 && buffer[1] == PAMHelperWire.endTimedOut:
-            throw .timedOut
-        default:
+        guard length > 0,
+              let answer = try? PAMHelperWire.response(from: UnsafeRawBufferPointer(rebasing: buffer[0..<length])) else {
             throw .canceled
+        }
+        switch (answer.response, answer.ending) {
+        case (_, .timedOut?): throw .timedOut
+        case (_, .canceled?): throw .canceled
+        case (let response?, nil) where message.isPrompt: return response
+        case (nil, nil) where !message.isPrompt: return nil
+        default: throw .canceled
         }
     }
 }

@@ -78,7 +78,7 @@ private struct PAMHelperRelay {
 
     func run(_ conversation: any PAMConversation) throws(PAMError) {
         do throws(Errno) {
-            try send(PAMHelperWire.encode(request))
+            try send(PAMHelperWire.call(request))
         } catch {
             throw ended()
         }
@@ -105,40 +105,34 @@ private struct PAMHelperRelay {
                 throw failed("could not be read from: \(error)")
             }
             guard length > 0 else { throw ended() }
-            let body = buffer[1..<length]
-            switch buffer[0] {
-            case PAMHelperWire.message:
-                try relay(body, to: conversation)
-            case PAMHelperWire.result:
-                let outcome: PAMError?
-                do throws(PAMHelperWire.Malformed) {
-                    outcome = try PAMHelperWire.decodeResult(body, for: request)
-                } catch {
-                    throw failed("sent a malformed result (\(error))")
+            var parsed: Result<PAMHelperWire.HelperReply, PAMHelperWire.Malformed>?
+            buffer.withUnsafeBytes { bytes in
+                parsed = Result { () throws(PAMHelperWire.Malformed) in
+                    try PAMHelperWire.helperReply(from: UnsafeRawBufferPointer(rebasing: bytes[0..<length]), for: request)
                 }
+            }
+            let reply: PAMHelperWire.HelperReply
+            switch parsed {
+            case .success(let value)?: reply = value
+            case .failure(let error)?: throw failed("spoke outside its interface (\(error))")
+            case nil: throw failed("could not be read")
+            }
+            switch reply {
+            case .message(let message):
+                try relay(message, to: conversation)
+            case .result(let outcome):
                 // A module may still hang in pam_end: it gets a moment, then the kill.
                 if (try? helper.waitForExit(until: .now.advanced(by: exitGrace))) == nil { helper.kill() }
                 if let outcome { throw outcome }
                 return
-            default:
-                throw failed("sent a message of unknown kind \(buffer[0])")
             }
         }
     }
 
-    /// Shows one message of PAM's to the person and sends back the answer,
-    /// from the answer's own buffer; an ended conversation is sent back too,
-    /// and PAM's result follows.
-    private func relay(_ body: ArraySlice<UInt8>, to conversation: any PAMConversation) throws(PAMError) {
-        let message: PAMMessage
-        do throws(PAMHelperWire.Malformed) {
-            guard let style = body.first, let text = String(validating: body.dropFirst(), as: UTF8.self) else {
-                throw PAMHelperWire.Malformed("a message that is not UTF-8")
-            }
-            message = try PAMHelperWire.message(style: style, text: text)
-        } catch {
-            throw failed("sent a malformed message (\(error))")
-        }
+    /// Shows one message of PAM's to the person and sends back the answer
+    /// (the frame that holds it zeroed once sent); an ended conversation is
+    /// sent back too, and PAM's result follows.
+    private func relay(_ message: PAMMessage, to conversation: any PAMConversation) throws(PAMError) {
         let deadline = MonotonicInstant.now.advanced(by: request.promptTimeout)
         var answer: SecretBytes?
         var end: PAMConversationEnd?
@@ -150,16 +144,12 @@ private struct PAMHelperRelay {
             answer = nil
             end = error
         }
+        // A prompt answered with nothing is answered empty; a message to show is answered with nothing.
+        if message.isPrompt && answer == nil && end == nil { answer = SecretBytes("") }
+        var frame = PAMHelperWire.respond(message.isPrompt ? answer : nil, ending: end)
+        defer { frame.withUnsafeMutableBytes { SecretBytes.zero($0) } }
         do throws(Errno) {
-            if let end {
-                try send([PAMHelperWire.ended, end == .timedOut ? PAMHelperWire.endTimedOut : PAMHelperWire.endCanceled])
-            } else if let answer, message.isPrompt {
-                try Socket.sendPacket(socket.rawValue, kind: PAMHelperWire.answer, answer)
-            } else if message.isPrompt {
-                try send([PAMHelperWire.answer])
-            } else {
-                try send([PAMHelperWire.noAnswer])
-            }
+            try send(frame)
         } catch {
             throw ended()
         }

@@ -1,132 +1,145 @@
+import GuardProtocol
 import SystemKit
+import Varlink
 
-/// The messages between the Guard and its PAM helper, one per packet of a
-/// `SOCK_SEQPACKET` pair: a kind byte, then the kind's body. Like polkit's
-/// agent helper protocol, but in bytes, so an answer is never a `String`.
+/// The messages between the Guard and its PAM helper, in the helper's
+/// interface (`Config/org.familycontrols.conversation.varlink`, its types
+/// generated into ``Conversation``): one Varlink message, ended by its NUL,
+/// per packet of a `SOCK_SEQPACKET` pair. Like polkit's agent helper
+/// protocol, with the answer a secret field, so it is never a `String`.
 ///
-/// Guard to helper: ``request`` (once, first), then for each of the helper's
-/// messages ``answer`` (the reply's bytes, raw), ``noAnswer`` or ``ended``.
-/// Helper to Guard: ``message`` (style byte, text) any number of times, then
-/// ``result`` (once, last).
-///
-/// A body of fields is a sequence of optional strings: a presence byte (0 or
-/// 1), then for a present field a 2-byte big-endian length and its bytes.
+/// Guard to helper: one `Authenticate` call (with more), then one `Respond`
+/// call (oneway) for each message. Helper to Guard: a reply with `message`
+/// (continues) for each message PAM sends, then the last reply, with
+/// `failure` or, when PAM succeeded, nothing.
 package enum PAMHelperWire {
     /// The longest message either side sends or accepts.
     package static let maximumMessage = 64 * 1024
 
-    package static let request: UInt8 = 0x51  // Q: service, user, ruser?, tty?, pam.d folder?, prompt timeout (ms)
-    package static let answer: UInt8 = 0x41  // A: the reply's bytes
-    package static let noAnswer: UInt8 = 0x4E  // N: for an info or error message
-    package static let ended: UInt8 = 0x45  // E: one byte, ``endCanceled`` or ``endTimedOut``
-    package static let message: UInt8 = 0x4D  // M: one style byte, then the text
-    package static let result: UInt8 = 0x52  // R: reason? (none: success), code?, detail?
-
-    package static let endCanceled: UInt8 = 0
-    package static let endTimedOut: UInt8 = 1
-
-    /// Why bytes from the other side are not a message of the protocol.
+    /// Why bytes from the other side are not a message of the interface.
     package struct Malformed: Error, CustomStringConvertible {
         package let description: String
         package init(_ description: String) { self.description = description }
     }
 
-    // MARK: Styles
-
-    package static func style(of message: PAMMessage) -> UInt8 {
-        switch message {
-        case .secretPrompt: 0
-        case .textPrompt: 1
-        case .info: 2
-        case .error: 3
-        }
+    /// What the helper sent: one of PAM's messages, or PAM's result.
+    package enum HelperReply: Equatable {
+        case message(PAMMessage)
+        /// nil: PAM succeeded.
+        case result(PAMError?)
     }
 
-    package static func message(style: UInt8, text: String) throws(Malformed) -> PAMMessage {
-        switch style {
-        case 0: return .secretPrompt(text)
-        case 1: return .textPrompt(text)
-        case 2: return .info(text)
-        case 3: return .error(text)
-        default: throw Malformed("unknown message style \(style)")
-        }
-    }
+    // MARK: The Guard's calls
 
-    // MARK: Fields
-
-    package static func encode(kind: UInt8, fields: [String?]) -> [UInt8] {
-        var bytes = [kind]
-        for field in fields {
-            guard let field else { bytes.append(0); continue }
-            let utf8 = Array(field.utf8.prefix(Int(UInt16.max)))
-            bytes.append(1)
-            bytes.append(UInt8(utf8.count >> 8))
-            bytes.append(UInt8(utf8.count & 0xFF))
-            bytes += utf8
-        }
-        return bytes
-    }
-
-    /// The `count` fields of `body`, which must hold exactly those.
-    package static func decode(fields count: Int, from body: ArraySlice<UInt8>) throws(Malformed) -> [String?] {
-        var fields: [String?] = []
-        var index = body.startIndex
-        for _ in 0..<count {
-            guard index < body.endIndex else { throw Malformed("a message with \(fields.count) of \(count) fields") }
-            let present = body[index]
-            index += 1
-            guard present == 1 else {
-                guard present == 0 else { throw Malformed("a field with presence byte \(present)") }
-                fields.append(nil)
-                continue
-            }
-            guard body.endIndex - index >= 2 else { throw Malformed("a field cut short") }
-            let length = Int(body[index]) << 8 | Int(body[index + 1])
-            index += 2
-            guard body.endIndex - index >= length else { throw Malformed("a field cut short") }
-            let text = body[index..<index + length]
-            guard let string = String(validating: text, as: UTF8.self) else { throw Malformed("a field that is not UTF-8") }
-            fields.append(string)
-            index += length
-        }
-        guard index == body.endIndex else { throw Malformed("\(body.endIndex - index) bytes after the last field") }
-        return fields
-    }
-
-    // MARK: Request and result
-
-    package static func encode(_ request: PAMRequest) -> [UInt8] {
+    package static func call(_ request: PAMRequest) -> [UInt8] {
         let (seconds, attoseconds) = request.promptTimeout.components
-        let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
-        return encode(kind: Self.request, fields: [request.service, request.user, request.requestingUser, request.tty,
-                                                   request.configurationDirectory, String(milliseconds)])
+        let parameters = Conversation.Authenticate.Parameters(
+            service: request.service, user: request.user, requestingUser: request.requestingUser, tty: request.tty,
+            configurationDirectory: request.configurationDirectory,
+            promptTimeoutMilliseconds: seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+        return VarlinkCall(method: Conversation.Authenticate.method, parameters: parameters.object, more: true).encoded()
     }
 
-    package static func decodeRequest(_ body: ArraySlice<UInt8>) throws(Malformed) -> PAMRequest {
-        let fields = try decode(fields: 6, from: body)
-        guard let service = fields[0], let user = fields[1], let timeout = fields[5].flatMap({ Int64($0) }), timeout > 0 else {
-            throw Malformed("a request without a service, a user or a prompt timeout")
+    package static func request(from packet: UnsafeRawBufferPointer) throws(Malformed) -> PAMRequest {
+        let call = try Self.call(in: packet, secretParameters: [])
+        guard call.method == Conversation.Authenticate.method, call.more else {
+            throw Malformed("\(call.method) is not Authenticate called with more")
         }
-        return PAMRequest(service: service, user: user, requestingUser: fields[2], tty: fields[3],
-                          configurationDirectory: fields[4], promptTimeout: .milliseconds(timeout))
-    }
-
-    /// nil: PAM succeeded.
-    package static func encode(_ error: PAMError?) -> [UInt8] {
-        encode(kind: result, fields: [error?.reason.rawValue, error?.code.map { String($0.rawValue) }, error?.detail])
-    }
-
-    package static func decodeResult(_ body: ArraySlice<UInt8>, for request: PAMRequest) throws(Malformed) -> PAMError? {
-        let fields = try decode(fields: 3, from: body)
-        guard let name = fields[0] else { return nil }
-        guard let reason = PAMError.Reason(rawValue: name) else { throw Malformed("an unknown result \(name.debugDescription)") }
-        var code: PAMResultCode?
-        if let text = fields[1] {
-            guard let value = CInt(text) else { throw Malformed("a result code \(text.debugDescription)") }
-            code = PAMResultCode(rawValue: value)
+        let parameters: Conversation.Authenticate.Parameters
+        do throws(ProtocolDecodingError) {
+            parameters = try Conversation.Authenticate.Parameters(call.parameters, strict: true)
+        } catch {
+            throw Malformed("\(error)")
         }
-        var error = PAMError(reason, service: request.service, user: request.user, code: code)
-        error.detail = fields[2]
-        return error
+        guard parameters.promptTimeoutMilliseconds > 0 else { throw Malformed("a prompt timeout that is not positive") }
+        return PAMRequest(service: parameters.service, user: parameters.user, requestingUser: parameters.requestingUser,
+                          tty: parameters.tty, configurationDirectory: parameters.configurationDirectory,
+                          promptTimeout: .milliseconds(parameters.promptTimeoutMilliseconds))
+    }
+
+    /// The answer to one message, or how the conversation ended. The frame
+    /// holds the answer: the caller zeroes it once sent.
+    package static func respond(_ answer: SecretBytes?, ending: PAMConversationEnd?) -> [UInt8] {
+        let parameters = Conversation.Respond.Parameters(response: ending == nil ? answer : nil,
+                                                         ending: ending.map { $0 == .timedOut ? .timedOut : .canceled })
+        return VarlinkCall(method: Conversation.Respond.method, parameters: parameters.object, oneway: true).encoded()
+    }
+
+    /// The Guard's answer in `packet`, parsed straight into secret bytes.
+    package static func response(from packet: UnsafeRawBufferPointer) throws(Malformed) -> Conversation.Respond.Parameters {
+        let call = try Self.call(in: packet, secretParameters: Conversation.secretFields)
+        guard call.method == Conversation.Respond.method, call.oneway else { throw Malformed("\(call.method) is not Respond, oneway") }
+        do throws(ProtocolDecodingError) {
+            return try Conversation.Respond.Parameters(call.parameters, strict: true)
+        } catch {
+            throw Malformed("\(error)")
+        }
+    }
+
+    // MARK: The helper's replies
+
+    package static func reply(_ message: PAMMessage) -> [UInt8] {
+        let style: Conversation.MessageStyle = switch message {
+        case .secretPrompt: .secretPrompt
+        case .textPrompt: .textPrompt
+        case .info: .info
+        case .error: .error
+        }
+        let reply = Conversation.Authenticate.Reply(message: Conversation.Message(style: style, text: message.text))
+        return VarlinkReply(parameters: reply.object, continues: true).encoded()
+    }
+
+    /// PAM's result; nil: PAM succeeded.
+    package static func reply(result error: PAMError?) -> [UInt8] {
+        let failure = error.map { Conversation.Failure(reason: $0.reason, code: $0.code.map { Int64($0.rawValue) }, detail: $0.detail) }
+        return VarlinkReply(parameters: Conversation.Authenticate.Reply(failure: failure).object).encoded()
+    }
+
+    package static func helperReply(from packet: UnsafeRawBufferPointer, for request: PAMRequest) throws(Malformed) -> HelperReply {
+        guard packet.last == 0 else { throw Malformed("a message not ended by its NUL") }
+        let reply: VarlinkReply
+        do throws(VarlinkMessageError) {
+            reply = try VarlinkReply(parsing: UnsafeRawBufferPointer(rebasing: packet.dropLast()))
+        } catch {
+            throw Malformed("not a Varlink reply: \(error)")
+        }
+        guard reply.error == nil else { throw Malformed("an error the interface does not declare") }
+        let parameters: Conversation.Authenticate.Reply
+        do throws(ProtocolDecodingError) {
+            parameters = try Conversation.Authenticate.Reply(reply.parameters, strict: true)
+        } catch {
+            throw Malformed("\(error)")
+        }
+        switch (parameters.message, parameters.failure, reply.continues) {
+        case (let message?, nil, true):
+            let shown: PAMMessage = switch message.style {
+            case .secretPrompt: .secretPrompt(message.text)
+            case .textPrompt: .textPrompt(message.text)
+            case .info: .info(message.text)
+            case .error: .error(message.text)
+            }
+            return .message(shown)
+        case (nil, let failure, false):
+            guard let failure else { return .result(nil) }
+            var error = PAMError(failure.reason, service: request.service, user: request.user)
+            if let code = failure.code {
+                guard let value = CInt(exactly: code) else { throw Malformed("a result code \(code)") }
+                error.code = PAMResultCode(rawValue: value)
+            }
+            error.detail = failure.detail
+            return .result(error)
+        default:
+            throw Malformed("a reply that is neither one message going on nor the last with the result")
+        }
+    }
+
+    /// The call in `packet`, which must be one frame ended by its NUL.
+    private static func call(in packet: UnsafeRawBufferPointer, secretParameters: Set<String>) throws(Malformed) -> VarlinkCall {
+        guard packet.last == 0 else { throw Malformed("a message not ended by its NUL") }
+        do throws(VarlinkMessageError) {
+            return try VarlinkCall(parsing: UnsafeRawBufferPointer(rebasing: packet.dropLast()), secretParameters: secretParameters)
+        } catch {
+            throw Malformed("not a Varlink call: \(error)")
+        }
     }
 }

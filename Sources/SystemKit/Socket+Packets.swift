@@ -39,17 +39,6 @@ extension Socket {
         if let failure { throw failure }
     }
 
-    /// Sends `kind`, then the bytes of `secret` straight from its own buffer, as one message.
-    public static func sendPacket(_ socket: CInt, kind: UInt8, _ secret: SecretBytes) throws(Errno) {
-        var failure: Errno?
-        withUnsafeBytes(of: kind) { header in
-            secret.withUnsafeBytes { bytes in
-                do throws(Errno) { try sendPacket(socket, [header, bytes]) } catch { failure = error }
-            }
-        }
-        if let failure { throw failure }
-    }
-
     /// Receives one message into `bytes` (`recv(2)`).
     /// - Returns: its length; 0 when the peer closed its end.
     public static func receivePacket(_ socket: CInt, into bytes: inout [UInt8]) throws(Errno) -> Int {

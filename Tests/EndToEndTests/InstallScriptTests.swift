@@ -18,6 +18,7 @@ struct InstallScriptTests {
         "usr/local/lib/familycontrols/demo/org.familycontrols.Demo.desktop",
         "usr/local/share/familycontrols/org.familycontrols.guard.varlink",
         "usr/local/share/familycontrols/org.familycontrols.inspect.varlink",
+        "usr/local/share/familycontrols/org.familycontrols.mover.varlink",
         "usr/local/libexec/familycontrols/familycontrols-inspect",
         "usr/local/share/man/man8/familycontrolsd.8", "usr/local/share/man/man8/familyctl.8",
         "usr/local/share/man/man8/familycontrols-inspect.8",

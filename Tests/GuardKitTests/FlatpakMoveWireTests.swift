@@ -1,4 +1,4 @@
-@testable import GuardKit
+import FamilyConfiguration
 import SystemKit
 import Testing
 @testable import GuardFlatpak
@@ -21,14 +21,72 @@ import Testing
         #expect(parsed.deployment.isSameFile(as: request().deployment))
     }
 
+    /// The call as bytes: `parameters` (JSON text) for `method`, ended by NUL.
+    private func call(_ method: String, _ parameters: String) -> [UInt8] {
+        Array("{\"method\":\"\(method)\",\"parameters\":\(parameters)}".utf8) + [0]
+    }
+
+    private var validParameters: String {
+        #"{"uid":1001,"home":"/home/alice","appID":"org.example.App","arch":"x86_64","branch":"stable","commit":"c","device":1,"inode":2,"trusted":[]}"#
+    }
+
+    @Test func aCallFromTheInterfaceReadsBack() throws {
+        let parsed = try FlatpakMoveWire.parseRequest(call("org.familycontrols.mover.MoveApp", validParameters))
+        #expect(parsed.uid == 1001 && parsed.deployment.device == 1 && parsed.deployment.inode == 2)
+    }
+
     @Test(arguments: [
-        ("move\t1001\t/home/alice\n", "not a move request line"),
-        ("move\t1001\t/home/a\u{1b}\torg.example.App\tx86_64\tstable\tc\t1\t2\n", "a control character in the line"),
-        ("move\t1001\t/home/alice\torg.example.App\tx86_64\tstable\tc\t1\t2", "not one line of at most 8192 bytes"),
-        ("move\t-1\t/home/alice\torg.example.App\tx86_64\tstable\tc\t1\t2\n", "not a move request line"),
+        ("org.familycontrols.mover.MoveApp", #"{"uid":1001}"#, "home"),
+        ("org.familycontrols.mover.Recover", "{}", "is not a method of org.familycontrols.mover"),
+        ("org.familycontrols.mover.MoveApp", #"{"uid":-1,"home":"/h","appID":"a","arch":"x","branch":"b","commit":"c","device":1,"inode":2,"trusted":[]}"#,
+         "is not a user's"),
+        ("org.familycontrols.mover.MoveApp", #"{"uid":1,"home":"/h","appID":"a","arch":"x","branch":"b","commit":"c","device":1,"inode":2,"trusted":[],"extra":1}"#,
+         "extra"),
+        ("org.familycontrols.mover.MoveApp", #"{"uid":"1001","home":"/h","appID":"a","arch":"x","branch":"b","commit":"c","device":1,"inode":2,"trusted":[]}"#,
+         "uid"),
+        ("org.familycontrols.mover.MoveApp", #"{"uid":1,"home":"/h","appID":"a","arch":"x","branch":"b","commit":"c","device":1,"inode":2,"trusted":[{"name":"flathub","url":"https://dl.flathub.org/repo/","fingerprints":["XYZ"]}]}"#,
+         "a trusted remote"),
     ])
-    func aHostileRequestLineIsRefused(line: String, reason: String) {
-        #expect(throws: FlatpakMoveError.invalidRequest(reason)) { try FlatpakMoveWire.parseRequest(Array(line.utf8)) }
+    func aHostileCallIsRefusedSayingWhy(method: String, parameters: String, reason: String) {
+        do {
+            _ = try FlatpakMoveWire.parseRequest(call(method, parameters))
+            Issue.record("accepted \(parameters)")
+        } catch {
+            guard case .invalidRequest(let message) = error else { Issue.record("\(error)"); return }
+            #expect(message.contains(reason), "\(message)")
+        }
+    }
+
+    @Test(arguments: [Array("move\t1001\t/home/alice\n".utf8), [UInt8](repeating: 0x20, count: 70_000) + [0], [], [0],
+                      Array(#"{"method":"org.familycontrols.mover.MoveApp","parameters":{}}"#.utf8)])
+    func bytesThatAreNotOneCallAreRefused(bytes: [UInt8]) {
+        #expect(throws: FlatpakMoveError.self) { try FlatpakMoveWire.parseRequest(bytes) }
+    }
+
+    @Test func aCallWithItsTrustedRemotesReadsBack() throws {
+        var sent = request()
+        sent.trusted = [try FlatpakTrustedRemote.parse("flathub https://dl.flathub.org/repo/ " + String(repeating: "A", count: 40)).get()]
+        let parsed = try FlatpakMoveWire.parseRequest(FlatpakMoveWire.request(sent))
+        #expect(parsed.trusted == sent.trusted)
+    }
+
+    @Test func anInodeBeyondSixtyThreeBitsReadsBack() throws {
+        var sent = request()
+        sent.deployment = FileStatus(device: 2049, inode: UInt64.max - 3, mode: 0, uid: 1001, gid: 0, linkCount: 0)
+        #expect(try FlatpakMoveWire.parseRequest(FlatpakMoveWire.request(sent)).deployment.inode == UInt64.max - 3)
+    }
+
+    @Test func anInvalidCallIsAnsweredWithTheInterfacesErrorAndTheReason() {
+        let reply = FlatpakMoveWire.reply(.failure(.invalidRequest("not a Varlink call")))
+        #expect(throws: FlatpakMoveError.service("the move service refused the call: not a Varlink call")) {
+            try FlatpakMoveWire.parseReply(reply, for: request())
+        }
+    }
+
+    @Test(arguments: [Array("approved\tflathub\n".utf8), Array(#"{"error":"org.example.Other","parameters":{}}"#.utf8) + [0],
+                      Array(#"{"parameters":{"remote":"flathub"}}"#.utf8) + [0]])
+    func aReplyOutOfTheInterfaceIsNotBelieved(bytes: [UInt8]) {
+        #expect(throws: FlatpakMoveError.self) { try FlatpakMoveWire.parseReply(bytes, for: request()) }
     }
 
     @Test func aRefusalCarriesTheServicesReason() {
@@ -63,7 +121,7 @@ import Testing
     @Test func anApprovalOfAnotherCommitIsNotBelieved() {
         let other = FlatpakApproval(appID: "org.example.App", arch: "x86_64", branch: "stable", remote: "flathub",
                                     url: "https://dl.flathub.org/repo/", commit: String(repeating: "cd", count: 32), timestamp: 1)
-        #expect(throws: FlatpakMoveError.service("the move service answered with no valid line")) {
+        #expect(throws: FlatpakMoveError.service("the move service answered with no valid approval")) {
             try FlatpakMoveWire.parseReply(FlatpakMoveWire.reply(.success(other)), for: request())
         }
     }
