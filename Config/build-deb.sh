@@ -36,7 +36,7 @@ for binary in "$root/usr/sbin/familycontrolsd" "$root/usr/bin/familyctl" "$root/
 done
 install -m 0644 Config/demo/org.familycontrols.Demo.desktop "$root/usr/lib/familycontrols/demo/"
 install -m 0755 Config/held-locks.sh "$root/usr/libexec/familycontrols/held-locks"
-install -m 0644 Config/org.familycontrols.guard.varlink Config/org.familycontrols.inspect.varlink Config/org.familycontrols.mover.varlink "$root/usr/share/familycontrols/"
+install -m 0644 Config/org.familycontrols.guard.varlink Config/org.familycontrols.inspect.varlink Config/org.familycontrols.mover.varlink Config/org.familycontrols.conversation.varlink "$root/usr/share/familycontrols/"
 install -m 0644 Config/completion/familyctl.bash "$root/usr/share/bash-completion/completions/familyctl"
 for page in familycontrolsd.8 familyctl.8 familycontrols-inspect.8 familycontrols.conf.5; do
     section=${page##*.}

@@ -111,7 +111,7 @@ install -m 0755 "$bin/familycontrols-inspect" "$dest$prefix/libexec/familycontro
 install -m 0755 "$bin/familyctl" "$dest$prefix/bin/familyctl"
 install -m 0755 "$bin/familycontrols-demo" "$dest$prefix/lib/familycontrols/demo/familycontrols-demo"
 install -m 0644 Config/demo/org.familycontrols.Demo.desktop "$dest$prefix/lib/familycontrols/demo/"
-install -m 0644 Config/org.familycontrols.guard.varlink Config/org.familycontrols.inspect.varlink Config/org.familycontrols.mover.varlink "$dest$prefix/share/familycontrols/"
+install -m 0644 Config/org.familycontrols.guard.varlink Config/org.familycontrols.inspect.varlink Config/org.familycontrols.mover.varlink Config/org.familycontrols.conversation.varlink "$dest$prefix/share/familycontrols/"
 install -m 0644 Config/man/familycontrolsd.8 Config/man/familyctl.8 Config/man/familycontrols-inspect.8 \
     "$dest$prefix/share/man/man8/"
 install -m 0644 Config/man/familycontrols.conf.5 "$dest$prefix/share/man/man5/"

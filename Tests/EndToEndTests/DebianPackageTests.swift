@@ -67,6 +67,7 @@ struct DebianPackageTests {
                          "/usr/share/familycontrols/org.familycontrols.guard.varlink",
                          DebianMachine.inspector, "/usr/share/familycontrols/org.familycontrols.inspect.varlink",
                          "/usr/share/familycontrols/org.familycontrols.mover.varlink",
+                         "/usr/share/familycontrols/org.familycontrols.conversation.varlink",
                          "/usr/share/man/man8/familycontrols-inspect.8.gz",
                          module, DebianMachine.pamProfile] + Self.conffiles {
                 #expect(paths.contains(path), "\(path) is not in the package")
