@@ -7,7 +7,7 @@ _familyctl() {
     local word
     for word in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
         case $word in
-            authenticate|status|set|revoke|graduate|locks|requests|approve|deny|log|code|help|agent|monitors) verb=$word; break ;;
+            authenticate|status|set|revoke|graduate|forget|locks|requests|approve|deny|log|code|help|agent|monitors) verb=$word; break ;;
         esac
     done
     case $prev in
@@ -19,7 +19,7 @@ _familyctl() {
         -H|--host) COMPREPLY=($(compgen -A hostname -- "$cur")); return ;;
     esac
     case $verb in
-        "") COMPREPLY=($(compgen -W "requests approve deny status set revoke graduate log locks authenticate code help agent monitors --socket -H --host --help --version" -- "$cur")) ;;
+        "") COMPREPLY=($(compgen -W "requests approve deny status set revoke graduate forget log locks authenticate code help agent monitors --socket -H --host --help --version" -- "$cur")) ;;
         requests) COMPREPLY=($(compgen -W "--watch --json" -- "$cur")) ;;
         approve|deny) COMPREPLY=($(compgen -W "--stdin" -- "$cur")) ;;
         agent) COMPREPLY=($(compgen -W "--if-guardian --config" -- "$cur")) ;;
@@ -28,11 +28,12 @@ _familyctl() {
         set) COMPREPLY=($(compgen -W "--user --app --stdin approved denied" -- "$cur")) ;;
         revoke) COMPREPLY=($(compgen -W "--user --app --stdin" -- "$cur")) ;;
         graduate) COMPREPLY=($(compgen -u -- "$cur")) ;;
+        forget) ;;
         locks) COMPREPLY=($(compgen -W "verify --no-repair" -- "$cur")) ;;
         code) COMPREPLY=($(compgen -W "enroll remove --stdin" -- "$cur")) ;;
         log) COMPREPLY=($(compgen -W "--user --app --since --limit --json" -- "$cur")) ;;
         monitors) COMPREPLY=($(compgen -W "--json" -- "$cur")) ;;
-        help) COMPREPLY=($(compgen -W "requests approve deny status set revoke graduate log locks authenticate code agent monitors" -- "$cur")) ;;
+        help) COMPREPLY=($(compgen -W "requests approve deny status set revoke graduate forget log locks authenticate code agent monitors" -- "$cur")) ;;
     esac
 }
 complete -F _familyctl familyctl

@@ -153,6 +153,19 @@ extension FamilyCtl {
                               : "familyctl: \(user) graduated; revoked \(revoked.joined(separator: ", "))")
     }
 
+    /// `familyctl forget USER`
+    static func forget(_ tokens: [String], socket: String?) throws(CommandFailure) {
+        let arguments = try parse(tokens)
+        guard arguments.operands.count == 1, let user = arguments.operands.first else {
+            throw CommandFailure(.usage, "forget needs one user name")
+        }
+        try requireRoot("forget")
+        let removed = try GuardConnection(socket: GuardConnection.socketPath(socket)).call(Guard.Forget.self, .init(user: user)).removed
+        let shown = DisplayText.sanitized(user)
+        print(removed.isEmpty ? "familyctl: the Guard had no records of \(shown)"
+                              : "familyctl: forgot \(shown): \(removed.map { DisplayText.sanitized($0) }.joined(separator: ", "))")
+    }
+
     /// `familyctl locks verify`: exits 1 when drift was found (and repaired).
     static func locks(_ tokens: [String], socket: String?) throws(CommandFailure) {
         let arguments = try parse(tokens, flags: ["--no-repair"])

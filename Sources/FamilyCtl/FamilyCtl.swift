@@ -67,6 +67,11 @@ package enum FamilyCtl {
              summary: "A child becomes an adult: revoke every child approval of USER. Needs root.") { tokens, socket throws(CommandFailure) in
             try graduate(tokens, socket: socket)
         },
+        Verb(name: "forget", synopsis: ["forget USER"],
+             summary: "Remove every record of USER, whose account no longer exists: their authorizations (a child's "
+                + "locks released first) and their one-time code. The audit trail keeps what happened. Needs root.") { tokens, socket throws(CommandFailure) in
+            try forget(tokens, socket: socket)
+        },
         Verb(name: "log", synopsis: ["log [--user USER] [--app APP] [--since TIME] [--limit N] [--json]"],
              summary: "The audit trail, oldest first: who requested, approved, denied, revoked or failed to "
                 + "authenticate, and when. TIME is 2026-11-30, \"2026-11-30 08:00\", today, yesterday, or an age "

@@ -25,7 +25,7 @@ enum AuditForwarder {
         switch event.outcome {
         case .authenticationFailed, .tooManyFailures, .tooManyTries: .alert
         case .directoryUnavailable: .warning
-        case .approved, .denied, .revoked, .graduated: .notice
+        case .approved, .denied, .revoked, .graduated, .forgotten: .notice
         default: .info
         }
     }

@@ -27,6 +27,8 @@ package struct AuditAction: RawRepresentable, Hashable, Sendable, ExpressibleByS
     package static let revoke = AuditAction(rawValue: "revoke")
     /// A child became an adult, and their child authorizations ended.
     package static let graduate = AuditAction(rawValue: "graduate")
+    /// Root removed every record of a user who no longer exists.
+    package static let forget = AuditAction(rawValue: "forget")
     /// An administrator set a status directly.
     package static let set = AuditAction(rawValue: "set")
     /// The Guard locked an app directory.

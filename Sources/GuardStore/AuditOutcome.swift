@@ -73,6 +73,8 @@ package struct AuditOutcome: RawRepresentable, Hashable, Sendable, ExpressibleBy
     package static let graduated = AuditOutcome(rawValue: "graduated")
     /// A child graduated with nothing approved.
     package static let noApprovals = AuditOutcome(rawValue: "no approvals")
+    /// A record of a user who no longer exists was removed.
+    package static let forgotten = AuditOutcome(rawValue: "forgotten")
 }
 
 extension AuditOutcome {

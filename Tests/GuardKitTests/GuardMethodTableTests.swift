@@ -19,6 +19,7 @@ import Varlink
         ("SetStatus", MethodPlacement(runs: .lane, withMore: .decisions)),
         ("Revoke", MethodPlacement(runs: .lane, withMore: .decisions)),
         ("Graduate", MethodPlacement(runs: .lane, withMore: .decisions)),
+        ("Forget", MethodPlacement(runs: .lane)),
         ("ListRequests", MethodPlacement(runs: .lane)),
         ("WatchRequests", MethodPlacement(runs: .lane)),
         ("DecideRequest", MethodPlacement(runs: .decisions)),

@@ -167,6 +167,7 @@ extension GuardService {
               withMore: .decisions(caller: GuardService.administrator, GuardService.revoke)),
         .bind(Guard.Graduate.self, runs: .lane(GuardService.graduate),
               withMore: .decisions(caller: GuardService.administrator, GuardService.graduate)),
+        .bind(Guard.Forget.self, runs: .lane(GuardService.forget)),
         .bind(Guard.ListRequests.self, runs: .lane(GuardService.listRequests)),
         .bind(Guard.WatchRequests.self, runs: .lane(GuardService.watchRequests)),
         .bind(Guard.DecideRequest.self, runs: .decisions(caller: GuardService.decider, GuardService.decideRequest)),

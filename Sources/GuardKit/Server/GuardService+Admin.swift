@@ -68,6 +68,13 @@ extension GuardService {
         }
     }
 
+    /// `Forget`: root only; nothing to ask.
+    func forget(_ parameters: Guard.Forget.Parameters, _ served: ServedCall) {
+        respond(served) { requester throws(GuardFailure) in
+            Guard.Forget.Reply(removed: try policy.forget(user: parameters.user, requester: requester)).object
+        }
+    }
+
     // `SetStatus`, `Revoke` and `Graduate` called without more: nowhere to
     // ask, so only root or a guardian whose session authenticated lately
     // gets through.
