@@ -56,6 +56,12 @@ struct DebianPackageTests {
         try await withPackageInstalled { install in
             #expect(install.status == 0, "\(install.standardError)")
             #expect(Self.status() == "installed")
+            // Unattended (no terminal, the administrator's file kept), and
+            // without systemd it says what it did not do and how to start the Guard.
+            if !FileManager.default.fileExists(atPath: "/run/systemd/system") {
+                #expect(install.standardOutput.contains("systemd is not running here, so no Guard was started")
+                        && install.standardOutput.contains("start it as root with: familycontrolsd"), "\(install.standardOutput)")
+            }
             let listed = try await run("/usr/bin/dpkg", ["-L", "familycontrols"]).requireSuccess().standardOutput
             let paths = listed.split(separator: "\n").map(String.init).filter { $0 != "/." }
             for path in ["/usr/sbin/familycontrolsd", "/usr/bin/familyctl", "/lib/systemd/system/familycontrolsd.service",
@@ -161,6 +167,38 @@ struct DebianPackageTests {
             let units = try await sh("find /etc/systemd/system /var/lib/systemd/deb-systemd-helper-enabled "
                 + "/var/lib/systemd/deb-systemd-helper-masked -name 'familycontrols*' 2>/dev/null")
             #expect(units.standardOutput.isEmpty, "unit links left: \(units.standardOutput)")
+        }
+    }
+
+    /// `dpkg --purge` while a Guard still serves from the store (one the
+    /// administrator started by hand): the store, its approvals and lock
+    /// journal stay, and the purge says so.
+    @Test func purgeKeepsTheStoreOfAGuardStillServingFromIt() async throws {
+        try await withPackageInstalled { install in
+            #expect(install.status == 0, "\(install.standardError)")
+            try await withTemporaryDirectory { directory in
+                let guardProcess = Process()
+                guardProcess.executableURL = URL(fileURLWithPath: "/usr/sbin/familycontrolsd")
+                guardProcess.arguments = ["--socket", "\(directory)/guard.socket"]
+                guardProcess.standardError = FileHandle.nullDevice
+                try guardProcess.run()
+                defer { if guardProcess.isRunning { guardProcess.terminate(); guardProcess.waitUntilExit() } }
+                var serving = false
+                for _ in 0..<200 where !serving && guardProcess.isRunning {
+                    serving = try await run("/usr/bin/familyctl", ["--socket", "\(directory)/guard.socket", "status"]).status == 0
+                    if !serving { try await Task.sleep(for: .milliseconds(50)) }
+                }
+                try #require(serving, "the installed Guard did not serve from /var/lib/familycontrols")
+                let purge = try await dpkg(["--purge", "familycontrols"])
+                #expect(purge.status == 0, "\(purge.standardError)")
+                #expect(purge.standardOutput.contains("a running familycontrolsd still uses /var/lib/familycontrols: the store is kept"),
+                        "\(purge.standardOutput)")
+                #expect(FileManager.default.fileExists(atPath: Self.state + "/familycontrols.db"), "the running Guard's store is gone")
+                guardProcess.terminate()
+                guardProcess.waitUntilExit()
+            }
+            // What the test made, and the purge rightly left, goes now.
+            try? FileManager.default.removeItem(atPath: Self.state)
         }
     }
 
