@@ -235,7 +235,10 @@ private struct SocketBenchmark {
         print("(a) bare Unix-socket round trip:   \(formatted(bare * 1e6, digits: 2)) µs  (\(floor); \(batch))")
         print("(b) Varlink round trip:            \(formatted(single * 1e6, digits: 2)) µs  (\(options.method) via VarlinkClient, \(target))")
         let ratio = single / bare
-        print("    ratio (b)/(a):                 \(formatted(ratio, digits: 2))  [target <= 3: \(ratio <= 3 ? "met" : "NOT met")]")
+        // The Guard's real status call against a floor in another process: within 1.2×;
+        // the Varlink layer alone, in one process, within 3×.
+        let goal = server == nil && options.floorSocketPath != nil ? 1.2 : 3
+        print("    ratio (b)/(a):                 \(formatted(ratio, digits: 2))  [target <= \(formatted(goal, digits: 1)): \(ratio <= goal ? "met" : "NOT met")]")
     }
 
     /// Mean seconds per bare round trip and per Varlink call from one client.
