@@ -46,21 +46,34 @@ struct TerminalCaptureTests {
             .contains { screen.contains(localMinute(Date(timeIntervalSince1970: $0))) }
     }
 
-    /// What every capture must (not) show.
-    private func checkWords(_ screen: String, _ what: String, secrets: [String]) {
+    /// Whether `screen` shows `text`: a plain value, so that a failing
+    /// expectation never prints the screen (where a secret might be).
+    private func shows(_ screen: String, _ text: String) -> Bool { screen.contains(text) }
+
+    /// What every capture must (not) show; each expectation is about a
+    /// plain value, never the screen itself.
+    /// - Returns: whether the screen shows none of `secrets`.
+    @discardableResult
+    private func checkWords(_ screen: String, _ what: String, secrets: [String]) -> Bool {
         for word in Self.codeWords {
-            #expect(!screen.contains(word), "the \(what) screen says \"\(word)\"")
+            let said = shows(screen, word)
+            #expect(!said, "the \(what) screen says \"\(word)\"")
         }
-        #expect(screen.firstMatch(of: /\d\d:\d\d(:\d\d)?(\.\d+)?Z/) == nil, "the \(what) screen shows a UTC time")
-        #expect(screen.firstMatch(of: /\d{4}-\d\d-\d\dT\d\d/) == nil, "the \(what) screen shows an ISO 8601 time")
-        for (index, secret) in secrets.enumerated() {
-            let shown = screen.contains(secret)
-            #expect(!shown, "the \(what) screen shows secret \(index + 1)")
+        let utc = screen.firstMatch(of: /\d\d:\d\d(:\d\d)?(\.\d+)?Z/) != nil
+        #expect(!utc, "the \(what) screen shows a UTC time")
+        let iso = screen.firstMatch(of: /\d{4}-\d\d-\d\dT\d\d/) != nil
+        #expect(!iso, "the \(what) screen shows an ISO 8601 time")
+        var clean = true
+        for (index, secret) in secrets.enumerated() where shows(screen, secret) {
+            clean = false
+            Issue.record("the \(what) screen shows secret \(index + 1)")
         }
+        return clean
     }
 
-    private func save(_ screen: String, as name: String) throws {
-        guard ProcessInfo.processInfo.environment["FAMILYCONTROLS_SCREENSHOT"] != nil else { return }
+    /// Writes `screen` to docs/images/`name` with `FAMILYCONTROLS_SCREENSHOT` set, unless it showed a secret.
+    private func save(_ screen: String, as name: String, clean: Bool) throws {
+        guard clean, ProcessInfo.processInfo.environment["FAMILYCONTROLS_SCREENSHOT"] != nil else { return }
         let folder = "\(packageRoot)/docs/images"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try (screen + "\n").write(toFile: "\(folder)/\(name)", atomically: true, encoding: .utf8)
@@ -85,11 +98,15 @@ struct TerminalCaptureTests {
                 steps: [("Password:", password)], done: "familyctl: request \(id)", environment: environment(guardd))
             #expect(approve.finished, "\(approve)")
             #expect(await app.exitStatus() == 0)
-            let name = try #require(approve.screen.firstMatch(of: /“([^”]+)”/).map { String($0.1) }, "no app name shown")
-            #expect(approve.screen.contains("“\(name)” is approved for \(child)"), "the result names the app and the child")
-            #expect(approve.screen.contains("Password:"))
-            #expect(shows(approve.screen, localTimeSince: asked), "the request says when it was asked, in local time")
-            checkWords(approve.screen, "approve", secrets: [password])
+            let shownName = approve.screen.firstMatch(of: /“([^”]+)”/).map { String($0.1) }
+            let name = try #require(shownName, "no app name shown")
+            let result = shows(approve.screen, "“\(name)” is approved for \(child)")
+            #expect(result, "the result names the app and the child")
+            let asksPassword = shows(approve.screen, "Password:")
+            #expect(asksPassword)
+            let askedAt = shows(approve.screen, localTimeSince: asked)
+            #expect(askedAt, "the request says when it was asked, in local time")
+            let approveClean = checkWords(approve.screen, "approve", secrets: [password])
 
             // The child's second app, at the child's terminal: the guardian is here, with their code.
             let enrolment = try await GuardianCodeTests().enroll(guardd)
@@ -101,24 +118,29 @@ struct TerminalCaptureTests {
                         ("shows now), or press Enter to go back:", code)],
                 done: "status: approved", environment: environment(guardd))
             #expect(prompt.finished, "\(prompt)")
-            #expect(prompt.screen.contains("for \(child)?"), "the alert names the child")
-            #expect(prompt.screen.contains("\(guardian)'s one-time code (the 6 digits their authenticator app shows now)"))
-            #expect(prompt.screen.contains("or press Enter to go back"), "the prompts say how to go back")
-            checkWords(prompt.screen, "code prompt", secrets: [password, code, enrolment.base32])
+            let namesChild = shows(prompt.screen, "for \(child)?")
+            #expect(namesChild, "the alert names the child")
+            let codeInWords = shows(prompt.screen, "\(guardian)'s one-time code (the 6 digits their authenticator app shows now)")
+            #expect(codeInWords, "the code prompt names the guardian and says where the code is")
+            let saysBack = shows(prompt.screen, "or press Enter to go back")
+            #expect(saysBack, "the prompts say how to go back")
+            let promptClean = checkWords(prompt.screen, "code prompt", secrets: [password, code, enrolment.base32])
 
             // What the parent's children have, in local time.
             let status = try await TerminalScreen.capture(
                 shell(guardd.guardian, shown: "familyctl status", [familyctl, "status"]),
                 steps: [], done: "\n$", environment: environment(guardd))
             #expect(status.finished, "\(status)")
-            #expect(status.screen.contains(child))
-            #expect(status.screen.contains(name), "status names the app")
-            #expect(shows(status.screen, localTimeSince: asked), "status shows when it was approved, in local time")
-            checkWords(status.screen, "status", secrets: [password, code])
+            let statusNamesChild = shows(status.screen, child), statusNamesApp = shows(status.screen, name)
+            #expect(statusNamesChild, "status names the child")
+            #expect(statusNamesApp, "status names the app")
+            let updatedAt = shows(status.screen, localTimeSince: asked)
+            #expect(updatedAt, "status shows when it was approved, in local time")
+            let statusClean = checkWords(status.screen, "status", secrets: [password, code])
 
-            try save(approve.screen, as: "terminal-approve.txt")
-            try save(status.screen, as: "terminal-status.txt")
-            try save(prompt.screen, as: "terminal-code-prompt.txt")
+            try save(approve.screen, as: "terminal-approve.txt", clean: approveClean)
+            try save(status.screen, as: "terminal-status.txt", clean: statusClean)
+            try save(prompt.screen, as: "terminal-code-prompt.txt", clean: promptClean)
         }
     }
 }
