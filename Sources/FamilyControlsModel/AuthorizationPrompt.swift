@@ -6,7 +6,10 @@ public struct AuthorizationPrompt: Hashable, Sendable {
         /// "Allow “App” to provide parental controls for USER?" Answer with
         /// `continue` (or `y`, `yes`) to go on, `don't allow` (or `n`, `no`) to refuse.
         case alert
-        /// The parent or guardian's user name.
+        /// The parent or guardian's user name. After "a parent or guardian
+        /// is here", an empty answer (here, or at the code prompt that
+        /// follows) goes back to the alert, which is asked again; the
+        /// prompt's message says so.
         case guardian
         /// A secret such as a password: do not echo it.
         case secret

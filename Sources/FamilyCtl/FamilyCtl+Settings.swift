@@ -36,7 +36,8 @@ extension FamilyCtl {
 
     /// The documented `--json` form: the `ListAuthorizations` reply as the
     /// interface types it, `{"authorizations": [ … ]}`, one object per
-    /// authorization with `user`, `app`, `member`, `status`, `approvedBy`
+    /// authorization with `user`, `app`, `name` (the app's name as its
+    /// alert showed it; null when not known), `member`, `status`, `approvedBy`
     /// (null when none), `updatedAt` (ISO 8601, UTC), `path` and `lock`, and
     /// for a Flatpak app `flatpak` (`id`, `installation`, `arch`, `branch`,
     /// `commit`, `deployment`).
@@ -48,7 +49,7 @@ extension FamilyCtl {
     /// name when known, else its ID), the child, and what the lock means
     /// for them.
     static func outcomeText(_ authorization: Guard.Authorization, name: String? = nil) -> String {
-        let app = name.map { "“\(DisplayText.sanitized($0))”" } ?? DisplayText.sanitized(authorization.app)
+        let app = (name ?? authorization.name).map { "“\(DisplayText.sanitized($0))”" } ?? DisplayText.sanitized(authorization.app)
         let child = DisplayText.sanitized(authorization.user)
         switch authorization.status {
         case .approved:
@@ -79,11 +80,11 @@ extension FamilyCtl {
 
     static func statusTable(_ rows: [Guard.Authorization]) -> String {
         guard !rows.isEmpty else { return "No authorizations." }
-        let header = ["USER", "APP", "MEMBER", "STATUS", "APPROVED BY", "UPDATED", "LOCK", "PATH"]
+        let header = ["USER", "APP", "NAME", "MEMBER", "STATUS", "APPROVED BY", "UPDATED", "LOCK", "PATH"]
         let table: [[String]] = rows.map { row in
             // A Flatpak app shows its Flatpak ID and the deployment approved, as `flatpak` names them.
             let path = row.flatpak.map { "flatpak \($0.installation) \($0.id) \($0.commit.prefix(12)): \($0.deployment)" }
-            return [row.user, row.app, row.member.rawValue, row.status.rawValue, row.approvedBy ?? "-",
+            return [row.user, row.app, row.name ?? "-", row.member.rawValue, row.status.rawValue, row.approvedBy ?? "-",
                     localDate(row.updatedAt), lockText(row), path ?? row.path]
         }
         return columns([header] + table)

@@ -28,6 +28,12 @@ package struct GuardLimits: Sendable {
     package var pendingRequestsPerUser = 4
     /// Requests waiting at once, every child together.
     package var pendingRequestsTotal = 256
+    /// Times one request's person may go back from the parent or
+    /// guardian's prompts at the child's screen to the alert's choices;
+    /// past it the prompts no longer offer it. Going back never gives back
+    /// an attempt, so this only bounds how long one request can keep its
+    /// app's turn.
+    package var returnsToAlertPerRequest = 5
     /// Requests a user may start at once (``RequestQuota``)…
     package var requestBurst = 10
     /// …and how long it takes to earn one more.

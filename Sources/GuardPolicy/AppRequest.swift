@@ -21,6 +21,8 @@ import GuardStore
 ///   │                                   records; or, for a request only,     │
 ///   │                                   "a parent or guardian is here":      │
 ///   │                                   their one-time code, in the session  │
+///   │                                   (nothing typed goes back to the      │
+///   │                                   alert, its attempts still counted)   │
 ///   └─ otherwise ─► authenticating in the session (AuthenticationSheet) ─►   ▼
 ///                                                                         decided
 ///   decided ── the short save (AppTurns.save) ──► locked (LockKeeper) ──► recorded (AuthorizationLedger)
@@ -212,22 +214,30 @@ struct AppRequest {
         let configuration = policy.family.configuration
         if member == .child && !configuration.inSessionApproval {
             let offersCode = AuthorizationRules.oneTimeCodeMayDecide(rulesPurpose) && policy.offersGuardianCode(to: user)
-            switch try sheet.askAlert(question, member: member, caller: caller, channel: channel,
-                                      offeringGuardianHere: offersCode) {
-            case .refuse:
-                return .dontAllow
-            case .guardianHere:
-                // Their name, then their current one-time code, on the code
-                // service: useless to the child's processes once used.
-                let who = AuthenticationSheet.Authentication.inSession(member, caller)
-                return try sheet.withSheet(of: caller, channel: channel, deadline: policy.turnDeadline) { () throws(GuardFailure) -> Decision in
-                    try sheet.checkBackoff(who, channel: channel, configuration: policy.family.configuration)
-                    return .authenticated(by: try sheet.authenticate(who, over: channel,
-                                                                     service: policy.family.configuration.guardianCodeService))
+            // Kept across going back to the alert: going back gives no attempt back.
+            var attempts = AuthenticationSheet.InPersonAttempts(returnsLeft: policy.limits.returnsToAlertPerRequest)
+            while true {
+                switch try sheet.askAlert(question, member: member, caller: caller, channel: channel,
+                                          offeringGuardianHere: offersCode) {
+                case .refuse:
+                    return .dontAllow
+                case .guardianHere:
+                    // Their name, then their current one-time code, on the code
+                    // service: useless to the child's processes once used.
+                    let who = AuthenticationSheet.Authentication.inSession(member, caller)
+                    let outcome = try sheet.withSheet(of: caller, channel: channel, deadline: policy.turnDeadline) {
+                        () throws(GuardFailure) -> AuthenticationSheet.InPersonOutcome in
+                        try sheet.checkBackoff(who, channel: channel, configuration: policy.family.configuration)
+                        return try sheet.authenticate(who, over: channel, service: policy.family.configuration.guardianCodeService,
+                                                      attempts: &attempts)
+                    }
+                    if case .authenticated(let approver) = outcome { return .authenticated(by: approver) }
+                    policy.logger.info("request: \(caller.app.appID) for \(user) went back to the alert "
+                        + "(\(attempts.used) of \(policy.family.configuration.maxAttempts) attempts used)")
+                case .allow:
+                    let (outcome, timeout) = try policy.desk.awaitGuardian(pendingPurpose, caller: caller, channel: channel)
+                    return .byGuardian(outcome, timeout: timeout)
                 }
-            case .allow:
-                let (outcome, timeout) = try policy.desk.awaitGuardian(pendingPurpose, caller: caller, channel: channel)
-                return .byGuardian(outcome, timeout: timeout)
             }
         }
         // In the app's own session, with the user's one sheet held.

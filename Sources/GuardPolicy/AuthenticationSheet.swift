@@ -93,6 +93,23 @@ final class AuthenticationSheet: Sendable {
         return result
     }
 
+    /// One request's attempts at the child's screen, kept across going back
+    /// to the alert: going back neither counts as an attempt nor gives one back.
+    struct InPersonAttempts: Sendable {
+        /// Attempts this request has used (a name that is not a guardian's, or PAM's refusal).
+        var used = 0
+        /// How many more times the prompts offer going back (``GuardLimits/returnsToAlertPerRequest``).
+        var returnsLeft: Int
+    }
+
+    /// How an authentication that offered going back ended, short of a failure.
+    enum InPersonOutcome: Sendable {
+        case authenticated(by: String)
+        /// The person answered the name prompt, or PAM's first prompt, with
+        /// nothing: back to the alert's choices.
+        case wentBack
+    }
+
     /// PAM, up to `MaxAttempts` times, for `who` over `channel`; for a child
     /// in the app's session, the guardian's name first at each attempt.
     /// Failures in a row slow the next attempts (``AuthenticationBackoff``).
@@ -102,18 +119,49 @@ final class AuthenticationSheet: Sendable {
     /// - Throws: the refusal, cancellation, timeout or PAM failure, audited.
     func authenticate(_ who: Authentication, over channel: any RequestChannel,
                       service: String? = nil) throws(GuardFailure) -> String {
+        var attempts = InPersonAttempts(returnsLeft: 0)
+        switch try authenticate(who, over: channel, service: service, attempts: &attempts) {
+        case .authenticated(let name): return name
+        case .wentBack: throw .canceled("the authentication was canceled")
+        }
+    }
+
+    /// ``authenticate(_:over:service:)`` continuing `attempts`, where the
+    /// name prompt and PAM's first prompt offer going back (nothing typed)
+    /// while `attempts.returnsLeft` lasts. The back-off is checked before
+    /// every attempt, as always.
+    func authenticate(_ who: Authentication, over channel: any RequestChannel, service: String? = nil,
+                      attempts: inout InPersonAttempts) throws(GuardFailure) -> InPersonOutcome {
         let configuration = families.current.configuration
-        for attempt in 1...configuration.maxAttempts {
+        while attempts.used < configuration.maxAttempts {
+            let attempt = attempts.used + 1
             try checkBackoff(who, channel: channel, configuration: configuration)
-            guard let name = try authenticatingName(who, attempt: attempt, channel: channel,
-                                                    configuration: configuration) else { continue }
+            let goingBack = attempts.returnsLeft > 0 ? ChannelConversation.GoingBack() : nil
+            let name: String
+            switch try authenticatingName(who, attempt: attempt, channel: channel, configuration: configuration,
+                                          offeringBack: goingBack != nil) {
+            case .notAGuardian:
+                attempts.used = attempt
+                continue
+            case .back:
+                attempts.returnsLeft -= 1
+                return .wentBack
+            case .name(let named):
+                name = named
+            }
             let pam = PAMRequest(service: service ?? who.service(configuration), user: name, requestingUser: who.requestingUser,
                                  tty: nil, configurationDirectory: pamDirectory, promptTimeout: configuration.promptTimeout)
             do throws(PAMError) {
-                try authenticator.authenticate(pam, conversation: ChannelConversation(channel: channel))
+                try authenticator.authenticate(pam, conversation: ChannelConversation(channel: channel, goingBack: goingBack))
                 backoff.recordSuccess(of: who.backoffKey)
-                return name
+                return .authenticated(by: name)
             } catch {
+                // Nothing typed at PAM's first prompt: PAM had no answer, so nothing was tried.
+                if let goingBack, goingBack.wentBack {
+                    attempts.returnsLeft -= 1
+                    return .wentBack
+                }
+                attempts.used = attempt
                 try failed(error, who, name: name, attempt: attempt, channel: channel, configuration: configuration)
             }
         }
@@ -125,26 +173,38 @@ final class AuthenticationSheet: Sendable {
         throw .canceled("\(configuration.maxAttempts) incorrect authentication attempts")
     }
 
+    /// The answer to "whose authentication is this".
+    private enum NameAnswer {
+        case name(String)
+        /// Told and audited; the attempt is used.
+        case notAGuardian
+        /// Nothing typed where going back was offered.
+        case back
+    }
+
     /// Who PAM authenticates at this attempt: the individual, the guardian
-    /// named, or nil after a name that is not a guardian's (told, audited).
+    /// named, or after a name that is not a guardian's (told, audited),
+    /// nothing; with `offeringBack`, nothing typed goes back.
     private func authenticatingName(_ who: Authentication, attempt: Int, channel: any RequestChannel,
-                                    configuration: GuardConfiguration) throws(GuardFailure) -> String? {
+                                    configuration: GuardConfiguration, offeringBack: Bool) throws(GuardFailure) -> NameAnswer {
         switch who {
         case .guardian(let guardian, _, _, _):
-            return guardian.name
+            return .name(guardian.name)
         case .inSession(.individual, let caller):
-            return caller.account.name
+            return .name(caller.account.name)
         case .inSession(let member, let caller):
             let user = caller.account.name
             let name: String
             do throws(PAMConversationEnd) {
-                let answer = try channel.ask(AuthorizationPrompt(kind: .guardian, message: "Parent or guardian's user name: "),
-                                             deadline: .now.advanced(by: configuration.promptTimeout))
+                let asked = "Parent or guardian's user name: "
+                let prompt = AuthorizationPrompt(kind: .guardian, message: offeringBack ? ChannelConversation.offeringBack(asked) : asked)
+                let answer = try channel.ask(prompt, deadline: .now.advanced(by: configuration.promptTimeout))
                 name = answer.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }.trimmingWhitespace()
             } catch {
                 throw ended(error, "guardian's name", member: member, caller: caller)
             }
-            guard !isGuardian(name, of: user) else { return name }
+            if offeringBack && name.isEmpty { return .back }
+            guard !isGuardian(name, of: user) else { return .name(name) }
             // A name no one has may be a password typed at the wrong prompt: never repeat it.
             let known = Principal.isValidName(name) && (try? UserDatabase.user(named: name)) != nil
             let shown = known ? name : "an unknown user"
@@ -154,7 +214,7 @@ final class AuthenticationSheet: Sendable {
             channel.tell(AuthorizationPrompt(kind: .error, message: known
                 ? "Sorry, \(name) is not a parent or guardian of \(user)."
                 : "Sorry, that is not a parent or guardian of \(user)."))
-            return nil
+            return .notAGuardian
         }
     }
 

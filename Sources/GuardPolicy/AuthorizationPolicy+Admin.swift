@@ -173,7 +173,7 @@ extension AuthorizationPolicy {
             let record = AuthorizationRecord(
                 user: user, uid: account.uid, appID: appID, member: member, status: status,
                 approvedBy: status == .approved ? requester.name : nil, updatedAt: .now, appPath: directory.path,
-                appIdentity: directory.identity)
+                appIdentity: directory.identity, displayName: current?.displayName)
             let audited = ledger.event(.set, actor: requester.name, user: user, appID: appID, member: member, outcome: AuditOutcome(rawValue: status.description))
             if status == .approved {
                 try keeper.approve(record, directory: directory, audit: audited)

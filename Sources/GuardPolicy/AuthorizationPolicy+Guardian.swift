@@ -41,7 +41,8 @@ extension AuthorizationPolicy {
                 var record = AuthorizationRecord(
                     user: caller.account.name, uid: caller.account.uid, appID: caller.app.appID, member: .child,
                     status: .approved, approvedBy: requester.name, updatedAt: .now, appPath: caller.app.directory,
-                    appIdentity: caller.app.directoryIdentity, flatpak: caller.app.flatpak)
+                    appIdentity: caller.app.directoryIdentity, flatpak: caller.app.flatpak,
+                    displayName: caller.app.displayName)
                 // What the guardian was shown (``summary(of:approve:)``, `familyctl requests`): the key
                 // whose signed versions go in without asking, and the version.
                 if caller.app.flatpak == nil {

@@ -123,7 +123,8 @@ extension AuthorizationPolicy {
         let record = AuthorizationRecord(
             user: caller.account.name, uid: caller.account.uid, appID: caller.app.appID, member: member,
             status: .approved, approvedBy: approver, updatedAt: .now, appPath: caller.app.directory,
-            appIdentity: caller.app.directoryIdentity, flatpak: caller.app.flatpak)
+            appIdentity: caller.app.directoryIdentity, flatpak: caller.app.flatpak,
+            displayName: caller.app.displayName)
         try keeper.approve(record, directory: caller.directory, audit: ledger.event(
             .approve, actor: approver, user: record.user, appID: record.appID, member: member, outcome: .approved))
         logger.notice("approved: \(record.appID) for \(record.user) as \(member) by \(approver)")
@@ -148,7 +149,8 @@ extension AuthorizationPolicy {
         let record = AuthorizationRecord(
             user: caller.account.name, uid: caller.account.uid, appID: caller.app.appID, member: member,
             status: .denied, approvedBy: nil, updatedAt: .now, appPath: caller.app.directory,
-            appIdentity: caller.app.directoryIdentity, flatpak: caller.app.flatpak)
+            appIdentity: caller.app.directoryIdentity, flatpak: caller.app.flatpak,
+            displayName: caller.app.displayName)
         try ledger.commit(record, audit: ledger.event(.deny, actor: actor, user: record.user, appID: record.appID,
                                                       member: member, outcome: .denied, detail: detail))
         logger.notice("denied: \(record.appID) for \(record.user) by \(actor) (\(detail))")

@@ -24,6 +24,10 @@ package struct AuthorizationRecord: Hashable, Sendable {
     package var approvedBy: String?
     /// The app directory the authorization covers.
     package var appPath: String
+    /// The app's name as its alert showed it (``AppIdentity/displayName``);
+    /// nil when not known (set by an administrator by app ID, or recorded
+    /// before the Guard kept it).
+    package var displayName: String?
     /// Which directory that is (device and inode, as identified); an
     /// approval answers that directory's program only. Nil in records made
     /// before the Guard kept it.
@@ -56,9 +60,10 @@ package struct AuthorizationRecord: Hashable, Sendable {
     package init(
         user: String, uid: UInt32, appID: String, member: FamilyControlsMember,
         status: AuthorizationStatus, approvedBy: String? = nil, updatedAt: UnixTime, appPath: String,
-        appIdentity: FileIdentity? = nil, flatpak: FlatpakDeployment? = nil
+        appIdentity: FileIdentity? = nil, flatpak: FlatpakDeployment? = nil, displayName: String? = nil
     ) {
         self.flatpak = flatpak
+        self.displayName = displayName
         self.user = user
         self.uid = uid
         self.appID = appID

@@ -106,7 +106,7 @@ extension Store {
     }
 }
 
-private let authorizationColumns = "user, uid, app_id, member, status, approved_by, updated_at, app_path, app_device, app_inode, flatpak_installation, flatpak_deployment, flatpak_remote, flatpak_url, flatpak_commit_time, update_key, update_version, flatpak_runtime, flatpak_runtime_commit, flatpak_runtime_time"
+private let authorizationColumns = "user, uid, app_id, member, status, approved_by, updated_at, app_path, app_device, app_inode, flatpak_installation, flatpak_deployment, flatpak_remote, flatpak_url, flatpak_commit_time, update_key, update_version, flatpak_runtime, flatpak_runtime_commit, flatpak_runtime_time, app_name"
 
 extension StoreConnection {
     func upsert(_ record: AuthorizationRecord) throws(StoreError) {
@@ -115,7 +115,7 @@ extension StoreConnection {
         try execute(
             """
             INSERT INTO authorizations (\(authorizationColumns))
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)
             ON CONFLICT (user, app_id) DO UPDATE SET
                 uid = excluded.uid, member = excluded.member, status = excluded.status,
                 approved_by = excluded.approved_by, updated_at = excluded.updated_at,
@@ -125,7 +125,7 @@ extension StoreConnection {
                 flatpak_commit_time = excluded.flatpak_commit_time,
                 update_key = excluded.update_key, update_version = excluded.update_version,
                 flatpak_runtime = excluded.flatpak_runtime, flatpak_runtime_commit = excluded.flatpak_runtime_commit,
-                flatpak_runtime_time = excluded.flatpak_runtime_time
+                flatpak_runtime_time = excluded.flatpak_runtime_time, app_name = excluded.app_name
             """,
             [
                 .text(record.user), .integer(Int64(record.uid)), .text(record.appID),
@@ -140,6 +140,7 @@ extension StoreConnection {
                 .text(orNull: record.updateKey?.declaration), .text(orNull: record.highestVersion),
                 .text(orNull: record.flatpakOrigin?.runtime?.name), .text(orNull: record.flatpakOrigin?.runtime?.commit),
                 record.flatpakOrigin?.runtime.map { .integer(Int64(clamping: $0.timestamp)) } ?? .null,
+                .text(orNull: record.displayName),
             ]
         )
     }
@@ -191,6 +192,7 @@ extension StoreConnection {
             record.updateKey = key
         }
         record.highestVersion = row.string(at: 16)
+        record.displayName = row.string(at: 20)
         return record
     }
 }

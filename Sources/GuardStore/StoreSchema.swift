@@ -11,7 +11,8 @@ package enum StoreSchema {
     package static let applicationID: Int32 = 0x4661_6D43
 
     /// Every migration, oldest first; the last one's version is the current schema.
-    package static let migrations: [StoreMigration] = [version1, version2, version3, version4, version5, version6, version7, version8, version9]
+    package static let migrations: [StoreMigration] = [version1, version2, version3, version4, version5, version6, version7, version8, version9,
+                                                             version10]
 
     /// The schema version this code writes and reads.
     package static var currentVersion: Int { migrations.last?.version ?? 0 }
@@ -200,6 +201,18 @@ package enum StoreSchema {
                        AND (flatpak_runtime_commit IS NULL OR length(flatpak_runtime_commit) = 64));
             ALTER TABLE authorizations ADD COLUMN flatpak_runtime_time INTEGER
                 CHECK ((flatpak_runtime_time IS NULL) = (flatpak_runtime IS NULL));
+            """
+    )
+
+    // The app's name as the alert showed it (`Name=` of its desktop entry,
+    // cut and escaped), so that `familyctl status` names the app as the
+    // parent saw it asked. Approvals made before have none, and show the app ID.
+    private static let version10 = StoreMigration(
+        version: 10,
+        summary: "authorizations record the app's name as its alert showed it",
+        sql: """
+            ALTER TABLE authorizations ADD COLUMN app_name TEXT
+                CHECK (app_name IS NULL OR length(app_name) BETWEEN 1 AND 400);
             """
     )
 

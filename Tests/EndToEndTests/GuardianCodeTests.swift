@@ -19,7 +19,7 @@ struct GuardianCodeTests {
 
     /// Enrols `user`'s code (default: the guardian) through familyctl, their
     /// password on standard input.
-    private func enroll(_ guardd: GuardFixture, as user: ThrowawayUser? = nil) async throws -> Enrolment {
+    func enroll(_ guardd: GuardFixture, as user: ThrowawayUser? = nil) async throws -> Enrolment {
         let who = user ?? guardd.guardian
         let result = try await guardd.familyctlAsGuardian(["code", "enroll", "--stdin"], as: who,
                                                           input: "\(who.password ?? "")\n")
@@ -32,7 +32,7 @@ struct GuardianCodeTests {
     }
 
     /// The code the guardian's authenticator app shows `steps` steps from now.
-    private func code(_ enrolment: Enrolment, steps: Int64 = 0) -> String {
+    func code(_ enrolment: Enrolment, steps: Int64 = 0) -> String {
         let now = Int64(Date().timeIntervalSince1970) + 30 * steps
         return OneTimeCode.totp(secret: enrolment.secret, time: UInt64(now))
     }
@@ -70,7 +70,7 @@ struct GuardianCodeTests {
             let approved = try await requestWithCode(guardd, first)
             #expect(approved.status == 0, "\(approved.standardError)")
             #expect(approved.standardError.contains("[continue/here/don't allow]"), "the alert offered the guardian here")
-            #expect(approved.standardError.contains("\(guardd.guardian.name)'s one-time code (the 6 digits their authenticator app shows now): "),
+            #expect(approved.standardError.contains("\(guardd.guardian.name)'s one-time code (the 6 digits their authenticator app shows now), or press Enter to go back: "),
                     "the code service asked for the code in words: \(approved.standardError)")
             #expect(try await guardd.storedStatus() == "approved")
             #expect(try await guardd.lock(of: GuardFixture.appID) == "locked")

@@ -37,7 +37,9 @@ struct SettingsTests {
             #expect(row["approvedBy"] as? String == guardd.guardian.name)
             #expect(row["lock"] as? String == "locked")
             #expect((row["updatedAt"] as? String)?.hasSuffix("Z") == true)
-            #expect(Set(row.keys) == ["user", "app", "member", "status", "approvedBy", "updatedAt", "lock", "lockReason", "path", "flatpak"])
+            #expect(row["name"] as? String == "FamilyControls Demo", "the app's name as its alert showed it")
+            #expect(Set(row.keys) == ["user", "app", "name", "member", "status", "approvedBy", "updatedAt", "lock", "lockReason",
+                                      "path", "flatpak"])
             #expect(row["lockReason"] is NSNull, "a lock that holds has no reason")
             // An app root's app is no Flatpak app: null, as approvedBy is when no one approved.
             #expect(row["flatpak"] is NSNull)

@@ -65,4 +65,27 @@ struct TerminalPromptTests {
             #expect(try await guardd.storedStatus() == "notDetermined")
         }
     }
+
+    /// The in-person flow at the child's real terminal: Enter alone at the
+    /// name prompt, and at the code prompt (echo off), goes back to the
+    /// alert's choices each time; the child then refuses.
+    @Test(.enabled(if: canUseOneTimeCodes, "needs libpam-oath and oathtool (Config/install.sh installs them)"))
+    func enterAloneAtTheGuardiansPromptsGoesBackToTheAlert() async throws {
+        try await withGuard { guardd in
+            _ = try await GuardianCodeTests().enroll(guardd)
+            let alert = "[continue/here/don't allow]:"
+            let outcome = try await TerminalSession.run(
+                ["/usr/bin/setpriv", "--reuid=\(guardd.child.uid)", "--regid=\(guardd.child.gid)", "--clear-groups",
+                 guardd.appExecutable, "request", "--member", "child"],
+                steps: [(alert, "here"), ("user name, or press Enter to go back:", ""),
+                        (alert, "here"), ("user name, or press Enter to go back:", guardd.guardian.name),
+                        ("shows now), or press Enter to go back:", ""), (alert, "don't allow")],
+                environment: ["FAMILYCONTROLS_SOCKET": guardd.socket])
+            #expect(outcome.echoAtPrompts == [true, true, true, true, false, true], "\(outcome)")
+            #expect(outcome.echoAfter)
+            #expect(outcome.status == 1)
+            #expect(!outcome.showed("Sorry"), "going back is no failed attempt")
+            #expect(try await guardd.storedStatus() == "denied")
+        }
+    }
 }

@@ -12,7 +12,8 @@ struct GeneratedTypesTests {
         #expect(object["member"] == .string("child"))
         #expect(object["status"] == .string("approved"))
         #expect(object["approvedBy"] == .null)
-        #expect(object.keys == ["user", "app", "member", "status", "approvedBy", "updatedAt", "path", "lock", "lockReason", "flatpak"])
+        #expect(object.keys == ["user", "app", "name", "member", "status", "approvedBy", "updatedAt", "path", "lock",
+                                "lockReason", "flatpak"])
         #expect(object["flatpak"] == .null)
         let text = JSONValue.object(object).description
         let parsed = try #require(try JSONValue(parsing: text).objectValue)

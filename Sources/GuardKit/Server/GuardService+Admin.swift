@@ -318,7 +318,7 @@ extension ShownLock {
 extension AuthorizationView {
     /// The `Authorization` type of the interface.
     var wire: Guard.Authorization {
-        Guard.Authorization(user: record.user, app: record.appID, member: Guard.Member(record.member),
+        Guard.Authorization(user: record.user, app: record.appID, name: record.displayName, member: Guard.Member(record.member),
                             status: Guard.Status(record.status), approvedBy: record.approvedBy,
                             updatedAt: record.updatedAt.seconds, path: path, lock: lock.wire, lockReason: lock.reason,
                             flatpak: record.flatpak.map { deployment in

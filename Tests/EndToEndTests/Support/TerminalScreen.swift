@@ -27,6 +27,9 @@ enum TerminalScreen {
             && FileManager.default.isExecutableFile(atPath: "/usr/bin/zbarimg")
     }
 
+    /// Whether this machine can run a program in tmux and capture its screen.
+    static var canCapture: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux") }
+
     /// Runs `argv` in tmux, types `password` at "Password:", waits for
     /// `done`, and decodes the QR code drawn between the lines holding
     /// `after` and `before`; the expected text is the rest of the screen's
@@ -140,5 +143,74 @@ enum TerminalScreen {
         let result = try await TestSupport.run(pythonPath, ["-c", script, arguments])
         guard result.succeeded else { throw FixtureError("the terminal driver failed (status \(result.status))") }
         return try JSONDecoder().decode(Outcome.self, from: Data(result.standardOutput.utf8))
+    }
+    /// What a terminal showed at the end: its screen as plain text.
+    struct Capture: Decodable, CustomStringConvertible {
+        /// Whether the screen showed `done` in time.
+        var finished: Bool
+        /// Each step's prompt, in order, that was answered.
+        var answered: Int
+        /// The screen's lines, trailing blanks and blank lines at the end removed.
+        var screen: String
+
+        /// Leaves out the screen, which a failing test might otherwise print with what was typed.
+        var description: String { "finished \(finished), \(answered) prompt(s) answered" }
+    }
+
+    /// Runs `argv` in tmux (a server of its own, `width` × `height` cells),
+    /// answers each of `steps` (the text to wait for at the screen's end,
+    /// what to type; nothing is ever echoed back by the driver) in order,
+    /// waits for `done`, and returns the screen as plain text
+    /// (`capture-pane -p`). `environment` is the program's whole environment.
+    static func capture(_ argv: [String], steps: [(String, String)], done: String, environment: [String: String],
+                        width: Int = 120, height: Int = 30) async throws -> Capture {
+        let script = #"""
+            import json, os, signal, subprocess, sys, tempfile, time
+            # The test runner's blocked signals would keep tmux's server from ending at kill-server.
+            signal.pthread_sigmask(signal.SIG_SETMASK, [])
+            argv, steps, done, env, width, height = json.loads(sys.argv[1])
+            folder = tempfile.mkdtemp(prefix="fc-capture.")
+            tmux = ["tmux", "-u", "-S", folder + "/socket", "-f", "/dev/null"]
+            quiet = dict(stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            def capture():
+                # -J: a line the terminal wrapped is one line, as the program wrote it.
+                return subprocess.run(tmux + ["capture-pane", "-p", "-J", "-t", "shot"], capture_output=True, text=True,
+                                      stdin=subprocess.DEVNULL).stdout
+            # The server's standard streams on /dev/null: it outlives this call and must hold no pipe of the test's.
+            subprocess.run(["env", "-i"] + ["%s=%s" % kv for kv in env.items()] + tmux
+                           + ["new-session", "-d", "-s", "shot", "-x", str(width), "-y", str(height)] + argv,
+                           check=True, **quiet)
+            answered, finished = 0, False
+            try:
+                subprocess.run(tmux + ["set-option", "-t", "shot", "remain-on-exit", "on"], check=True, **quiet)
+                deadline = time.time() + 60
+                while time.time() < deadline:
+                    screen = capture().rstrip()
+                    if answered < len(steps) and screen.endswith(steps[answered][0].rstrip()):
+                        subprocess.run(tmux + ["send-keys", "-t", "shot", "-l", steps[answered][1]], check=True, **quiet)
+                        subprocess.run(tmux + ["send-keys", "-t", "shot", "Enter"], check=True, **quiet)
+                        answered += 1
+                        time.sleep(0.2)
+                        continue
+                    if answered == len(steps) and done in screen:
+                        finished = True
+                        time.sleep(0.3)
+                        break
+                    time.sleep(0.1)
+                screen = capture()
+            finally:
+                subprocess.run(tmux + ["kill-server"], **quiet)
+                subprocess.run(["rm", "-rf", folder], **quiet)
+            lines = [line.rstrip() for line in screen.split("\n")]
+            while lines and not lines[-1]:
+                lines.pop()
+            print(json.dumps({"finished": finished, "answered": answered, "screen": "\n".join(lines)}))
+            """#
+        let arguments = String(decoding: try JSONSerialization.data(withJSONObject: [
+            argv, steps.map { [$0.0, $0.1] }, done, environment, width, height,
+        ] as [Any]), as: UTF8.self)
+        let result = try await TestSupport.run(pythonPath, ["-c", script, arguments])
+        guard result.succeeded else { throw FixtureError("the terminal driver failed (status \(result.status))") }
+        return try JSONDecoder().decode(Capture.self, from: Data(result.standardOutput.utf8))
     }
 }
