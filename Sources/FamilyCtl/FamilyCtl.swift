@@ -98,6 +98,10 @@ package enum FamilyCtl {
         },
     ]
 
+    /// The verbs that only read, which `-H` may send to several machines at
+    /// once; a verb that decides or changes something goes to one machine.
+    static let severalHostVerbs: Set<String> = ["requests", "status", "log", "monitors"]
+
     package static var usage: String {
         var text = "usage: familyctl [--socket PATH] VERB [OPTIONS]\n"
             + "       familyctl -H [USER@]HOST[:PORT][,HOST2…] VERB [OPTIONS]\n\nVerbs:\n"
@@ -185,9 +189,9 @@ package enum FamilyCtl {
                 if verb.name == "authenticate" {
                     throw CommandFailure(.usage, "authenticate checks passwords on this machine; it takes no -H")
                 }
-                if hosts.count > 1 && verb.name != "requests" {
+                if hosts.count > 1 && !severalHostVerbs.contains(verb.name) {
                     throw CommandFailure(.usage, "\(name) works on one machine at a time, but -H names \(hosts.count) "
-                        + "(only requests takes several)")
+                        + "(only requests, status, log and monitors take several)")
                 }
                 GuardConnection.remoteHosts = hosts
             }
