@@ -282,7 +282,7 @@ package enum FamilyCtl {
         return socket
     }
 
-    /// `-H [USER@]HOST[:PORT],…` (or `--host`), wherever it stands: the
+    /// `-H [USER@]HOST[:PORT],…` or `-H @FILE` (or `--host`), wherever it stands: the
     /// machines whose Guard the verb talks to, through ssh.
     static func takeHostOption(_ tokens: inout [String]) throws(CommandFailure) -> [RemoteHost] {
         var hosts: [RemoteHost] = []
@@ -291,7 +291,7 @@ package enum FamilyCtl {
             let token = tokens[index]
             if token == "--" { break }
             if token == "-H" || token == "--host" {
-                guard index + 1 < tokens.count else { throw CommandFailure(.usage, "\(token) needs [USER@]HOST[:PORT]") }
+                guard index + 1 < tokens.count else { throw CommandFailure(.usage, "\(token) needs [USER@]HOST[:PORT] or @FILE") }
                 hosts = try RemoteHost.list(tokens[index + 1])
                 tokens.removeSubrange(index...(index + 1))
             } else if token.hasPrefix("--host=") {

@@ -26,7 +26,9 @@ extension RemoteHost {
             throw CommandFailure(.usage, "-H @\(path.clipped): the hosts file is larger than "
                 + "\(maximumHostsFileBytes >> 10) KiB")
         }
-        return try hostsFile(String(decoding: bytes, as: UTF8.self), named: path)
+        // A byte order mark, as some editors write, is not part of the first name.
+        let text = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? bytes.dropFirst(3) : bytes[...]
+        return try hostsFile(String(decoding: text, as: UTF8.self), named: path)
     }
 
     /// The machines `text`, a hosts file called `name`, lists: one

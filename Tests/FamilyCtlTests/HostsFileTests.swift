@@ -57,7 +57,7 @@ import TestSupport
             #expect(throws: CommandFailure.self) { try RemoteHost.list("@") }
 
             let room = "\(directory)/room"
-            try "lab01\nlab02 # back\n".write(toFile: room, atomically: true, encoding: .utf8)
+            try "\u{FEFF}lab01\nlab02 # back\n".write(toFile: room, atomically: true, encoding: .utf8)
             #expect(try RemoteHost.list("@\(room)").map(\.name) == ["lab01", "lab02"])
             // A deciding verb goes to one machine at a time, from a file as from a list.
             for verb in [["approve", "1"], ["deny", "1"], ["set", "--user", "a", "--app", "b", "approved"], ["graduate", "a"]] {
