@@ -1,8 +1,10 @@
 import Foundation
 @testable import FamilyCtl
+import GuardProtocol
 import SystemKit
 import Testing
 import TestSupport
+import Varlink
 
 /// `-H @FILE`: the machines of a room or a school, one a line.
 @Suite struct HostsFileTests {
@@ -64,5 +66,21 @@ import TestSupport
                 #expect(FamilyCtl.main(["-H", "@\(room)"] + verb) == ExitCode.usage.rawValue)
             }
         }
+    }
+
+    @Test func severalMachinesJSONIsOneDocumentWhoseEveryRowNamesItsHostFirst() throws {
+        let lab1 = try RemoteHost(parsing: "t@lab01:2222"), lab2 = try RemoteHost(parsing: "lab02")
+        let monitor = Guard.Monitor(appID: "org.example.App", user: "kid", session: "c2", state: .running, pid: 9,
+                                    startedAt: 0, restarts: 0)
+        let text = FamilyCtl.hostRowsJSON("monitors", [(lab1, [monitor, monitor]), (lab2, []), (lab2, [monitor])])
+        #expect(text.hasSuffix("}\n") && text.split(separator: "\n").count == 1)
+        let rows = try #require(try JSONValue(parsing: text).objectValue?["monitors"]?.arrayValue).compactMap(\.objectValue)
+        #expect(rows.map { $0.members.first?.key } == ["host", "host", "host"])
+        #expect(rows.map { $0["host"]?.stringValue } == ["t@lab01:2222", "t@lab01:2222", "lab02"])
+        // The rest of each row is the row as one machine's --json writes it.
+        let single = try #require(try JSONValue(parsing: FamilyCtl.monitorsJSON([monitor])).objectValue?["monitors"]?.arrayValue?.first)
+        var withoutHost = rows[2]
+        withoutHost["host"] = nil
+        #expect(JSONValue.object(withoutHost) == single)
     }
 }
