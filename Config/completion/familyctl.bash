@@ -16,7 +16,10 @@ _familyctl() {
         --member) COMPREPLY=($(compgen -W "child individual" -- "$cur")); return ;;
         --since) COMPREPLY=($(compgen -W "today yesterday 1h 12h 7d" -- "$cur")); return ;;
         --app|--limit) return ;;
-        -H|--host) COMPREPLY=($(compgen -A hostname -- "$cur")); return ;;
+        -H|--host)
+            # -H @FILE: a hosts file.
+            if [[ $cur == @* ]]; then COMPREPLY=($(compgen -P @ -f -- "${cur#@}")); else COMPREPLY=($(compgen -A hostname -- "$cur")); fi
+            return ;;
     esac
     case $verb in
         "") COMPREPLY=($(compgen -W "requests approve deny status set revoke graduate forget log locks authenticate code help agent monitors --socket -H --host --help --version" -- "$cur")) ;;

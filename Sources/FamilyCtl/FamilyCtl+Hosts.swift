@@ -6,8 +6,9 @@ import Synchronization
 import SystemKit
 import Varlink
 
-// `familyctl -H HOST1,HOST2,… requests [--watch]`: several machines at once,
-// one thread each, so a machine out of reach never holds up the others.
+// `familyctl -H HOST1,HOST2,…` (or `-H @FILE`) with `requests [--watch]`,
+// `status`, `log` or `monitors`: several machines at once, one thread each,
+// so a machine out of reach never holds up the others.
 extension FamilyCtl {
     /// Whole lines from every machine's thread, never interleaved.
     private static let output = Mutex(())
@@ -33,30 +34,50 @@ extension FamilyCtl {
         return "{\"host\":" + name + "," + requestsJSON(rows).dropFirst() + "\n"
     }
 
-    /// `requests` on every machine of `hosts`: each machine's list, in the
-    /// order named; a machine that could not be asked is named on standard
-    /// error and the command ends with the status of the first such failure.
-    static func requests(on hosts: [RemoteHost], json: Bool) throws(CommandFailure) {
-        let results = HostResults()
+    /// `{"KEY": [ … ]}`, `--json` for several machines: every machine's
+    /// rows in one document, in the order named, each row first naming its
+    /// machine as `"host"`, the rest as one machine's `--json` writes it.
+    static func hostRowsJSON<Row: GuardMessage>(_ key: String, _ answers: [(host: RemoteHost, rows: [Row])]) -> String {
+        let rows = answers.flatMap { host, rows in
+            rows.map { row in
+                let fields = row.object(floats: { .string(isoDate($0)) }).members.filter { $0.key != "host" }
+                return JSONValue.object(JSONObject([(key: "host", value: .string(host.name))] + fields))
+            }
+        }
+        return JSONValue.object([key: .array(rows)]).description + "\n"
+    }
+
+    /// Asks the Guard of every machine of `hosts` at once, one thread each,
+    /// so a machine out of reach never holds up the others; then `show`s
+    /// the answers of those that answered, in the order named (all at once,
+    /// for one `--json` document). Each machine that could not be asked is
+    /// named once on standard error.
+    /// - Throws: when a machine could not be asked, with the status of the
+    ///   first such failure, after the others' answers are shown.
+    static func onEveryHost<Answer: Sendable>(
+        _ hosts: [RemoteHost], ask: @escaping @Sendable (GuardConnection) throws(CommandFailure) -> Answer,
+        show: ([(host: RemoteHost, answer: Answer)]) -> Void
+    ) throws(CommandFailure) {
+        let results = HostResults<Answer>()
         var threads: [SystemThread] = []
         for host in hosts {
             do throws(Errno) {
                 threads.append(try SystemThread.spawn(name: "host") {
-                    let result = Result { () throws(CommandFailure) in
-                        try GuardConnection(host: host).call(Guard.ListRequests.self, .init()).requests
-                    }
+                    let result = Result { () throws(CommandFailure) in try ask(GuardConnection(host: host)) }
                     results.answers.withLock { $0[host] = result }
                 })
             } catch {
+                for thread in threads { thread.join() }
                 throw CommandFailure(.failure, "cannot start a thread for \(host.shown): \(error)")
             }
         }
         for thread in threads { thread.join() }
+        var answered: [(host: RemoteHost, answer: Answer)] = []
         var firstFailure: CommandFailure?
         for host in hosts {
             switch results.answers.withLock({ $0[host] }) {
-            case .success(let rows):
-                emit(json ? hostRequestsJSON(rows, host: host) : prefixed(requestsTable(rows), by: host))
+            case .success(let answer):
+                answered.append((host, answer))
             case .failure(let failure):
                 emit("familyctl: \(failure.message)\n", toStandardError: true)
                 firstFailure = firstFailure ?? failure
@@ -64,7 +85,57 @@ extension FamilyCtl {
                 break
             }
         }
+        if !answered.isEmpty { show(answered) }
         if let firstFailure { throw CommandFailure(firstFailure.code, "not every machine answered") }
+    }
+
+    /// `requests` on every machine of `hosts`: each machine's list, in the
+    /// order named (with `--json`, one object a line, see ``hostRequestsJSON(_:host:)``).
+    static func requests(on hosts: [RemoteHost], json: Bool) throws(CommandFailure) {
+        try onEveryHost(hosts, ask: { connection throws(CommandFailure) in
+            try connection.call(Guard.ListRequests.self, .init()).requests
+        }, show: { answers in
+            for (host, rows) in answers {
+                emit(json ? hostRequestsJSON(rows, host: host) : prefixed(requestsTable(rows), by: host))
+            }
+        })
+    }
+
+    /// `status` on every machine of `hosts`: each machine's table after its
+    /// name, or with `--json` one document of them all (``hostRowsJSON(_:_:)``);
+    /// root's warnings on standard error, after the machine's name.
+    static func status(on hosts: [RemoteHost], user: String?, json: Bool) throws(CommandFailure) {
+        try onEveryHost(hosts, ask: { connection throws(CommandFailure) in
+            try connection.call(Guard.ListAuthorizations.self, .init(user: user))
+        }, show: { answers in
+            for (host, reply) in answers {
+                if let warning = standingWarning(reply.warnings) { emit(prefixed(warning, by: host), toStandardError: true) }
+            }
+            emit(json ? hostRowsJSON("authorizations", answers.map { ($0.host, $0.answer.authorizations) })
+                : answers.map { prefixed(statusText($0.answer.authorizations, user: user), by: $0.host) }.joined())
+        })
+    }
+
+    /// `log` on every machine of `hosts`, asked the same of each: each
+    /// machine's events after its name, or with `--json` one document.
+    static func log(on hosts: [RemoteHost], _ parameters: Guard.ReadAudit.Parameters, json: Bool) throws(CommandFailure) {
+        try onEveryHost(hosts, ask: { connection throws(CommandFailure) in
+            try connection.call(Guard.ReadAudit.self, parameters).events
+        }, show: { answers in
+            emit(json ? hostRowsJSON("events", answers.map { ($0.host, $0.answer) })
+                : answers.map { prefixed(logText($0.answer, user: parameters.user), by: $0.host) }.joined())
+        })
+    }
+
+    /// `monitors` on every machine of `hosts`: each machine's lines after
+    /// its name, or with `--json` one document.
+    static func monitors(on hosts: [RemoteHost], json: Bool) throws(CommandFailure) {
+        try onEveryHost(hosts, ask: { connection throws(CommandFailure) in
+            try connection.call(Guard.ListMonitors.self, .init()).monitors
+        }, show: { answers in
+            emit(json ? hostRowsJSON("monitors", answers.map { ($0.host, $0.answer) })
+                : answers.map { prefixed(monitorsList($0.answer), by: $0.host) }.joined())
+        })
     }
 
     /// `requests --watch` on every machine of `hosts`, until interrupted. A
@@ -115,9 +186,9 @@ extension FamilyCtl {
     }
 }
 
-/// What each machine's thread of `requests` found, shared with the thread that prints.
-private final class HostResults: Sendable {
-    let answers = Mutex<[RemoteHost: Result<[Guard.Request], CommandFailure>]>([:])
+/// What each machine's thread found, shared with the thread that prints.
+private final class HostResults<Answer: Sendable>: Sendable {
+    let answers = Mutex<[RemoteHost: Result<Answer, CommandFailure>]>([:])
 }
 
 /// What `requests --watch` prints for each list the Guard sends: the table

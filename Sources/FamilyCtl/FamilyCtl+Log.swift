@@ -27,17 +27,21 @@ extension FamilyCtl {
             }
             parameters.limit = limit
         }
+        if GuardConnection.remoteHosts.count > 1 {
+            return try log(on: GuardConnection.remoteHosts, parameters, json: arguments.has("--json"))
+        }
         let connection = try GuardConnection(socket: GuardConnection.socketPath(socket))
         let events = try connection.call(Guard.ReadAudit.self, parameters).events
-        if arguments.has("--json") {
-            print(logJSON(events))
-        } else if events.isEmpty {
-            print(geteuid() == 0 || arguments["--user"] != nil
-                ? "No audit events."
-                : "No audit events you may read: familyctl log shows the events about your children (everyone's, for root).")
-        } else {
-            print(logTable(events))
-        }
+        print(arguments.has("--json") ? logJSON(events) : logText(events, user: arguments["--user"]))
+    }
+
+    /// What `log` prints for `events`, asked with `--user user`: the table,
+    /// or why there is nothing to show.
+    static func logText(_ events: [Guard.AuditEvent], user: String?) -> String {
+        guard events.isEmpty else { return logTable(events) }
+        return geteuid() == 0 || user != nil
+            ? "No audit events."
+            : "No audit events you may read: familyctl log shows the events about your children (everyone's, for root)."
     }
 
     /// The documented `--json` form: the `ReadAudit` reply as the interface

@@ -8,6 +8,9 @@ extension FamilyCtl {
     static func monitors(_ tokens: [String], socket: String?) throws(CommandFailure) {
         let arguments = try parse(tokens, flags: ["--json"])
         guard arguments.operands.isEmpty else { throw CommandFailure(.usage, "monitors takes no operands") }
+        if GuardConnection.remoteHosts.count > 1 {
+            return try monitors(on: GuardConnection.remoteHosts, json: arguments.has("--json"))
+        }
         let connection = try GuardConnection(socket: GuardConnection.socketPath(socket))
         let rows = try connection.call(Guard.ListMonitors.self, .init()).monitors
         print(arguments.has("--json") ? monitorsJSON(rows) : monitorsList(rows))

@@ -11,19 +11,25 @@ extension FamilyCtl {
     static func status(_ tokens: [String], socket: String?) throws(CommandFailure) {
         let arguments = try parse(tokens, valued: ["--user"], flags: ["--json"])
         guard arguments.operands.isEmpty else { throw CommandFailure(.usage, "status takes no operands; use --user USER") }
+        if GuardConnection.remoteHosts.count > 1 {
+            return try status(on: GuardConnection.remoteHosts, user: arguments["--user"], json: arguments.has("--json"))
+        }
         let guardConnection = try GuardConnection(socket: GuardConnection.socketPath(socket))
         let reply = try guardConnection.call(Guard.ListAuthorizations.self, .init(user: arguments["--user"]))
         let rows = reply.authorizations
         if let warning = standingWarning(reply.warnings) { writeToStandardError(warning + "\n") }
-        if arguments.has("--json") {
-            print(statusJSON(rows))
-        } else if rows.isEmpty && geteuid() != 0 && arguments["--user"] == nil {
-            // Not root and nothing shown: most likely not a guardian at all.
-            print("No authorizations you may see: familyctl status lists the authorizations of your children "
-                + "(everyone's, for root). An app shows its own status.")
-        } else {
-            print(statusTable(rows))
+        print(arguments.has("--json") ? statusJSON(rows) : statusText(rows, user: arguments["--user"]))
+    }
+
+    /// What `status` prints for `rows`, asked with `--user user`: the table,
+    /// or why there is nothing to show.
+    static func statusText(_ rows: [Guard.Authorization], user: String?) -> String {
+        // Not root and nothing shown: most likely not a guardian at all.
+        guard !rows.isEmpty || geteuid() == 0 || user != nil else {
+            return "No authorizations you may see: familyctl status lists the authorizations of your children "
+                + "(everyone's, for root). An app shows its own status."
         }
+        return statusTable(rows)
     }
 
     /// The one line root sees when a child can become someone else (the

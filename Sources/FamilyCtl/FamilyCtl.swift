@@ -26,11 +26,15 @@ package enum FamilyCtl {
         }
     }
 
+    /// What a verb of ``severalHostVerbs`` says of `-H` in its help.
+    private static let severalHosts = "-H takes several machines (HOST1,HOST2,… or @FILE), each answer after its "
+        + "machine's name."
+
     static let verbs: [Verb] = [
         Verb(name: "requests", synopsis: ["requests [--watch] [--json]"],
              summary: "The requests of your children waiting for you to decide (all of them for root): to approve "
                 + "an app, to revoke it, or to update it (from which version to which); "
-                + "--watch shows new ones as they come.") { tokens, socket throws(CommandFailure) in try requests(tokens, socket: socket) },
+                + "--watch shows new ones as they come. " + severalHosts) { tokens, socket throws(CommandFailure) in try requests(tokens, socket: socket) },
         Verb(name: "approve", synopsis: ["approve ID [--stdin]"],
              summary: "Show request ID, then approve it after authenticating as yourself on this terminal (root is "
                 + "not asked; within GuardianTimeout of your last authentication in this terminal session you are not "
@@ -54,7 +58,7 @@ package enum FamilyCtl {
         },
         Verb(name: "status", synopsis: ["status [--user USER] [--json]"],
              summary: "List authorizations: user, app, member, status, who approved, when, lock state, path. "
-                + "Your children's, or everyone's for root.") { tokens, socket throws(CommandFailure) in try status(tokens, socket: socket) },
+                + "Your children's, or everyone's for root. " + severalHosts) { tokens, socket throws(CommandFailure) in try status(tokens, socket: socket) },
         Verb(name: "set", synopsis: ["set --user USER --app APP approved|denied [--stdin]"],
              summary: "Approve or deny an app for a child of yours (any user for root), after authenticating as "
                 + "yourself as for approve.") { tokens, socket throws(CommandFailure) in
@@ -76,12 +80,12 @@ package enum FamilyCtl {
              summary: "The audit trail, oldest first: who requested, approved, denied, revoked or failed to "
                 + "authenticate, and when. TIME is 2026-11-30, \"2026-11-30 08:00\", today, yesterday, or an age "
                 + "such as 90min, 12h or 7d. The newest N events (default 1000, at most 2000). Your children's, "
-                + "or everyone's for root.") { tokens, socket throws(CommandFailure) in try log(tokens, socket: socket) },
+                + "or everyone's for root. " + severalHosts) { tokens, socket throws(CommandFailure) in try log(tokens, socket: socket) },
         Verb(name: "monitors", synopsis: ["monitors [--json]"],
              summary: "The monitors the Guard runs: for each approved app that declares one (X-FamilyControls-Monitor=), "
                 + "in each login session of the child, whether it runs (its pid, since when), waits to be started "
                 + "again (when, after what), and how often it was restarted. Your children's, everyone's for root, "
-                + "your own otherwise.") { tokens, socket throws(CommandFailure) in try monitors(tokens, socket: socket) },
+                + "your own otherwise. " + severalHosts) { tokens, socket throws(CommandFailure) in try monitors(tokens, socket: socket) },
         Verb(name: "locks", synopsis: ["locks verify [--no-repair]"],
              summary: "Check every lock against the store, repair drift and finish unlocks a lease held up "
                 + "(the Guard also does this every [Locks] VerifyInterval=). Exits 1 when drift was found. "
@@ -103,9 +107,14 @@ package enum FamilyCtl {
         },
     ]
 
+    /// The verbs that only read, which `-H` may send to several machines at
+    /// once; a verb that decides or changes something goes to one machine.
+    static let severalHostVerbs: Set<String> = ["requests", "status", "log", "monitors"]
+
     package static var usage: String {
         var text = "usage: familyctl [--socket PATH] VERB [OPTIONS]\n"
-            + "       familyctl -H [USER@]HOST[:PORT][,HOST2…] VERB [OPTIONS]\n\nVerbs:\n"
+            + "       familyctl -H [USER@]HOST[:PORT][,HOST2…] VERB [OPTIONS]\n"
+            + "       familyctl -H @FILE VERB [OPTIONS]\n\nVerbs:\n"
         for verb in verbs {
             for form in verb.synopsis {
                 // A long synopsis continues on an indented line, as man(1) shows it.
@@ -122,9 +131,11 @@ package enum FamilyCtl {
               -H, --host [USER@]HOST[:PORT]
                               Run the verb against the Guard on HOST, over ssh(1)
                               (FAMILYCTL_SSH names another ssh); the password is
-                              asked here and checked on HOST. requests takes
-                              several, HOST1,HOST2,… (with --watch: each line
-                              after its host's name).
+                              asked here and checked on HOST. requests, status,
+                              log and monitors take several: HOST1,HOST2,… or
+                              @FILE, a file of one HOST a line (# comments); each
+                              line after its host's name, each --json row with a
+                              "host" field (requests: one object a host).
               -h, --help      Show this help; after a verb, that verb's.
               --version       Show the version.
 
@@ -190,9 +201,9 @@ package enum FamilyCtl {
                 if verb.name == "authenticate" {
                     throw CommandFailure(.usage, "authenticate checks passwords on this machine; it takes no -H")
                 }
-                if hosts.count > 1 && verb.name != "requests" {
+                if hosts.count > 1 && !severalHostVerbs.contains(verb.name) {
                     throw CommandFailure(.usage, "\(name) works on one machine at a time, but -H names \(hosts.count) "
-                        + "(only requests takes several)")
+                        + "(only requests, status, log and monitors take several)")
                 }
                 GuardConnection.remoteHosts = hosts
             }
@@ -276,7 +287,7 @@ package enum FamilyCtl {
         return socket
     }
 
-    /// `-H [USER@]HOST[:PORT],…` (or `--host`), wherever it stands: the
+    /// `-H [USER@]HOST[:PORT],…` or `-H @FILE` (or `--host`), wherever it stands: the
     /// machines whose Guard the verb talks to, through ssh.
     static func takeHostOption(_ tokens: inout [String]) throws(CommandFailure) -> [RemoteHost] {
         var hosts: [RemoteHost] = []
@@ -285,7 +296,7 @@ package enum FamilyCtl {
             let token = tokens[index]
             if token == "--" { break }
             if token == "-H" || token == "--host" {
-                guard index + 1 < tokens.count else { throw CommandFailure(.usage, "\(token) needs [USER@]HOST[:PORT]") }
+                guard index + 1 < tokens.count else { throw CommandFailure(.usage, "\(token) needs [USER@]HOST[:PORT] or @FILE") }
                 hosts = try RemoteHost.list(tokens[index + 1])
                 tokens.removeSubrange(index...(index + 1))
             } else if token.hasPrefix("--host=") {

@@ -29,11 +29,13 @@ struct RemoteHost: Sendable, Hashable {
     }
 
     /// Parses `[USER@]HOST[:PORT]`; an IPv6 address with a port is written `[ADDRESS]:PORT`.
+    /// - Parameter place: where the text was written, first in a failure's
+    ///   message: `-H`, or a hosts file's name and line.
     /// - Throws: a usage failure naming what is wrong: nothing here reaches a shell,
     ///   but a name that ssh would read as an option is refused all the same.
-    init(parsing text: String) throws(CommandFailure) {
+    init(parsing text: String, place: String = "-H") throws(CommandFailure) {
         func refuse(_ why: String) -> CommandFailure {
-            CommandFailure(.usage, "-H \"\(text.clipped)\": \(why) (expected [USER@]HOST[:PORT])")
+            CommandFailure(.usage, "\(place) \"\(text.clipped)\": \(why) (expected [USER@]HOST[:PORT])")
         }
         name = text
         var rest = Substring(text)
@@ -72,12 +74,17 @@ struct RemoteHost: Sendable, Hashable {
         }
     }
 
-    /// `-H HOST1,HOST2,…`: each machine once, in order.
+    /// `-H HOST1,HOST2,…`, or `-H @FILE` (see ``hostsFile(at:)``): each
+    /// machine once, in order.
     static func list(_ text: String) throws(CommandFailure) -> [RemoteHost] {
+        if text.hasPrefix("@") { return try hostsFile(at: String(text.dropFirst())) }
         var hosts: [RemoteHost] = []
         for item in text.split(separator: ",", omittingEmptySubsequences: false) {
             let host = try RemoteHost(parsing: String(item))
             if !hosts.contains(host) { hosts.append(host) }
+            guard hosts.count <= maximumHosts else {
+                throw CommandFailure(.usage, "-H names more than \(maximumHosts) machines")
+            }
         }
         return hosts
     }

@@ -121,6 +121,88 @@ struct RemoteHostTests {
         }
     }
 
+    @Test func statusAndLogFromAHostsFileNameEachRowsMachineAndAMachineOutOfReachIsNamedOnceWithoutHoldingUpTheOthers() async throws {
+        try await withGuard { first in
+            try await withGuard { second in
+                // Each machine's child has the demo approved by that machine's guardian.
+                for guardd in [first, second] {
+                    let approved = try await guardd.requestApproved()
+                    #expect(approved.status == 0, "\(approved.standardError)")
+                }
+                let keys = try SSHKeys(teacher: first.guardian)
+                let lab1 = try SSHServer(keys: keys, logins: [first.guardian], socket: first.socket)
+                defer { lab1.stop() }
+                let lab2 = try SSHServer(keys: keys, logins: [second.guardian], socket: second.socket)
+                defer { lab2.stop() }
+                let host1 = "\(first.guardian.name)@127.0.0.1:\(lab1.port)"
+                let host2 = "\(second.guardian.name)@127.0.0.1:\(lab2.port)"
+                let down = "\(first.guardian.name)@127.0.0.1:\(try freeLoopbackPort())"
+                let hostsFile = "\(keys.directory)/room7.hosts"
+                try "# room 7\n\(host1)   # front row\n\n\(down)\n\(host2)\n\(host1)\n"
+                    .write(toFile: hostsFile, atomically: true, encoding: .utf8)
+                chmod(hostsFile, 0o644)
+                let children = [host1: first.child.name, host2: second.child.name]
+
+                for (verb, key) in [("status", "authorizations"), ("log", "events")] {
+                    let result = try await familyctl(["-H", "@\(hostsFile)", verb, "--json"], as: first.guardian, keys: keys)
+                    #expect(result.status == 6, "\(verb): \(result.standardError)")
+                    let complaints = result.standardError.split(separator: "\n")
+                    #expect(complaints.filter { $0.contains(down) }.count == 1, "\(verb): \(result.standardError)")
+                    #expect(complaints.first?.hasPrefix("familyctl: cannot reach \(down) over SSH") == true, "\(result.standardError)")
+                    #expect(complaints.dropFirst() == ["familyctl: not every machine answered"], "\(result.standardError)")
+                    let document = try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]
+                    let rows = document?[key] as? [[String: Any]] ?? []
+                    // Every row names its machine; each machine's rows are its own child's, in the order the file names them.
+                    let hosts = rows.map { $0["host"] as? String ?? "(none)" }
+                    #expect(Set(hosts) == [host1, host2], "\(verb): \(result.standardOutput)")
+                    let second = hosts.firstIndex(of: host2) ?? hosts.count
+                    #expect(hosts[..<second].allSatisfy { $0 == host1 } && hosts[second...].allSatisfy { $0 == host2 },
+                            "\(verb): \(hosts)")
+                    for row in rows {
+                        let host = row["host"] as? String ?? ""
+                        #expect(row["user"] as? String == children[host], "\(verb): \(row)")
+                        #expect(row["app"] as? String == GuardFixture.appID, "\(verb): \(row)")
+                    }
+                    if verb == "status" {
+                        #expect(rows.count == 2 && rows.allSatisfy { $0["status"] as? String == "approved" }, "\(rows)")
+                    } else {
+                        for host in [host1, host2] {
+                            #expect(rows.contains { $0["host"] as? String == host && $0["action"] as? String == "approve" }, "\(rows)")
+                        }
+                    }
+                }
+
+                // Plain: each line after its machine's name.
+                let plain = try await familyctl(["-H", "@\(hostsFile)", "status"], as: first.guardian, keys: keys)
+                #expect(plain.status == 6, "\(plain.standardError)")
+                let lines = plain.standardOutput.split(separator: "\n").map(String.init)
+                for (host, child) in children {
+                    #expect(lines.contains { $0.hasPrefix("\(host): \(child) ") && $0.contains(GuardFixture.appID) }, "\(lines)")
+                }
+                #expect(lines.allSatisfy { $0.hasPrefix("\(host1): ") || $0.hasPrefix("\(host2): ") }, "\(lines)")
+                let monitors = try await familyctl(["-H", "@\(hostsFile)", "monitors"], as: first.guardian, keys: keys)
+                #expect(monitors.status == 6, "\(monitors.standardError)")
+                #expect(monitors.standardOutput == "\(host1): No monitors are running that you may see.\n"
+                    + "\(host2): No monitors are running that you may see.\n", "\(monitors.standardOutput)")
+
+                // Deciding stays one machine at a time; a line that names no machine is refused by its number.
+                let decided = try await familyctl(["-H", "@\(hostsFile)", "revoke", "--user", first.child.name,
+                                                   "--app", GuardFixture.appID], as: first.guardian, keys: keys)
+                #expect(decided.status == 2, "\(decided.standardError)")
+                #expect(decided.standardError.hasPrefix("familyctl: revoke works on one machine at a time, but -H names 3"),
+                        "\(decided.standardError)")
+                #expect(try await first.storedStatus() == "approved")
+                try "\(host1)\n\(host2) lab3\n".write(toFile: hostsFile, atomically: true, encoding: .utf8)
+                chmod(hostsFile, 0o644)
+                let malformed = try await familyctl(["-H", "@\(hostsFile)", "status"], as: first.guardian, keys: keys)
+                #expect(malformed.status == 2)
+                #expect(malformed.standardError.hasPrefix("familyctl: -H @\(hostsFile), line 2: \"\(host2) lab3\": "),
+                        "\(malformed.standardError)")
+                #expect(malformed.standardOutput.isEmpty)
+            }
+        }
+    }
+
     @Test func theBridgeRefusesAServiceOnTheMachineThatIsNotRootAndSendsItNothing() async throws {
         let teacher = try await offload { try makeThrowawayUser(prefix: "t", password: true) }
         let faker = try await offload { try makeThrowawayUser(prefix: "f", password: false) }

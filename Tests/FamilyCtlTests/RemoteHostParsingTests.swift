@@ -31,8 +31,12 @@ import SystemKit
         #expect(FamilyCtl.main(["-H", text, "requests"]) == ExitCode.usage.rawValue)
     }
 
-    @Test func severalHostsAreForRequestsOnlyAndNeverWithALocalSocket() {
-        #expect(FamilyCtl.main(["-H", "lab1,lab2", "approve", "1"]) == ExitCode.usage.rawValue)
+    @Test func severalHostsAreForTheVerbsThatOnlyReadAndNeverWithALocalSocket() {
+        for verb in [["approve", "1"], ["deny", "1"], ["set", "--user", "a", "--app", "b", "denied"],
+                     ["revoke", "--user", "a", "--app", "b"], ["graduate", "a"], ["code", "remove"], ["locks", "verify"],
+                     ["agent"]] {
+            #expect(FamilyCtl.main(["-H", "lab1,lab2"] + verb) == ExitCode.usage.rawValue)
+        }
         #expect(FamilyCtl.main(["--host=lab1", "authenticate", "bob", "--member", "child"]) == ExitCode.usage.rawValue)
         #expect(FamilyCtl.main(["-H", "lab1", "--socket", "/tmp/x", "requests"]) == ExitCode.usage.rawValue)
         #expect(FamilyCtl.main(["-H"]) == ExitCode.usage.rawValue)
