@@ -13,7 +13,7 @@ import Varlink
         let description = try VarlinkInterfaceDescription(GuardInterface.text)
         #expect(description.name == "org.familycontrols.guard")
         #expect(description.methods == ["GetStatus", "Subscribe", "RequestAuthorization", "Answer", "RevokeAuthorization",
-                                        "UpdateApp", "ListAuthorizations", "SetStatus", "Revoke", "Graduate", "ListRequests",
+                                        "UpdateApp", "ListAuthorizations", "SetStatus", "Revoke", "Graduate", "Forget", "ListRequests",
                                         "WatchRequests", "DecideRequest", "VerifyLocks", "ReadAudit", "EnrollCode",
                                         "RemoveCode", "OpenSession", "CloseSession", "ListSessions",
                                         "ListMonitors", "IdentifyMonitor", "WatchMonitorAlerts"])
