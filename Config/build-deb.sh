@@ -75,7 +75,7 @@ install -d "$root/usr/share/lintian/overrides"
 install -m 0644 Config/debian/lintian-overrides "$root/usr/share/lintian/overrides/familycontrols"
 gzip -9n < Config/debian/changelog > "$doc/changelog.Debian.gz"
 install -m 0644 Config/debian/conffiles "$root/DEBIAN/conffiles"
-install -m 0755 Config/debian/postinst Config/debian/prerm Config/debian/postrm "$root/DEBIAN/"
+install -m 0755 Config/debian/preinst Config/debian/postinst Config/debian/prerm Config/debian/postrm "$root/DEBIAN/"
 
 # libstdc++ and libgcc are linked in (Config/build.sh): name their source
 # package and version, so a rebuild can follow a fix to them.

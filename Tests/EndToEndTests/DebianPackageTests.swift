@@ -170,6 +170,22 @@ struct DebianPackageTests {
         }
     }
 
+    /// Flatpak opens every installation `/etc/flatpak/installations.d` names:
+    /// from the moment dpkg unpacks that file (before any postinst), the
+    /// Guard's repository is there, or every user's `flatpak` would fail.
+    @Test func theGuardsFlatpakRepositoryIsThereFromTheMomentFlatpakIsToldOfIt() async throws {
+        let deb = try await ReleaseBuild.debianPackage()
+        let before = try MachineFiles.take(Self.conffiles + DebianMachine.pamStack)
+        let unpacked = try await dpkg(["--unpack", deb])
+        let told = FileManager.default.fileExists(atPath: "/etc/flatpak/installations.d/familycontrols.conf")
+        let repository = FileManager.default.fileExists(atPath: "/var/lib/familycontrols-flatpak/repo/config")
+        _ = try? await dpkg(["--purge", "familycontrols"])
+        try before.restore()
+        #expect(unpacked.status == 0, "\(unpacked.standardError)")
+        #expect(told && repository, "installations.d names the Guard's installation: \(told); its repository: \(repository)")
+        #expect(!FileManager.default.fileExists(atPath: "/var/lib/familycontrols-flatpak"), "the purge removes the repository it made")
+    }
+
     /// `dpkg --purge` while a Guard still serves from the store (one the
     /// administrator started by hand): the store, its approvals and lock
     /// journal stay, and the purge says so.
