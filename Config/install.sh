@@ -75,6 +75,8 @@ dest=${DESTDIR:-}
 #   systemd-nspawn, whose logind the session enforcer's tests lock and end
 #   sessions of. gnupg: the signed Flatpak remotes the trust tests make.
 #   rsyslog: two rsyslogd, one forwarding the audit trail to the other over TCP.
+#   ansible-core (from PyPI, beside varlink): ansible-playbook runs
+#   Config/ansible's role against this machine and over SSH to a loopback sshd.
 packages="libpam0g-dev libsqlite3-dev libsodium-dev libpam-modules libpam-runtime e2fsprogs passwd login procps util-linux
     binutils g++ valgrind dpkg-dev
     libpam-wrapper sqlite3 strace xfsprogs btrfs-progs gcc libc6-dev perl libpam-oath oathtool python3 python3-pip
@@ -89,8 +91,8 @@ elif command -v apt-get >/dev/null; then
     apt-get update -qq
     # shellcheck disable=SC2086
     apt-get install -y -qq --no-install-recommends $packages >/dev/null
-    python3 -m pip install --quiet --disable-pip-version-check varlink 2>/dev/null \
-        || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages varlink
+    python3 -m pip install --quiet --disable-pip-version-check varlink ansible-core 2>/dev/null \
+        || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages varlink ansible-core
 else
     echo "install.sh: no apt-get here; install the equivalents of: $packages" >&2
 fi
