@@ -76,12 +76,15 @@ dest=${DESTDIR:-}
 #   sessions of. gnupg: the signed Flatpak remotes the trust tests make.
 #   rsyslog: two rsyslogd, one forwarding the audit trail to the other over TCP.
 #   pamtester: what familycontrols-bench anchors measures familyctl authenticate against.
+#   ansible-core (from PyPI, beside varlink): ansible-playbook runs
+#   Config/ansible's role against this machine and over SSH to a loopback sshd;
+#   python3-apt: the role's apt task installs the package with it.
 packages="libpam0g-dev libsqlite3-dev libsodium-dev libpam-modules libpam-runtime e2fsprogs passwd login procps util-linux
     binutils g++ valgrind dpkg-dev
     libpam-wrapper sqlite3 strace xfsprogs btrfs-progs gcc libc6-dev perl libpam-oath oathtool python3 python3-pip
     systemd libseccomp2 sudo libcap2-bin flatpak dbus polkitd openssh-server openssh-client libsystemd-dev pinentry-tty pinentry-curses
     python3-dbus python3-gi xvfb dunst imagemagick pinentry-gtk2 x11-utils libqrencode-dev qrencode tmux zbar-tools debootstrap systemd-container gnupg
-    rsyslog pamtester"
+    rsyslog pamtester python3-apt"
 if [ "$apt" = no ]; then
     :
 elif command -v apt-get >/dev/null; then
@@ -90,8 +93,8 @@ elif command -v apt-get >/dev/null; then
     apt-get update -qq
     # shellcheck disable=SC2086
     apt-get install -y -qq --no-install-recommends $packages >/dev/null
-    python3 -m pip install --quiet --disable-pip-version-check varlink 2>/dev/null \
-        || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages varlink
+    python3 -m pip install --quiet --disable-pip-version-check varlink ansible-core 2>/dev/null \
+        || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages varlink ansible-core
 else
     echo "install.sh: no apt-get here; install the equivalents of: $packages" >&2
 fi

@@ -76,7 +76,9 @@ final class SSHServer: @unchecked Sendable {
     ///   - logins: the users who may log in, each with the teacher's key.
     ///   - socket: the Guard socket sessions are given; nil gives none.
     ///   - installed: whether sessions find `familyctl` in `PATH`.
-    init(keys: SSHKeys, logins: [ThrowawayUser], socket: String?, installed: Bool = true) throws {
+    ///   - root: whether root may log in too, with the same key (as an
+    ///     administrator's configuration management tool does).
+    init(keys: SSHKeys, logins: [ThrowawayUser], socket: String?, installed: Bool = true, root: Bool = false) throws {
         directory = try makeTemporaryDirectory()
         chmod(directory, 0o755)
         let bin = "\(directory)/bin"
@@ -87,9 +89,10 @@ final class SSHServer: @unchecked Sendable {
         if installed {
             try FileManager.default.createSymbolicLink(atPath: "\(bin)/familyctl", withDestinationPath: productPath("familyctl"))
         }
-        for login in logins {
-            try "\(keys.publicKey)\n".write(toFile: "\(directory)/keys/\(login.name)", atomically: true, encoding: .utf8)
-            chmod("\(directory)/keys/\(login.name)", 0o644)
+        let names = logins.map(\.name) + (root ? ["root"] : [])
+        for name in names {
+            try "\(keys.publicKey)\n".write(toFile: "\(directory)/keys/\(name)", atomically: true, encoding: .utf8)
+            chmod("\(directory)/keys/\(name)", 0o644)
         }
         // sshd's privilege separation needs its empty folder.
         try FileManager.default.createDirectory(atPath: "/run/sshd", withIntermediateDirectories: true)
@@ -107,7 +110,8 @@ final class SSHServer: @unchecked Sendable {
             KbdInteractiveAuthentication no
             AuthorizedKeysFile \(directory)/keys/%u
             StrictModes no
-            AllowUsers \(logins.map(\.name).joined(separator: " "))
+            AllowUsers \(names.joined(separator: " "))
+            PermitRootLogin \(root ? "prohibit-password" : "no")
             PrintMotd no
             SetEnv \(environment)
             LogLevel VERBOSE
