@@ -75,17 +75,22 @@ dest=${DESTDIR:-}
 #   systemd-nspawn, whose logind the session enforcer's tests lock and end
 #   sessions of. gnupg: the signed Flatpak remotes the trust tests make.
 #   rsyslog: two rsyslogd, one forwarding the audit trail to the other over TCP.
+#   slapd, ldap-utils, sssd-ldap, sssd-tools (sss_cache), libnss-sss, libpam-sss:
+#   a school's directory,
+#   a slapd and an sssd the tests start on their own configuration (slapd is
+#   preseeded to make no database of its own: nothing runs until a test starts it).
 packages="libpam0g-dev libsqlite3-dev libsodium-dev libpam-modules libpam-runtime e2fsprogs passwd login procps util-linux
     binutils g++ valgrind dpkg-dev
     libpam-wrapper sqlite3 strace xfsprogs btrfs-progs gcc libc6-dev perl libpam-oath oathtool python3 python3-pip
     systemd libseccomp2 sudo libcap2-bin flatpak dbus polkitd openssh-server openssh-client libsystemd-dev pinentry-tty pinentry-curses
     python3-dbus python3-gi xvfb dunst imagemagick pinentry-gtk2 x11-utils libqrencode-dev qrencode tmux zbar-tools debootstrap systemd-container gnupg
-    rsyslog"
+    rsyslog slapd ldap-utils sssd-ldap sssd-tools libnss-sss libpam-sss"
 if [ "$apt" = no ]; then
     :
 elif command -v apt-get >/dev/null; then
     echo "==> installing build, run and test dependencies"
     export DEBIAN_FRONTEND=noninteractive
+    echo "slapd slapd/no_configuration boolean true" | debconf-set-selections
     apt-get update -qq
     # shellcheck disable=SC2086
     apt-get install -y -qq --no-install-recommends $packages >/dev/null
