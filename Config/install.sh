@@ -75,10 +75,10 @@ dest=${DESTDIR:-}
 #   systemd-nspawn, whose logind the session enforcer's tests lock and end
 #   sessions of. gnupg: the signed Flatpak remotes the trust tests make.
 #   rsyslog: two rsyslogd, one forwarding the audit trail to the other over TCP.
-#   slapd, ldap-utils, sssd-ldap, sssd-tools (sss_cache), libnss-sss, libpam-sss:
-#   a school's directory,
-#   a slapd and an sssd the tests start on their own configuration (slapd is
-#   preseeded to make no database of its own: nothing runs until a test starts it).
+#   slapd, ldap-utils, sssd-ldap, sssd-tools (sss_cache), libnss-sss and
+#   libpam-sss: a school's directory, a slapd and an sssd the tests start with
+#   their own configuration (slapd is preseeded to make no database of its
+#   own, so nothing runs until a test starts it).
 packages="libpam0g-dev libsqlite3-dev libsodium-dev libpam-modules libpam-runtime e2fsprogs passwd login procps util-linux
     binutils g++ valgrind dpkg-dev
     libpam-wrapper sqlite3 strace xfsprogs btrfs-progs gcc libc6-dev perl libpam-oath oathtool python3 python3-pip

@@ -175,7 +175,8 @@ struct DirectoryTests {
                 try directory.removeWhileStopped(stayer, from: school.pupilsGroup)
             }
             try await waitUntil(timeout: 15) { guardd.log.components(separatedBy: "cannot be found now").count > before + 2 }
-            #expect(try await guardd.storedStatus(user: stayer.name) == "approved")
+            // (A user nobody can look up who has nothing recorded is "no such user": nil here.)
+            #expect((try? await guardd.storedStatus(user: stayer.name)) == "approved", "\(guardd.log)")
             #expect(try await !canChange(guardd, appOf: stayer))
             #expect(try await auditDetails(guardd, user: stayer.name).allSatisfy { !$0.contains(" revoke ") })
 
@@ -239,6 +240,26 @@ struct DirectoryTests {
             #expect(try await guardd.storedStatus(user: pupil.name) == "approved")
             rows = try await auditDetails(guardd, user: teacher.name)
             #expect(!rows.contains { $0.contains("authentication failed") || $0.contains("refused") }, "\(rows)")
+        }
+    }
+
+    // MARK: - A directory group that cannot be looked up
+
+    /// A group NSS cannot look up (SSSD stopped: every lookup it would
+    /// answer fails) is no "no" from the rest of the configuration: a local
+    /// guardian named after a directory group, in a family after one whose
+    /// groups fail, still decides for their local child.
+    @Test func aLocalGuardianListedAfterADirectoryGroupStillDecidesWhileSSSDCannotBeReached() async throws {
+        try await withClass { guardd, directory, school in
+            let adult = guardd.adult.name
+            try guardd.writeConfiguration(extra: "\n[Family 5B]\nGuardians=@\(school.teachers)\nChildren=@\(school.pupilsGroup)\n"
+                + "[Family 6C]\nGuardians=@\(school.teachers) \(guardd.guardian.name)\nChildren=\(adult)\n")
+            try await guardd.reload()
+            try await offload { directory.stopSSSDLeavingItsSockets() }
+            let set = try await guardd.familyctlAsGuardian(["set", "--user", adult, "--app", GuardFixture.appID, "approved", "--stdin"],
+                                                           input: "\(guardd.guardian.password ?? "")\n")
+            #expect(set.status == 0, "\(set.standardError)\n\(guardd.log)")
+            #expect(try await guardd.storedStatus(user: adult) == "approved")
         }
     }
 }

@@ -8,9 +8,9 @@ import TestSupport
 /// passwd and group lines of /etc/nsswitch.conf while it runs). Users and
 /// groups are made with unique names; the server can be stopped (the
 /// outage) and started again. ``tearDown()`` stops both daemons, restores
-/// nsswitch.conf and removes SSSD's cache of this directory, also after a
-/// failure. Nothing is installed here: `Config/install.sh --packages-only`
-/// installs slapd, ldap-utils, sssd-ldap, libnss-sss and libpam-sss.
+/// nsswitch.conf and removes what SSSD left (its caches and sockets), also
+/// after a failure. Nothing is installed here: `Config/install.sh --packages-only`
+/// installs slapd, ldap-utils, sssd-ldap, sssd-tools, libnss-sss and libpam-sss.
 final class DirectoryServer: @unchecked Sendable {
     /// Why the directory tests cannot run on this machine, or nil when they can.
     static var unavailableReason: String? {
@@ -65,6 +65,9 @@ final class DirectoryServer: @unchecked Sendable {
     private var sssdLog: FileHandle?
     private var nsswitch: String?
     private var usedIDs: Set<UInt32> = []
+    /// SSSD's state folders, and what was in them before this test's sssd ran.
+    private static let stateFolders = ["/var/lib/sss/db", "/var/lib/sss/pipes", "/var/lib/sss/mc", "/var/lib/sss/pubconf"]
+    private let filesBefore: Set<String>
     private var tornDown = false
 
     /// What SSSD said, for a failure's message.
@@ -77,6 +80,7 @@ final class DirectoryServer: @unchecked Sendable {
         domain = "fc" + String(UInt32.random(in: 0..<UInt32.max), radix: 36)
         baseDN = "dc=\(domain),dc=test"
         port = try freeLoopbackPort()
+        filesBefore = Self.stateFiles()
         do {
             try writeServerConfiguration()
             try startServer()
@@ -262,9 +266,25 @@ final class DirectoryServer: @unchecked Sendable {
         sssdLog = nil
     }
 
-    /// SSSD's files for this domain: its cache, removed at the end.
-    private var cacheFiles: [String] {
-        ["cache", "timestamps"].map { "/var/lib/sss/db/\($0)_\(domain).ldb" }
+    /// Every file under SSSD's state folders.
+    private static func stateFiles() -> Set<String> {
+        var files: Set<String> = []
+        for folder in stateFolders {
+            guard let walker = FileManager.default.enumerator(atPath: folder) else { continue }
+            while let path = walker.nextObject() as? String { files.insert("\(folder)/\(path)") }
+        }
+        return files
+    }
+
+    /// Removes what this test's sssd left in its state folders: its caches,
+    /// and its sockets, where a lookup would otherwise be refused (ECONNREFUSED,
+    /// an error to every program) instead of finding no sssd (not found).
+    private func removeSSSDState() {
+        for file in Self.stateFiles().subtracting(filesBefore).sorted(by: >) {
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: file, isDirectory: &isFolder), !isFolder.boolValue else { continue }
+            try? FileManager.default.removeItem(atPath: file)
+        }
     }
 
     /// Restarts SSSD with nothing cached: while slapd is down, it then knows
@@ -272,8 +292,15 @@ final class DirectoryServer: @unchecked Sendable {
     /// seen them (or whose cache expired) does.
     func restartSSSDWithAnEmptyCache() throws {
         stopSSSD()
-        for file in cacheFiles { try? FileManager.default.removeItem(atPath: file) }
+        removeSSSDState()
         try startSSSD()
+    }
+
+    /// Stops SSSD as a crash would: its sockets stay, and every lookup NSS
+    /// passes to it fails (ECONNREFUSED), which no program can take for
+    /// "no such user or group".
+    func stopSSSDLeavingItsSockets() {
+        stopSSSD()
     }
 
     /// Marks everything SSSD cached as expired (`sss_cache -E`): the next
@@ -402,8 +429,8 @@ final class DirectoryServer: @unchecked Sendable {
 
     // MARK: - Clean-up
 
-    /// Stops SSSD and slapd, restores nsswitch.conf, and removes this
-    /// directory's cache and folder. Safe to call twice.
+    /// Stops SSSD and slapd, restores nsswitch.conf, and removes what SSSD
+    /// left and this directory's folder. Safe to call twice.
     func tearDown() {
         guard !tornDown else { return }
         tornDown = true
@@ -412,7 +439,7 @@ final class DirectoryServer: @unchecked Sendable {
         }
         stopSSSD()
         try? stopServer()
-        for file in cacheFiles { try? FileManager.default.removeItem(atPath: file) }
+        removeSSSDState()
         try? FileManager.default.removeItem(atPath: directory)
     }
 }
