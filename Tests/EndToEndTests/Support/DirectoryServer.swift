@@ -234,6 +234,20 @@ final class DirectoryServer: @unchecked Sendable {
 
             """
         try write(configuration, to: sssdConfig, mode: 0o600)
+        // sssd now and then fails to make a new domain's cache at its start
+        // ("Entry @ATTRIBUTES already exists"): that start's leftovers go, and it starts again.
+        var failure = ""
+        for _ in 0..<3 {
+            if try launchSSSD() { return }
+            failure = sssdLogText
+            stopSSSD()
+            removeSSSDState()
+        }
+        throw FixtureError("sssd did not start: \(failure)")
+    }
+
+    /// Starts sssd once. - Returns: whether its NSS and PAM sockets take connections within 10 s.
+    private func launchSSSD() throws -> Bool {
         _ = FileManager.default.createFile(atPath: "\(directory)/sssd.log", contents: nil)
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: "\(directory)/sssd.log"))
         let process = Process()
@@ -245,12 +259,35 @@ final class DirectoryServer: @unchecked Sendable {
         sssd = process
         sssdLog = log
         for _ in 0..<200 {
-            if FileManager.default.fileExists(atPath: "/var/lib/sss/pipes/nss"),
-               FileManager.default.fileExists(atPath: "/var/lib/sss/pipes/pam") { return }
-            guard process.isRunning else { throw FixtureError("sssd exited: \(sssdLogText)") }
+            if Self.acceptsConnections("/var/lib/sss/pipes/nss"), Self.acceptsConnections("/var/lib/sss/pipes/pam") { return true }
+            guard process.isRunning else { return false }
             usleep(50_000)
         }
-        throw FixtureError("sssd did not open its sockets within 10 s: \(sssdLogText)")
+        return false
+    }
+
+    /// Whether a Unix socket at `path` takes a connection (closed at once).
+    private static func acceptsConnections(_ path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[index] = byte }
+        }
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0 }
+        }
+    }
+
+    /// Whether any of sssd's responders or back ends still runs (the machine runs no sssd of its own).
+    private static var responderRuns: Bool {
+        let processes = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return processes.contains { pid in
+            guard Int32(pid) != nil, let name = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8) else { return false }
+            return name.hasPrefix("sssd_")
+        }
     }
 
     private func stopSSSD() {
@@ -261,6 +298,8 @@ final class DirectoryServer: @unchecked Sendable {
             if sssd.isRunning { kill(sssd.processIdentifier, SIGKILL) }
             sssd.waitUntilExit()
         }
+        // Its responders end after it: wait, so that none writes to the state removed next.
+        for _ in 0..<100 where Self.responderRuns { usleep(50_000) }
         self.sssd = nil
         try? sssdLog?.close()
         sssdLog = nil
