@@ -79,20 +79,43 @@ dest=${DESTDIR:-}
 #   ansible-core (from PyPI, beside varlink): ansible-playbook runs
 #   Config/ansible's role against this machine and over SSH to a loopback sshd;
 #   python3-apt: the role's apt task installs the package with it.
+#   slapd, ldap-utils, sssd-ldap, sssd-tools (sss_cache), libnss-sss and
+#   libpam-sss: a school's directory, a slapd and an sssd the tests start with
+#   their own configuration (slapd is preseeded to make no database of its
+#   own, so nothing runs until a test starts it). Installed for the tests
+#   only, they leave the machine's own logins as they were: see below.
 packages="libpam0g-dev libsqlite3-dev libsodium-dev libpam-modules libpam-runtime e2fsprogs passwd login procps util-linux
     binutils g++ valgrind dpkg-dev
     libpam-wrapper sqlite3 strace xfsprogs btrfs-progs gcc libc6-dev perl libpam-oath oathtool python3 python3-pip
     systemd libseccomp2 sudo libcap2-bin flatpak dbus polkitd openssh-server openssh-client libsystemd-dev pinentry-tty pinentry-curses
     python3-dbus python3-gi xvfb dunst imagemagick pinentry-gtk2 x11-utils libqrencode-dev qrencode tmux zbar-tools debootstrap systemd-container gnupg
-    rsyslog pamtester python3-apt"
+    rsyslog pamtester python3-apt slapd ldap-utils sssd-ldap sssd-tools libnss-sss libpam-sss"
 if [ "$apt" = no ]; then
     :
 elif command -v apt-get >/dev/null; then
     echo "==> installing build, run and test dependencies"
     export DEBIAN_FRONTEND=noninteractive
+    echo "slapd slapd/no_configuration boolean true" | debconf-set-selections
+    # libpam-sss and libnss-sss configure the machine's own logins as they
+    # install (pam_sss into /etc/pam.d/common-*, sss into nsswitch.conf). A
+    # machine that did not use SSSD before keeps its logins as they were:
+    # the tests start their own sssd and name pam_sss in their own stacks.
+    sss_pam_before=$(dpkg-query -W -f='${Status}' libpam-sss 2>/dev/null || true)
+    sss_nss_before=$(dpkg-query -W -f='${Status}' libnss-sss 2>/dev/null || true)
+    nsswitch_copy=$(mktemp)
+    cp -p /etc/nsswitch.conf "$nsswitch_copy" 2>/dev/null || true
     apt-get update -qq
     # shellcheck disable=SC2086
     apt-get install -y -qq --no-install-recommends $packages >/dev/null
+    case "$sss_pam_before" in
+        *" installed") ;;
+        *) pam-auth-update --disable sss ;;
+    esac
+    case "$sss_nss_before" in
+        *" installed") ;;
+        *) [ -s "$nsswitch_copy" ] && cp -p "$nsswitch_copy" /etc/nsswitch.conf ;;
+    esac
+    rm -f "$nsswitch_copy"
     python3 -m pip install --quiet --disable-pip-version-check varlink ansible-core 2>/dev/null \
         || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages varlink ansible-core
 else

@@ -10,11 +10,18 @@ package struct Family: Sendable {
     }
 
     /// Whether `account` is listed as a child of any family, by name or through a group.
-    /// - Throws: ``Errno`` when NSS cannot answer (a directory that is down).
+    /// - Throws: ``Errno`` when NSS cannot answer (a directory that is down)
+    ///   and no other entry lists `account`.
     package func isChild(_ account: UserAccount) throws(Errno) -> Bool {
+        var failure: Errno?
         for family in configuration.allFamilies {
-            if try Self.matches(account, family.children) { return true }
+            do throws(Errno) {
+                if try Self.matches(account, family.children) { return true }
+            } catch {
+                failure = failure ?? error
+            }
         }
+        if let failure { throw failure }
         return false
     }
 
@@ -31,9 +38,16 @@ package struct Family: Sendable {
             guard try Self.matches(guardian, own) else { return false }
             return try isChild(account)
         }
+        // A family whose group cannot be looked up now is no "no" from the others.
+        var failure: Errno?
         for family in configuration.allFamilies {
-            if try Self.matches(guardian, family.guardians), try Self.matches(account, family.children) { return true }
+            do throws(Errno) {
+                if try Self.matches(guardian, family.guardians), try Self.matches(account, family.children) { return true }
+            } catch {
+                failure = failure ?? error
+            }
         }
+        if let failure { throw failure }
         return false
     }
 
@@ -85,19 +99,33 @@ package struct Family: Sendable {
         configuration.appRoots.map { AppRootTemplate.expand($0, for: account) }
     }
 
+    /// Whether `principals` list `account`, by name or through a group.
+    /// A group NSS cannot look up now (a directory down, SSSD stopped) is
+    /// no "no": a later name or group of the list may still say yes, as
+    /// a local user listed after a directory group does.
+    /// - Throws: the first lookup's ``Errno`` when none said yes.
     private static func matches(_ account: UserAccount, _ principals: [Principal]) throws(Errno) -> Bool {
         var groupIDs: [UInt32]?
+        var failure: Errno?
         for principal in principals {
             switch principal {
             case .user(let name):
                 if name == account.name { return true }
             case .group(let name):
-                guard let group = try UserDatabase.group(named: name) else { continue }
+                let found: GroupEntry?
+                do throws(Errno) {
+                    found = try UserDatabase.group(named: name)
+                } catch {
+                    failure = failure ?? error
+                    continue
+                }
+                guard let group = found else { continue }
                 if group.members.contains(account.name) { return true }
                 if groupIDs == nil { groupIDs = UserDatabase.groupIDs(of: account) }
                 if groupIDs?.contains(group.gid) == true { return true }
             }
         }
+        if let failure { throw failure }
         return false
     }
 }

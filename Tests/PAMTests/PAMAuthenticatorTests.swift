@@ -285,7 +285,10 @@ struct PAMAuthenticatorTests {
 
 /// PAM blocks while it converses, so the tests call it on a pool thread, the
 /// way the Guard does, and await the result.
-private let pamThreads = BlockingExecutor(name: "test-pam", maximumThreads: 4, maximumQueued: 64)
+// Its threads live as long as the test process: a thread that ends after a
+// transaction whose stack loaded pam_sss (a machine that uses SSSD) runs
+// sss_client's thread-exit destructor, which libpam unloaded with the module.
+private let pamThreads = BlockingExecutor(name: "test-pam", maximumThreads: 4, maximumQueued: 64, idleTimeout: .seconds(86_400))
 
 extension PAMAuthenticator {
     fileprivate func authenticate(_ request: PAMRequest, conversation: any PAMConversation) async throws(PAMError) {

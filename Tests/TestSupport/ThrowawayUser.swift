@@ -11,6 +11,15 @@ public struct ThrowawayUser: Sendable {
     /// The password set with `chpasswd`, or nil when the account has none.
     /// Tests pass it to PAM; it is never printed.
     public var password: String?
+
+    /// An account made elsewhere (a directory's), which its maker removes.
+    public init(name: String, uid: UInt32, gid: UInt32, home: String, password: String?) {
+        self.name = name
+        self.uid = uid
+        self.gid = gid
+        self.home = home
+        self.password = password
+    }
 }
 
 /// Whether this process may create users (root with `useradd`).
