@@ -171,20 +171,25 @@ extension MachinePackageTests {
             }
         }
 
-        /// Flatpak opens every installation `/etc/flatpak/installations.d` names:
-        /// from the moment dpkg unpacks that file (before any postinst), the
-        /// Guard's repository is there, or every user's `flatpak` would fail.
-        @Test func theGuardsFlatpakRepositoryIsThereFromTheMomentFlatpakIsToldOfIt() async throws {
+        /// Flatpak opens every installation `/etc/flatpak/installations.d` names.
+        /// dpkg unpacks that file as `.dpkg-new` and puts it in place when it
+        /// configures, before the postinst runs: the Guard's repository is
+        /// made by the preinst, so it is there already once dpkg has unpacked,
+        /// and no moment of an install makes every user's `flatpak` fail.
+        @Test func theGuardsFlatpakRepositoryIsThereBeforeFlatpakIsToldOfIt() async throws {
             let deb = try await ReleaseBuild.debianPackage()
             let before = try MachineFiles.take(Self.conffiles + DebianMachine.pamStack)
+            let named = "/etc/flatpak/installations.d/familycontrols.conf"
             let unpacked = try await dpkg(["--unpack", deb])
-            let told = FileManager.default.fileExists(atPath: "/etc/flatpak/installations.d/familycontrols.conf")
+            let unpackedFile = FileManager.default.fileExists(atPath: named) || FileManager.default.fileExists(atPath: named + ".dpkg-new")
             let repository = FileManager.default.fileExists(atPath: "/var/lib/familycontrols-flatpak/repo/config")
             _ = try? await dpkg(["--purge", "familycontrols"])
             try before.restore()
             #expect(unpacked.status == 0, "\(unpacked.standardError)")
-            #expect(told && repository, "installations.d names the Guard's installation: \(told); its repository: \(repository)")
+            #expect(unpackedFile, "dpkg unpacked \(named)")
+            #expect(repository, "the Guard's repository is there before dpkg puts \(named) in place")
             #expect(!FileManager.default.fileExists(atPath: "/var/lib/familycontrols-flatpak"), "the purge removes the repository it made")
+            #expect(!FileManager.default.fileExists(atPath: named), "the purge removes \(named)")
         }
 
         /// `dpkg --purge` while a Guard still serves from the store (one the
