@@ -5,6 +5,10 @@
 
 /* MARK: Processes and threads */
 
+int csystem_pipe_cloexec(int fds[2]) {
+    return pipe2(fds, O_CLOEXEC);
+}
+
 int csystem_pidfd_open(int pid, unsigned int flags) {
 #ifdef CSYSTEM_RAW_PIDFD
     return (int)syscall(SYS_pidfd_open, (pid_t)pid, flags);

@@ -8,12 +8,7 @@ import TestSupport
 /// processes as the pupils and the teacher. SSSD and nsswitch.conf are the
 /// machine's: one test at a time.
 @Suite(.serialized, .enabled(if: canRunGuard && DirectoryServer.unavailableReason == nil,
-                             "needs root, the built products, slapd, ldap-utils, sssd-ldap, libnss-sss and libpam-sss (Config/install.sh --packages-only), and no sssd of the machine's running"),
-       // Started beside the other suites, slapd or sssd can inherit the pipe of
-       // a command another test runs at that moment, and that test (and, by
-       // the account lock it holds, the whole run) then waits for good.
-       .enabled(if: ProcessInfo.processInfo.environment["FAMILYCONTROLS_DIRECTORY_TESTS"] == "1",
-                "its daemons can hold another suite's pipe open and stall the whole run: run alone with FAMILYCONTROLS_DIRECTORY_TESTS=1 swift test --filter DirectoryTests"))
+                             "needs root, the built products, slapd, ldap-utils, sssd-ldap, libnss-sss and libpam-sss (Config/install.sh --packages-only), and no sssd of the machine's running"))
 struct DirectoryTests {
     /// A class in the directory: its teacher, its pupils, and their two groups.
     struct SchoolClass {

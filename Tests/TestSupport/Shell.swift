@@ -1,4 +1,5 @@
 import Foundation
+import SystemKit
 
 /// The outcome of a finished process.
 public struct ProcessResult: Sendable {
@@ -16,43 +17,92 @@ public struct ProcessResult: Sendable {
 
 /// Runs an executable to completion, feeding `input` on standard input.
 /// `environment` entries are added to (or, with nil, removed from) the inherited environment.
+///
+/// Started with `posix_spawn` and pipes made close-on-exec, every other
+/// descriptor closed in it (``HelperProcess``), not with Foundation's
+/// `Process`: its pipes reach any process another test starts at the same
+/// moment, and a server among those (slapd, sssd, a Guard) would hold this
+/// command's output open, so this call would wait for that server to end.
 @discardableResult
 public func run(
     _ executable: String, _ arguments: [String], input: String? = nil,
     environment: [String: String?] = [:], currentDirectory: String? = nil
 ) throws -> ProcessResult {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
     var env = ProcessInfo.processInfo.environment
     for (key, value) in environment { env[key] = value }
-    process.environment = env
-    if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
-    let stdout = Pipe(), stderr = Pipe(), stdin = Pipe()
-    process.standardOutput = stdout
-    process.standardError = stderr
-    process.standardInput = stdin
+    var program = executable, argv = arguments
+    if let currentDirectory {
+        program = "/usr/bin/env"
+        argv = ["-C", currentDirectory, "--", executable] + arguments
+    }
     ignoreBrokenPipes()
-    try process.run()
-    // A process that exits without reading its input must fail its test, not end the run.
-    if let input { try? stdin.fileHandleForWriting.write(contentsOf: Data(input.utf8)) }
-    try? stdin.fileHandleForWriting.close()
-    // Read both pipes concurrently so a chatty process never blocks on a full pipe.
-    let errorData = LockedBox(Data())
+    let stdin = try ClosingPipe(), stdout = try ClosingPipe(), stderr = try ClosingPipe()
+    let process: HelperProcess
+    do {
+        process = try HelperProcess.spawn(program, arguments: argv, environment: env.map { "\($0.key)=\($0.value)" },
+                                          input: stdin.read, output: stdout.write, error: stderr.write)
+    } catch {
+        throw FixtureError("cannot start \(executable): \(error)")
+    }
+    stdin.closeRead(); stdout.closeWrite(); stderr.closeWrite()
+    // Feed the input and read both pipes at once, so a chatty process never
+    // blocks on a full pipe; a process that exits without reading its input
+    // fails its test (EPIPE), not the run.
+    let errorData = LockedBox([UInt8]())
     let group = DispatchGroup()
     group.enter()
     DispatchQueue.global().async {
-        errorData.set(stderr.fileHandleForReading.readDataToEndOfFile())
+        errorData.set(stderr.readToEnd())
         group.leave()
     }
-    let outputData = stdout.fileHandleForReading.readDataToEndOfFile()
+    group.enter()
+    DispatchQueue.global().async {
+        if let input { stdin.writeAll(Array(input.utf8)) }
+        stdin.closeWrite()
+        group.leave()
+    }
+    let outputData = stdout.readToEnd()
     group.wait()
-    process.waitUntilExit()
+    let status: Int32
+    switch try? process.waitForExit(until: nil) {
+    case .exited(let code)?: status = code
+    case .killed(let signal, _)?: status = signal
+    case nil: status = -1
+    }
     return ProcessResult(
-        status: process.terminationStatus,
+        status: status,
         standardOutput: String(decoding: outputData, as: UTF8.self),
         standardError: String(decoding: errorData.get(), as: UTF8.self)
     )
+}
+
+/// A pipe made close-on-exec from the start (``FileDescriptor/pipe()``),
+/// so no process but the one it is handed to ever holds it.
+private final class ClosingPipe: @unchecked Sendable {
+    private var readEnd: FileDescriptor?
+    private var writeEnd: FileDescriptor?
+    var read: CInt { readEnd?.rawValue ?? -1 }
+    var write: CInt { writeEnd?.rawValue ?? -1 }
+
+    init() throws {
+        do {
+            (readEnd, writeEnd) = try FileDescriptor.pipe()
+        } catch {
+            throw FixtureError("cannot make a pipe: \(error)")
+        }
+    }
+
+    func closeRead() { readEnd = nil }
+    func closeWrite() { writeEnd = nil }
+
+    func readToEnd() -> [UInt8] {
+        defer { closeRead() }
+        return (try? readEnd?.readAll(limit: .max)) ?? []
+    }
+
+    func writeAll(_ bytes: [UInt8]) {
+        try? writeEnd?.writeAll(bytes)
+    }
 }
 
 /// Makes writing to a pipe whose reader is gone an `EPIPE` error instead of

@@ -198,6 +198,10 @@ int csystem_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, co
 
 /* MARK: Processes and threads */
 
+/// `pipe2(fds, O_CLOEXEC)`: a pipe whose ends are close-on-exec from the
+/// start, so a program another thread spawns at that moment never gets one.
+int csystem_pipe_cloexec(int fds[2]);
+
 /// `pidfd_open(2)` for a `pid_t`.
 int csystem_pidfd_open(int pid, unsigned int flags);
 

@@ -1,4 +1,5 @@
 import Foundation
+import SystemKit
 import TestSupport
 
 /// A user directory as a school has one: a real OpenLDAP server (`slapd`) of
@@ -60,9 +61,8 @@ final class DirectoryServer: @unchecked Sendable {
     private var configFile: String { "\(directory)/slapd.conf" }
     private var sssdConfig: String { "\(directory)/sssd.conf" }
     private var slapdPIDFile: String { "\(directory)/slapd.pid" }
-    private var server: Process?
-    private var sssd: Process?
-    private var sssdLog: FileHandle?
+    private var server: Daemon?
+    private var sssd: Daemon?
     private var nsswitch: String?
     private var usedIDs: Set<UInt32> = []
     /// SSSD's state folders, and what was in them before this test's sssd ran.
@@ -162,22 +162,14 @@ final class DirectoryServer: @unchecked Sendable {
     /// that forked would keep Foundation's watch on its parent open.
     func startServer() throws {
         let logPath = "\(directory)/slapd.log"
-        if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        defer { try? log.close() }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/slapd")
-        process.arguments = ["-d", "0", "-h", "ldap://127.0.0.1:\(port)/", "-f", configFile]
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = log
-        process.standardError = log
-        try process.run()
+        let process = try Daemon(start: "/usr/sbin/slapd", ["-d", "0", "-h", "ldap://127.0.0.1:\(port)/", "-f", configFile],
+                                 log: logPath, truncating: false)
         server = process
         for _ in 0..<200 {
             let probe = try run("/usr/bin/ldapsearch", ["-x", "-H", "ldap://127.0.0.1:\(port)", "-b", "", "-s", "base", "-LLL", "dn"])
             if probe.succeeded { return }
-            guard process.isRunning else {
-                throw FixtureError("slapd exited (\(process.terminationStatus)): "
+            if let exit = process.exit {
+                throw FixtureError("slapd \(exit): "
                     + ((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""))
             }
             usleep(50_000)
@@ -187,20 +179,14 @@ final class DirectoryServer: @unchecked Sendable {
 
     /// Stops slapd (the directory's outage) and waits until it has exited.
     func stopServer() throws {
-        guard let server else { return }
-        if server.isRunning {
-            kill(server.processIdentifier, SIGTERM)
-            for _ in 0..<60 where server.isRunning { usleep(50_000) }
-            if server.isRunning { kill(server.processIdentifier, SIGKILL) }
-            server.waitUntilExit()
-        }
-        self.server = nil
+        server?.stop(waitingSeconds: 3)
+        server = nil
     }
 
     /// Starts slapd again after ``stopServer()`` and tells SSSD to go online at once (SIGUSR2).
     func restartServer() throws {
         try startServer()
-        if let sssd, sssd.isRunning { kill(sssd.processIdentifier, SIGUSR2) }
+        sssd?.signal(SIGUSR2)
     }
 
     // MARK: - SSSD and NSS
@@ -248,16 +234,9 @@ final class DirectoryServer: @unchecked Sendable {
 
     /// Starts sssd once. - Returns: whether its NSS and PAM sockets take connections within 10 s.
     private func launchSSSD() throws -> Bool {
-        _ = FileManager.default.createFile(atPath: "\(directory)/sssd.log", contents: nil)
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: "\(directory)/sssd.log"))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/sssd")
-        process.arguments = ["-i", "-c", sssdConfig, "--logger=stderr", "-d", "1"]
-        process.standardOutput = log
-        process.standardError = log
-        try process.run()
+        let process = try Daemon(start: "/usr/sbin/sssd", ["-i", "-c", sssdConfig, "--logger=stderr", "-d", "1"],
+                                 log: "\(directory)/sssd.log", truncating: true)
         sssd = process
-        sssdLog = log
         for _ in 0..<200 {
             if Self.acceptsConnections("/var/lib/sss/pipes/nss"), Self.acceptsConnections("/var/lib/sss/pipes/pam") { return true }
             guard process.isRunning else { return false }
@@ -292,17 +271,10 @@ final class DirectoryServer: @unchecked Sendable {
 
     private func stopSSSD() {
         guard let sssd else { return }
-        if sssd.isRunning {
-            kill(sssd.processIdentifier, SIGTERM)
-            for _ in 0..<200 where sssd.isRunning { usleep(50_000) }
-            if sssd.isRunning { kill(sssd.processIdentifier, SIGKILL) }
-            sssd.waitUntilExit()
-        }
+        sssd.stop(waitingSeconds: 10)
         // Its responders end after it: wait, so that none writes to the state removed next.
         for _ in 0..<100 where Self.responderRuns { usleep(50_000) }
         self.sssd = nil
-        try? sssdLog?.close()
-        sssdLog = nil
     }
 
     /// Every file under SSSD's state folders.
