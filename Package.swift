@@ -86,6 +86,10 @@ let package = Package(
         .target(name: "PAM", dependencies: ["CPAM", "SystemKit", "GuardProtocol", "Varlink"]),
         .target(name: "LockEngine", dependencies: ["SystemKit"]),
         .target(name: "FamilyConfiguration", dependencies: ["SystemKit"]),
+        // A child's login hours and daily time as an app sets them: their
+        // syntax, how limits combine, and whether a moment is allowed. Pure,
+        // shared by the Guard, familyctl and the library.
+        .target(name: "TimeLimits", dependencies: ["SystemKit"]),
         // Whether a staged version of an app is signed by the key of the
         // approved one: its manifest, walked by descriptor, and Ed25519 over it.
         .target(name: "UpdateSignature", dependencies: ["CSodium", "SystemKit"]),
@@ -192,6 +196,7 @@ let package = Package(
         .testTarget(name: "PAMTests", dependencies: ["PAM", "GuardProtocol", "SystemKit", "TestSupport"]),
         .testTarget(name: "LockEngineTests", dependencies: ["LockEngine", "TestSupport"]),
         .testTarget(name: "FamilyConfigurationTests", dependencies: ["FamilyConfiguration", "TestSupport"]),
+        .testTarget(name: "TimeLimitsTests", dependencies: ["TimeLimits"]),
         .testTarget(name: "UpdateSignatureTests", dependencies: ["UpdateSignature", "SystemKit", "TestSupport"]),
         .testTarget(
             name: "GuardKitTests",

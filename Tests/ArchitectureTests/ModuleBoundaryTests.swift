@@ -93,7 +93,7 @@ import TestSupport
             ["CSystem", "CLibPAM", "CSQLite", "CSodium", "CSDBus", "CSDLogin", "CQRencode", "FamilyControlsModel",
              "FamilyControlsCombine"],
             ["CPAM", "SystemKit"],
-            ["Varlink", "SQLite", "LockEngine", "FamilyConfiguration", "UpdateSignature"],
+            ["Varlink", "SQLite", "LockEngine", "FamilyConfiguration", "UpdateSignature", "TimeLimits"],
             ["VarlinkClientKit", "VarlinkServerKit", "GuardProtocol"],
             ["AuthorizationRules", "PAM", "GuardIdentity"],
             ["GuardStore", "GuardFlatpak", "GuardDiagnostics"],
