@@ -22,10 +22,11 @@ extension AuthorizationPolicy {
         }
         let account: UserAccount?
         do throws(Errno) {
-            account = try UserDatabase.user(named: user)
+            account = try UserDatabase.userIfEverySourceAnswers(named: user)
         } catch {
             throw GuardFailure(.familyControls(.networkError),
-                               "the user directory could not be reached to look up \(user.clipped): \(error); nothing was forgotten")
+                               "the user database could not say whether \(user.clipped) exists (\(error)); "
+                                   + "nothing was forgotten: run it again once every source in nsswitch.conf answers")
         }
         guard account == nil else {
             throw GuardFailure(.familyControls(.invalidArgument),

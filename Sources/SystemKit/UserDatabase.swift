@@ -40,6 +40,21 @@ public enum UserDatabase {
         }
     }
 
+    /// The account named `name`, or nil only when every source NSS asks
+    /// answered "no such user"; for a step that must not act on a "no" a
+    /// source merely failed to give (`familyctl forget`).
+    ///
+    /// glibc returns 0 with no entry when every source in nsswitch.conf said
+    /// not found, and the error a source left when one could not answer:
+    /// `sss` with no SSSD to reach (its socket missing) leaves `ENOENT`,
+    /// which ``user(named:)`` reads as "no such user", as the man page allows.
+    /// - Throws: ``Errno`` when the lookup fails or a source did not answer.
+    public static func userIfEverySourceAnswers(named name: String) throws(Errno) -> UserAccount? {
+        try lookupUser("getpwnam_r \(name)", everySourceMustAnswer: true) { pwd, buffer, size, result in
+            getpwnam_r(name, pwd, buffer, size, result)
+        }
+    }
+
     /// The account with user ID `uid`, or nil when NSS knows none.
     public static func user(id uid: uid_t) throws(Errno) -> UserAccount? {
         try lookupUser("getpwuid_r \(uid)") { pwd, buffer, size, result in
@@ -144,7 +159,7 @@ public enum UserDatabase {
     }
 
     private static func lookupUser(
-        _ operation: String,
+        _ operation: String, everySourceMustAnswer: Bool = false,
         _ call: (UnsafeMutablePointer<passwd>, UnsafeMutablePointer<CChar>, Int, UnsafeMutablePointer<UnsafeMutablePointer<passwd>?>) -> CInt
     ) throws(Errno) -> UserAccount? {
         var size = 1024
@@ -155,9 +170,10 @@ public enum UserDatabase {
             defer { buffer.deallocate() }
             let code = call(&entry, buffer, size, &result)
             if code == ERANGE, size < 1 << 24 { size *= 4; continue }
-            // ENOENT, ESRCH, EBADF and EPERM all mean "not found" for these calls.
-            if code != 0 && ![ENOENT, ESRCH, EBADF, EPERM].contains(code) {
-                throw Errno(code, operation: operation)
+            // ENOENT, ESRCH, EBADF and EPERM all mean "not found" for these
+            // calls, by the man page; in glibc only 0 means every source said so.
+            if code != 0 && (everySourceMustAnswer || ![ENOENT, ESRCH, EBADF, EPERM].contains(code)) {
+                throw Errno(code, operation: "\(operation) (a source in nsswitch.conf did not answer)")
             }
             guard let found = result?.pointee else { return nil }
             return UserAccount(

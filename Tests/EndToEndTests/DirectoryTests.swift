@@ -245,22 +245,26 @@ struct DirectoryTests {
 
     // MARK: - A directory group that cannot be looked up
 
-    /// A group NSS cannot look up (SSSD stopped: every lookup it would
-    /// answer fails) is no "no" from the rest of the configuration: a local
-    /// guardian named after a directory group, in a family after one whose
-    /// groups fail, still decides for their local child.
-    /// Stopping SSSD with its sockets left makes every lookup of a name the
-    /// files do not hold fail on this whole machine while the test runs, so
-    /// any suite beside it would fail for it: it runs only when asked, alone.
-    @Test(.enabled(if: ProcessInfo.processInfo.environment["FAMILYCONTROLS_MACHINE_WIDE_OUTAGE"] == "1",
-                   "it breaks every other suite's lookups while it runs: FAMILYCONTROLS_MACHINE_WIDE_OUTAGE=1 swift test --filter DirectoryTests"))
+    /// A group NSS cannot look up (SSSD's sockets there but nothing
+    /// answering: every lookup it would answer fails, ECONNREFUSED) is no
+    /// "no" from the rest of the configuration: a local guardian named
+    /// after a directory group, in a family after one whose groups fail,
+    /// still decides for their local child. The Guard runs in a mount
+    /// namespace of its own whose /var/lib/sss/pipes holds sockets nothing
+    /// listens on, so no other test's lookups fail while this one runs.
+    @Test
     func aLocalGuardianListedAfterADirectoryGroupStillDecidesWhileSSSDCannotBeReached() async throws {
         try await withClass { guardd, directory, school in
             let adult = guardd.adult.name
             try guardd.writeConfiguration(extra: "\n[Family 5B]\nGuardians=@\(school.teachers)\nChildren=@\(school.pupilsGroup)\n"
                 + "[Family 6C]\nGuardians=@\(school.teachers) \(guardd.guardian.name)\nChildren=\(adult)\n")
-            try await guardd.reload()
-            try await offload { directory.stopSSSDLeavingItsSockets() }
+            let pipes = "\(guardd.directory)/dead-sssd"
+            try DirectoryServer.makeSocketsNothingListensOn(in: pipes)
+            guardd.stop()
+            guardd.launchPrefix = ["/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
+                                   "mount --bind \"$0\" /var/lib/sss/pipes && exec \"$@\"", pipes]
+            try await guardd.start()
+            try await guardd.waitUntilReconciled()
             let set = try await guardd.familyctlAsGuardian(["set", "--user", adult, "--app", GuardFixture.appID, "approved", "--stdin"],
                                                            input: "\(guardd.guardian.password ?? "")\n")
             #expect(set.status == 0, "\(set.standardError)\n\(guardd.log)")

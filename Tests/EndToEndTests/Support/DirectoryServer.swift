@@ -307,11 +307,29 @@ final class DirectoryServer: @unchecked Sendable {
         try startSSSD()
     }
 
-    /// Stops SSSD as a crash would: its sockets stay, and every lookup NSS
-    /// passes to it fails (ECONNREFUSED), which no program can take for
-    /// "no such user or group".
-    func stopSSSDLeavingItsSockets() {
-        stopSSSD()
+    /// Makes `folder` hold what SSSD's pipes folder holds after a crash:
+    /// its `nss` and `pam` sockets, with nothing listening on them, where
+    /// every lookup NSS passes to SSSD fails (ECONNREFUSED), which no program
+    /// can take for "no such user or group". Bind-mounted over
+    /// /var/lib/sss/pipes in one process's mount namespace, only it sees the outage.
+    static func makeSocketsNothingListensOn(in folder: String) throws {
+        try FileManager.default.createDirectory(atPath: "\(folder)/private", withIntermediateDirectories: true)
+        for name in ["nss", "pam", "private/pam"] {
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { throw FixtureError("socket: errno \(errno)") }
+            defer { close(fd) }
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            let path = "\(folder)/\(name)"
+            withUnsafeMutableBytes(of: &address.sun_path) { raw in
+                for (index, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[index] = byte }
+            }
+            let bound = withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            guard bound == 0 else { throw FixtureError("bind \(path): errno \(errno)") }
+            chmod(path, 0o666)
+        }
     }
 
     /// Marks everything SSSD cached as expired (`sss_cache -E`): the next
