@@ -8,8 +8,11 @@ import TestSupport
 /// `installed: false`: the child has only the test repository, and
 /// `prepare` installs the app as the attack wants it; `extra(child)` is
 /// appended to the Guard's `[Flatpak]` section.
+/// `serviceInspector`: a shell script the move service runs as its
+/// inspector instead of the real one (the service then runs from a copy of
+/// its program beside it, where it looks first); the Guard keeps the real one.
 func withFlatpakMoveService(installed: Bool = true, prepare: (FlatpakChild) async throws -> Void = { _ in },
-                             extra: (FlatpakChild) -> String = { _ in "" },
+                             extra: (FlatpakChild) -> String = { _ in "" }, serviceInspector: String? = nil,
                              _ body: (GuardFixture, FlatpakChild, FlatpakSystemServices) async throws -> Void) async throws {
     try await withFlatpakChild(installed: installed, systemHelper: true) { child in
         try await prepare(child)
@@ -18,7 +21,7 @@ func withFlatpakMoveService(installed: Bool = true, prepare: (FlatpakChild) asyn
         let service = try await FlatpakMoveServiceProcess.start(for: child, options: [
             "--state-dir", "\(child.directory)/state", "--installation-path", services.installation,
             "--flatpak-config-dir", services.configurationDirectory,
-        ])
+        ], inspector: serviceInspector)
         defer { service.stop() }
         let socket = service.socket
 
@@ -101,11 +104,22 @@ struct FlatpakMoveServiceProcess {
     let pidFile: String
 
     /// Starts it on `CHILD/move.socket` with `options`, and waits for its socket.
-    static func start(for child: FlatpakChild, options: [String]) async throws -> FlatpakMoveServiceProcess {
+    /// `inspector`: a shell script it runs as its inspector, from a copy of its program beside it.
+    static func start(for child: FlatpakChild, options: [String], inspector: String? = nil) async throws -> FlatpakMoveServiceProcess {
         let service = FlatpakMoveServiceProcess(socket: "\(child.directory)/move.socket",
                                                 pidFile: "\(child.directory)/move-service.pid")
+        var program = productPath("familycontrolsd")
+        if let inspector {
+            let bin = "\(child.directory)/move-bin"
+            try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+            chmod(bin, 0o755)
+            try FileManager.default.copyItem(atPath: program, toPath: "\(bin)/familycontrolsd")
+            FileManager.default.createFile(atPath: "\(bin)/familycontrols-inspect", contents: Data("#!/bin/sh\n\(inspector)\n".utf8))
+            chmod("\(bin)/familycontrols-inspect", 0o755)
+            program = "\(bin)/familycontrolsd"
+        }
         let command = ["/usr/bin/systemd-socket-activate", "--listen=\(service.socket)", "--accept", "--inetd",
-                       productPath("familycontrolsd"), "--flatpak-move-connection"] + options
+                       program, "--flatpak-move-connection"] + options
         try await run("/bin/sh", ["-c", "setsid \"$@\" </dev/null >/dev/null 2>&1 & echo $! > '\(service.pidFile)'", "service"]
                       + command).requireSuccess()
         for _ in 0..<200 where !FileManager.default.fileExists(atPath: service.socket) {
