@@ -59,6 +59,11 @@ import Varlink
 
     /// The rows of ARCHITECTURE.md's method table: method name and "Runs" cell.
     static func documentedPlacements() throws -> [String: String] {
+        try documentedColumn(1)
+    }
+
+    /// The rows of ARCHITECTURE.md's method table: method name and the cell of column `column` (1 is "Runs").
+    static func documentedColumn(_ column: Int) throws -> [String: String] {
         let text = try String(contentsOfFile: "\(packageRoot)/ARCHITECTURE.md", encoding: .utf8)
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         guard let header = lines.firstIndex(where: { $0.hasPrefix("| Method | Runs |") }) else { return [:] }
@@ -67,8 +72,8 @@ import Varlink
             guard line.hasPrefix("|") else { break }
             let cells = line.split(separator: "|", omittingEmptySubsequences: false).dropFirst()
                 .map { $0.trimmingCharacters(in: .whitespaces) }
-            guard cells.count >= 2 else { continue }
-            rows[cells[0].trimmingCharacters(in: CharacterSet(charactersIn: "`"))] = cells[1]
+            guard cells.count > column else { continue }
+            rows[cells[0].trimmingCharacters(in: CharacterSet(charactersIn: "`"))] = cells[column]
         }
         return rows
     }
@@ -95,6 +100,36 @@ import Varlink
         #expect(documented.keys.sorted() == declared.sorted(), "ARCHITECTURE.md's method table lists \(documented.keys.sorted())")
         for (method, placement) in Self.expected {
             #expect(documented[method] == Self.cell(placement), "ARCHITECTURE.md: \(method)")
+        }
+    }
+
+    /// Who may call each method: the table's column, the one list ARCHITECTURE.md is held to.
+    static let access: [String: MethodAccess] = [
+        "GetStatus": .managedApp, "Subscribe": .managedApp, "RequestAuthorization": .managedApp,
+        "Answer": .requestConnection, "RevokeAuthorization": .managedApp, "UpdateApp": .approvedChildApp,
+        "ListAuthorizations": .anyone, "SetStatus": .rootOrGuardian, "Revoke": .rootOrGuardian, "Graduate": .root,
+        "Forget": .root, "ListRequests": .anyone, "WatchRequests": .anyone, "DecideRequest": .rootOrGuardian,
+        "ReadAudit": .rootOrGuardian, "VerifyLocks": .root, "EnrollCode": .guardianNotRoot,
+        "RemoveCode": .guardianOwnOrRoot, "OpenSession": .root, "CloseSession": .root, "ListSessions": .root,
+        "ListMonitors": .anyone, "IdentifyMonitor": .anyone, "WatchMonitorAlerts": .rootOrGuardian,
+    ]
+
+    @Test func whoMayCallEachMethodIsTheTablesColumnAndTheArchitectureSaysTheSame() throws {
+        let declared = try Self.declaredMethods()
+        #expect(Self.access.keys.sorted() == declared.sorted(), "the expected list misses or adds methods")
+        let documented = try Self.documentedColumn(2)
+        for (method, access) in Self.access {
+            #expect(GuardService.methods[Substring(method)]?.access == access, "\(method)")
+            #expect(documented[method]?.hasPrefix(access.summary) == true,
+                    "ARCHITECTURE.md: \(method)'s \"Who may call\" is \(documented[method] ?? "missing"), not \(access.summary)…")
+        }
+    }
+
+    @Test func onlyRootGetsPastARootOnlyMethodsEntry() {
+        #expect(MethodAccess.root.admits(uid: 0))
+        #expect(!MethodAccess.root.admits(uid: 1000))
+        for access in MethodAccess.allCases where access != .root {
+            #expect(access.admits(uid: 1000), "\(access) leaves the rest to the handler")
         }
     }
 }

@@ -111,16 +111,25 @@ struct GuardMethodEntry: Sendable {
     /// The method's name within the interface.
     let name: String
     let placement: MethodPlacement
+    let access: MethodAccess
     /// Checks the call's parameters and `more` against the interface, then
     /// runs the handler where the placement says.
     let serve: @Sendable (GuardService, ServedCall) -> Void
 
-    /// `Method` served by `runs`, or by `withMore` for a call made with `more`.
-    static func bind<Method: GuardMethod & SendableMetatype>(_ method: Method.Type, runs: MethodRoute<Method>,
-                                          withMore: MethodRoute<Method>? = nil) -> Self {
+    /// `Method`, callable by `access`, served by `runs`, or by `withMore` for a call made with `more`.
+    /// A caller `access` does not admit is refused before anything else
+    /// (`PermissionDenied`: "only root may `doing`").
+    static func bind<Method: GuardMethod & SendableMetatype>(_ method: Method.Type, access: MethodAccess, doing: String? = nil,
+                                          runs: MethodRoute<Method>, withMore: MethodRoute<Method>? = nil) -> Self {
         let placement = MethodPlacement(runs: runs.place, onLoopWhenCallerKnown: runs.onLoopWhenCallerKnown,
                                         withMore: withMore?.place)
-        return Self(name: Method.name, placement: placement) { service, served in
+        return Self(name: Method.name, placement: placement, access: access) { service, served in
+            guard access.admits(uid: served.connection.peer.uid) else {
+                if served.call.expectsReply {
+                    service.fail(served.connection, GuardFailure(.permissionDenied, "only \(access.summary) may \(doing ?? "call \(Method.name)")"))
+                }
+                return
+            }
             guard let parameters = service.accept(Method.self, served.call, on: served.connection) else { return }
             let route = served.call.more ? withMore ?? runs : runs
             route.start(service, parameters, served)
@@ -144,45 +153,45 @@ struct GuardMethodTable: Sendable {
 }
 
 extension GuardService {
-    /// The method table: each method of the interface, where it runs, and its
-    /// handler. `handle` checks a call's parameters and `more` against the
+    /// The method table: each method of the interface, who may call it,
+    /// where it runs, and its handler. `handle` checks a call's parameters and `more` against the
     /// interface on the loop before anything runs; ARCHITECTURE.md shows the
     /// table with who may call each method.
     static let methods = GuardMethodTable([
         // The apps'.
-        .bind(Guard.GetStatus.self, runs: .lane(GuardService.getStatus, onLoopWhenCallerKnown: true)),
-        .bind(Guard.Subscribe.self, runs: .lane(GuardService.subscribe)),
-        .bind(Guard.RequestAuthorization.self,
+        .bind(Guard.GetStatus.self, access: .managedApp, runs: .lane(GuardService.getStatus, onLoopWhenCallerKnown: true)),
+        .bind(Guard.Subscribe.self, access: .managedApp, runs: .lane(GuardService.subscribe)),
+        .bind(Guard.RequestAuthorization.self, access: .managedApp,
               runs: .conversations(caller: GuardService.applicant, GuardService.requestAuthorization)),
-        .bind(Guard.Answer.self, runs: .loop(GuardService.answer)),
-        .bind(Guard.RevokeAuthorization.self,
+        .bind(Guard.Answer.self, access: .requestConnection, runs: .loop(GuardService.answer)),
+        .bind(Guard.RevokeAuthorization.self, access: .managedApp,
               runs: .conversations(caller: GuardService.app, GuardService.revokeAuthorization)),
-        .bind(Guard.UpdateApp.self, runs: .conversations(caller: GuardService.updater, GuardService.updateApp)),
+        .bind(Guard.UpdateApp.self, access: .approvedChildApp, runs: .conversations(caller: GuardService.updater, GuardService.updateApp)),
         // The administrators'. SetStatus, Revoke and Graduate called with more
         // may ask a guardian to authenticate over the connection.
-        .bind(Guard.ListAuthorizations.self, runs: .lane(GuardService.listAuthorizations)),
-        .bind(Guard.SetStatus.self, runs: .lane(GuardService.setStatus),
+        .bind(Guard.ListAuthorizations.self, access: .anyone, runs: .lane(GuardService.listAuthorizations)),
+        .bind(Guard.SetStatus.self, access: .rootOrGuardian, runs: .lane(GuardService.setStatus),
               withMore: .decisions(caller: GuardService.administrator, GuardService.setStatus)),
-        .bind(Guard.Revoke.self, runs: .lane(GuardService.revoke),
+        .bind(Guard.Revoke.self, access: .rootOrGuardian, runs: .lane(GuardService.revoke),
               withMore: .decisions(caller: GuardService.administrator, GuardService.revoke)),
-        .bind(Guard.Graduate.self, runs: .lane(GuardService.graduate),
+        .bind(Guard.Graduate.self, access: .root, doing: "graduate a child", runs: .lane(GuardService.graduate),
               withMore: .decisions(caller: GuardService.administrator, GuardService.graduate)),
-        .bind(Guard.Forget.self, runs: .lane(GuardService.forget)),
-        .bind(Guard.ListRequests.self, runs: .lane(GuardService.listRequests)),
-        .bind(Guard.WatchRequests.self, runs: .lane(GuardService.watchRequests)),
-        .bind(Guard.DecideRequest.self, runs: .decisions(caller: GuardService.decider, GuardService.decideRequest)),
-        .bind(Guard.ReadAudit.self, runs: .lane(GuardService.readAudit)),
-        .bind(Guard.VerifyLocks.self, runs: .lane(GuardService.verifyLocks)),
+        .bind(Guard.Forget.self, access: .root, doing: "forget a user", runs: .lane(GuardService.forget)),
+        .bind(Guard.ListRequests.self, access: .anyone, runs: .lane(GuardService.listRequests)),
+        .bind(Guard.WatchRequests.self, access: .anyone, runs: .lane(GuardService.watchRequests)),
+        .bind(Guard.DecideRequest.self, access: .rootOrGuardian, runs: .decisions(caller: GuardService.decider, GuardService.decideRequest)),
+        .bind(Guard.ReadAudit.self, access: .rootOrGuardian, runs: .lane(GuardService.readAudit)),
+        .bind(Guard.VerifyLocks.self, access: .root, doing: "verify locks", runs: .lane(GuardService.verifyLocks)),
         // A guardian's one-time code: enrolling may ask them to authenticate.
-        .bind(Guard.EnrollCode.self, runs: .decisions(caller: GuardService.enroller, GuardService.enrollCode)),
-        .bind(Guard.RemoveCode.self, runs: .lane(GuardService.removeCode)),
+        .bind(Guard.EnrollCode.self, access: .guardianNotRoot, runs: .decisions(caller: GuardService.enroller, GuardService.enrollCode)),
+        .bind(Guard.RemoveCode.self, access: .guardianOwnOrRoot, runs: .lane(GuardService.removeCode)),
         // The PAM session module's.
-        .bind(Guard.OpenSession.self, runs: .lane(GuardService.openSession)),
-        .bind(Guard.CloseSession.self, runs: .lane(GuardService.closeSession)),
-        .bind(Guard.ListSessions.self, runs: .lane(GuardService.listSessions)),
+        .bind(Guard.OpenSession.self, access: .root, doing: "tell the Guard of a session", runs: .lane(GuardService.openSession)),
+        .bind(Guard.CloseSession.self, access: .root, doing: "tell the Guard of a session", runs: .lane(GuardService.closeSession)),
+        .bind(Guard.ListSessions.self, access: .root, doing: "list sessions", runs: .lane(GuardService.listSessions)),
         // The monitors the Guard runs in the children's sessions.
-        .bind(Guard.ListMonitors.self, runs: .lane(GuardService.listMonitors)),
-        .bind(Guard.IdentifyMonitor.self, runs: .lane(GuardService.identifyMonitor)),
-        .bind(Guard.WatchMonitorAlerts.self, runs: .lane(GuardService.watchMonitorAlerts)),
+        .bind(Guard.ListMonitors.self, access: .anyone, runs: .lane(GuardService.listMonitors)),
+        .bind(Guard.IdentifyMonitor.self, access: .anyone, runs: .lane(GuardService.identifyMonitor)),
+        .bind(Guard.WatchMonitorAlerts.self, access: .rootOrGuardian, runs: .lane(GuardService.watchMonitorAlerts)),
     ])
 }
