@@ -25,7 +25,7 @@ package final class AuthorizationLedger: Sendable {
         var runtimeCommit: String?
     }
 
-    let store: Store
+    package let store: Store
     let logger: Logger
     /// Denials kept per user; older ones are forgotten.
     let maximumDenialsPerUser: Int

@@ -12,7 +12,7 @@ package enum StoreSchema {
 
     /// Every migration, oldest first; the last one's version is the current schema.
     package static let migrations: [StoreMigration] = [version1, version2, version3, version4, version5, version6, version7, version8, version9,
-                                                             version10]
+                                                             version10, version11]
 
     /// The schema version this code writes and reads.
     package static var currentVersion: Int { migrations.last?.version ?? 0 }
@@ -213,6 +213,39 @@ package enum StoreSchema {
         sql: """
             ALTER TABLE authorizations ADD COLUMN app_name TEXT
                 CHECK (app_name IS NULL OR length(app_name) BETWEEN 1 AND 400);
+            """
+    )
+
+    // The login sessions the PAM module told of and the monitors' processes
+    // running, kept so that a restarted Guard takes up the sessions still open
+    // and ends the monitors it left (text files in the state folder before).
+    private static let version11 = StoreMigration(
+        version: 11,
+        summary: "login sessions and running monitors are kept in the store",
+        sql: """
+            CREATE TABLE login_sessions (
+                token TEXT PRIMARY KEY CHECK (length(token) = 32),
+                user TEXT NOT NULL CHECK (user <> ''),
+                uid INTEGER NOT NULL CHECK (uid >= 0),
+                service TEXT NOT NULL,
+                tty TEXT,
+                runtime_directory TEXT,
+                display TEXT,
+                wayland_display TEXT,
+                bus TEXT,
+                session_id TEXT,
+                leader INTEGER NOT NULL CHECK (leader > 1),
+                leader_started INTEGER NOT NULL CHECK (leader_started >= 0),
+                opened_at REAL NOT NULL,
+                nested INTEGER NOT NULL CHECK (nested IN (0, 1))
+            ) STRICT;
+
+            CREATE TABLE running_monitors (
+                pid INTEGER PRIMARY KEY CHECK (pid > 1),
+                started INTEGER NOT NULL CHECK (started >= 0),
+                uid INTEGER NOT NULL CHECK (uid > 0),
+                boot_id TEXT NOT NULL
+            ) STRICT;
             """
     )
 

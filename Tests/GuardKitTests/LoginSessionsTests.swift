@@ -3,6 +3,8 @@ import Foundation
 import SystemKit
 import Testing
 @testable import GuardSessions
+import GuardStore
+import SQLite
 
 /// The Guard's table of login sessions, with this test process as every leader.
 @Suite struct LoginSessionsTests {
@@ -55,36 +57,37 @@ import Testing
     }
 
     @Test func aRestartedGuardTakesUpTheRecordedSessionsWhoseLeaderIsTheSameProcess() throws {
-        let directory = NSTemporaryDirectory() + "login-sessions-\(getpid())-\(Int.random(in: 0..<1_000_000))"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/sessions"
-        let logger = Logger(label: "test")
-        let me = try #require(ProcessHandle.open(pid: getpid()))
-        let first = LoginSessions()
-        #expect(first.keepRecord(at: path, logger: logger) == 0)
-        var odd = session(uid: 1000)
-        odd.tty = "pts/1 with spaces=and%percent"
-        odd.display = ":0\n"
-        odd.sessionID = "c7"
-        try first.open(odd, token: token(1), pidfd: me.rawValue)
-        try first.open(session(uid: 1001), token: token(2), pidfd: me.rawValue)
+        try withStore { store, directory in
+            let logger = Logger(label: "test")
+            let me = try #require(ProcessHandle.open(pid: getpid()))
+            let first = LoginSessions()
+            #expect(first.keepRecord(in: store, logger: logger) == 0)
+            var odd = session(uid: 1000)
+            odd.tty = "pts/1 with spaces=and%percent"
+            odd.display = ":0\n"
+            odd.sessionID = "c7"
+            try first.open(odd, token: token(1), pidfd: me.rawValue)
+            try first.open(session(uid: 1001), token: token(2), pidfd: me.rawValue)
+            #expect(try store.loginSessions().map(\.token) == [token(1), token(2)], "recorded in the store as they open")
 
-        let second = LoginSessions()
-        #expect(second.keepRecord(at: path, logger: logger) == 2)
-        let restored = second.current().open
-        #expect(restored.count == 2)
-        #expect(restored.first { $0.uid == 1000 } == odd)
-        #expect(second.close(token: token(1), from: getpid())?.tty == odd.tty)
+            let second = LoginSessions()
+            #expect(second.keepRecord(in: store, logger: logger) == 2)
+            let restored = second.current().open
+            #expect(restored.count == 2)
+            #expect(restored.first { $0.uid == 1000 } == odd)
+            #expect(second.close(token: token(1), from: getpid())?.tty == odd.tty)
+            #expect(try store.loginSessions().map(\.token) == [token(2)], "a closed session leaves the store")
 
-        // A leader that is no longer the same process (another start time) is not taken up.
-        let text = try String(contentsOfFile: path, encoding: .utf8)
-        let started = try #require(LoginSessions.startTime(of: getpid()))
-        try text.replacingOccurrences(of: "started=\(started)", with: "started=\(started + 1)")
-            .write(toFile: path, atomically: true, encoding: .utf8)
-        #expect(LoginSessions().keepRecord(at: path, logger: logger) == 0)
-        // Nor does a damaged file take anything up, or stop the Guard.
-        try "token=zz user\nnot a line at all\n".write(toFile: path, atomically: true, encoding: .utf8)
-        #expect(LoginSessions().keepRecord(at: path, logger: logger) == 0)
+            // A leader that is no longer the same process (another start time) is not taken up.
+            var recorded = try store.loginSessions()
+            recorded[0].leaderStarted += 1
+            try store.replaceLoginSessions(recorded)
+            #expect(LoginSessions().keepRecord(in: store, logger: logger) == 0)
+            // Nor one whose leader is some other process (pid 2 started at 0 ticks: not kthreadd's start), written behind its back.
+            let database = try SQLiteDatabase(path: directory + "/familycontrols.db")
+            try database.execute("INSERT INTO login_sessions VALUES ('\(token(3))', 'u', 1, 'login', NULL, NULL, NULL, NULL, "
+                + "NULL, NULL, 2, 999999999, 0, 0)")
+            #expect(LoginSessions().keepRecord(in: store, logger: logger) == 0)
+        }
     }
 }

@@ -53,7 +53,7 @@ struct RequiredMonitorKeeperTests {
             try keeper.start(MonitorKeeper.Context(
                 sessions: { [session, other] }, logind: nil, approvals: { [record] }, configuration: { GuardConfiguration() },
                 enforcer: enforcer, audit: { outcome, _, _, detail in audits.withLock { $0.append("\(outcome): \(detail)") } },
-                socketPath: "/nonexistent", recordPath: nil, logger: Logger(label: "test")))
+                socketPath: "/nonexistent", record: nil, logger: Logger(label: "test")))
             defer { keeper.stopAll() }
 
             func running(other: pid_t = 0) async throws -> pid_t {

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import GuardProtocol
 import SystemKit
 import Varlink
@@ -97,7 +100,8 @@ extension GuardService {
     /// from the ledger, told of every change of either; `enforcer` locks or
     /// ends a child's sessions when a required monitor is kept down.
     package func startMonitors(socketPath: String, stateDirectory: String, enforcer: any SessionEnforcing) throws(Errno) {
-        let restored = sessions.keepRecord(at: stateDirectory + "/sessions", logger: logger)
+        Self.removeTextRecords(in: stateDirectory, logger: logger)
+        let restored = sessions.keepRecord(in: policy.ledger.store, logger: logger)
         if restored > 0 { logger.notice("session: \(restored) session(s) still open since the Guard last ran") }
         var opened: LogindSessions?
         if LogindSessions.isRunning() {
@@ -121,7 +125,15 @@ extension GuardService {
                 ledger.audit(.monitor, actor: AuditEvent.guardActor, user: user, appID: appID, member: .child,
                              outcome: outcome, detail: detail)
             },
-            socketPath: socketPath, recordPath: stateDirectory + "/monitors", logger: logger))
+            socketPath: socketPath, record: ledger.store, logger: logger))
+    }
+
+    /// Removes the text files a Guard before store schema 11 kept its
+    /// sessions and monitors in; the store keeps them now.
+    private static func removeTextRecords(in stateDirectory: String, logger: Logger) {
+        for name in ["sessions", "monitors"] where unlink(stateDirectory + "/" + name) == 0 {
+            logger.notice("session: removed \(stateDirectory)/\(name), kept by an earlier version; the store keeps it now")
+        }
     }
 
     /// The real uid `/proc/PID/status` names (the first number of `Uid:`).

@@ -38,16 +38,16 @@ package final class MonitorKeeper: Sendable {
         var audit: @Sendable (_ outcome: AuditOutcome, _ user: String, _ appID: String, _ detail: String) -> Void
         /// The Guard's socket, which the monitor's library calls.
         var socketPath: String
-        /// Where the monitors running now are written down, so that a Guard
+        /// Where the monitors running now are recorded, so that a Guard
         /// started after a crash ends the ones it left behind.
-        var recordPath: String?
+        var record: Store?
         var logger: Logger
 
         package init(sessions: @escaping @Sendable () -> [MonitorSession], logind: LogindSessions?,
                      approvals: @escaping @Sendable () throws(GuardFailure) -> [AuthorizationRecord],
                      configuration: @escaping @Sendable () -> GuardConfiguration, enforcer: any SessionEnforcing,
                      audit: @escaping @Sendable (_ outcome: AuditOutcome, _ user: String, _ appID: String, _ detail: String) -> Void,
-                     socketPath: String, recordPath: String?, logger: Logger) {
+                     socketPath: String, record: Store?, logger: Logger) {
             self.sessions = sessions
             self.logind = logind
             self.approvals = approvals
@@ -55,7 +55,7 @@ package final class MonitorKeeper: Sendable {
             self.enforcer = enforcer
             self.audit = audit
             self.socketPath = socketPath
-            self.recordPath = recordPath
+            self.record = record
             self.logger = logger
         }
     }

@@ -6,6 +6,7 @@ import FamilyControlsModel
 import GuardProtocol
 import LockEngine
 import SystemKit
+import GuardStore
 
 extension MonitorKeeper.Supervisor {
     // MARK: Output, the table others read, and the record on disk
@@ -64,39 +65,34 @@ extension MonitorKeeper.Supervisor {
         keeper.publish(table, owners: owners, held: held)
     }
 
-    /// Writes the running monitors' pids and start times, so that the next
+    /// Records the running monitors' pids and start times, so that the next
     /// Guard ends those this one leaves behind if it crashes.
     func writeRecord() {
-        guard let path = context.recordPath else { return }
-        var text = (Self.bootID() ?? "-") + "\n"
+        guard let store = context.record else { return }
+        var processes: [StoredMonitorProcess] = []
         for instance in instances.values + leaving {
             guard let process = instance.process, process.exit == nil,
                   let started = LoginSessions.startTime(of: process.pid) else { continue }
-            text += "\(process.pid) \(started) \(instance.uid)\n"
+            processes.append(StoredMonitorProcess(pid: process.pid, started: started, uid: instance.uid))
         }
-        do throws(Errno) {
-            try FileDescriptor.replaceFile(path, with: Array(text.utf8), mode: 0o600)
+        do throws(StoreError) {
+            // Under ProcSubset=pid there is no boot id to read ("-"): the start
+            // time and the owner still tell a recycled pid apart.
+            try store.replaceMonitorProcesses(processes, boot: Self.bootID() ?? "-")
         } catch {
-            context.logger.warning("monitor: cannot write \(path): \(error)")
+            context.logger.warning("monitor: cannot record the running monitors: \(error)")
         }
     }
 
     /// Ends the monitors a Guard before this one left running: each one
     /// still the same process (its start time) of the same user.
     func endLeftovers() {
-        guard let path = context.recordPath,
-              let bytes = try? FileDescriptor.readFile(path, limit: 1 << 20) else { return }
-        let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)
-        // Under ProcSubset=pid there is no boot id to read ("-"): the start
-        // time and the owner below still tell a recycled pid apart.
-        guard let boot = lines.first, boot == Self.bootID() ?? "-" else { return }
+        guard let store = context.record,
+              let recorded = try? store.monitorProcesses(boot: Self.bootID() ?? "-") else { return }
         var ended = 0
-        for line in lines.dropFirst() {
-            let fields = line.split(separator: " ")
-            guard fields.count == 3, let pid = pid_t(fields[0]), pid > 1, let started = UInt64(fields[1]),
-                  let uid = UInt32(fields[2]), uid != 0 else { continue }
-            guard let handle = ProcessHandle.open(pid: pid), LoginSessions.startTime(of: pid) == started,
-                  Self.owner(of: pid) == uid else { continue }
+        for process in recorded {
+            guard let handle = ProcessHandle.open(pid: process.pid), LoginSessions.startTime(of: process.pid) == process.started,
+                  Self.owner(of: process.pid) == process.uid else { continue }
             _ = ProcessHandle.send(SIGKILL, to: handle.rawValue)
             ended += 1
         }

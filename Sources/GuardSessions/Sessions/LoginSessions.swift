@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import GuardStore
 import Synchronization
 import SystemKit
 
@@ -46,9 +47,9 @@ package struct LoginSession: Sendable, Equatable {
 }
 
 /// The login sessions the Guard knows of, in memory and, once
-/// ``keepRecord(at:logger:)`` names a file, written down after every change so
-/// that a Guard started again knows the sessions still open (each one's leader
-/// still the same process, by its start time).
+/// ``keepRecord(in:logger:)`` names the store, recorded there after every
+/// change so that a Guard started again knows the sessions still open (each
+/// one's leader still the same process, by its start time).
 ///
 /// A session is ended by `CloseSession` with its token, or when the process
 /// that opened it is gone (checked through a pidfd taken when it opened, so a
@@ -73,7 +74,7 @@ package final class LoginSessions: Sendable {
     /// in a loop) never crowd out a login.
     package let nestedPerUser: Int
     private let entries = Mutex<[String: Entry]>([:])
-    private let record = Mutex<(path: String, logger: Logger)?>(nil)
+    private let record = Mutex<(store: Store, logger: Logger)?>(nil)
 
     package init(limit: Int = 4096, perUser: Int = 64, nestedPerUser: Int = 16) {
         self.limit = limit
@@ -150,111 +151,56 @@ package final class LoginSessions: Sendable {
         }
     }
 
-    /// Reads the sessions `path` holds (a Guard before this one wrote it),
-    /// keeps those whose leader is still the same process, and from then on
-    /// writes every change there.
+    /// Reads the sessions `store` holds (a Guard before this one recorded
+    /// them), keeps those whose leader is still the same process, and from
+    /// then on records every change there.
     /// - Returns: how many sessions were taken up again.
     @discardableResult
-    package func keepRecord(at path: String, logger: Logger) -> Int {
+    package func keepRecord(in store: Store, logger: Logger) -> Int {
         var restored = 0
-        if let bytes = try? FileDescriptor.readFile(path, limit: 4 << 20) {
-            let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
-            for line in lines {
-                guard let (token, session, started) = Self.decode(line) else { continue }
-                guard let pidfd = ProcessHandle.open(pid: session.leader),
-                      Self.startTime(of: session.leader) == started else { continue }
-                do throws(LoginSessionRefusal) {
-                    try open(session, token: token, pidfd: pidfd.rawValue)
-                    restored += 1
-                } catch {
-                    continue
-                }
+        let recorded: [StoredLoginSession]
+        do throws(StoreError) {
+            recorded = try store.loginSessions()
+        } catch {
+            logger.warning("session: cannot read the recorded sessions: \(error); taking up none")
+            recorded = []
+        }
+        for stored in recorded {
+            let session = LoginSession(user: stored.user, uid: stored.uid, service: stored.service, tty: stored.tty,
+                                       runtimeDirectory: stored.runtimeDirectory, display: stored.display,
+                                       waylandDisplay: stored.waylandDisplay, bus: stored.bus, sessionID: stored.sessionID,
+                                       leader: stored.leader, openedAt: UnixTime(seconds: stored.openedAt), nested: stored.nested)
+            guard let pidfd = ProcessHandle.open(pid: session.leader),
+                  Self.startTime(of: session.leader) == stored.leaderStarted else { continue }
+            do throws(LoginSessionRefusal) {
+                try open(session, token: stored.token, pidfd: pidfd.rawValue)
+                restored += 1
+            } catch {
+                continue
             }
         }
-        record.withLock { $0 = (path, logger) }
+        record.withLock { $0 = (store, logger) }
         entries.withLock { write($0) }
         return restored
     }
 
-    /// Writes every session, its token and its leader's start time, one to
-    /// a line; root's alone.
+    /// Records every session, its token and its leader's start time.
     private func write(_ all: [String: Entry]) {
-        guard let (path, logger) = record.withLock({ $0 }) else { return }
-        var text = ""
-        for (token, entry) in all.sorted(by: { $0.key < $1.key }) {
-            guard let started = Self.startTime(of: entry.session.leader) else { continue }
-            text += Self.encode(token: token, entry.session, started: started) + "\n"
+        guard let (store, logger) = record.withLock({ $0 }) else { return }
+        let sessions = all.sorted(by: { $0.key < $1.key }).compactMap { token, entry -> StoredLoginSession? in
+            guard let started = Self.startTime(of: entry.session.leader) else { return nil }
+            let session = entry.session
+            return StoredLoginSession(token: token, user: session.user, uid: session.uid, service: session.service,
+                                      tty: session.tty, runtimeDirectory: session.runtimeDirectory, display: session.display,
+                                      waylandDisplay: session.waylandDisplay, bus: session.bus, sessionID: session.sessionID,
+                                      leader: session.leader, leaderStarted: started, openedAt: session.openedAt.seconds,
+                                      nested: session.nested)
         }
-        do throws(Errno) {
-            try FileDescriptor.replaceFile(path, with: Array(text.utf8), mode: 0o600)
+        do throws(StoreError) {
+            try store.replaceLoginSessions(sessions)
         } catch {
-            logger.warning("session: cannot write \(path): \(error); a restarted Guard will not know today's sessions")
+            logger.warning("session: cannot record the sessions: \(error); a restarted Guard will not know today's sessions")
         }
-    }
-
-    private static let fieldNames = ["token", "user", "uid", "service", "tty", "runtime", "display", "wayland", "bus",
-                                     "id", "leader", "started", "opened", "nested"]
-
-    private static func encode(token: String, _ session: LoginSession, started: UInt64) -> String {
-        let values: [String?] = [token, session.user, String(session.uid), session.service, session.tty,
-                                 session.runtimeDirectory, session.display, session.waylandDisplay, session.bus,
-                                 session.sessionID, String(session.leader), String(started), String(session.openedAt.seconds),
-                                 session.nested ? "1" : nil]
-        return zip(fieldNames, values).compactMap { name, value in value.map { "\(name)=\(escaped($0))" } }
-            .joined(separator: " ")
-    }
-
-    private static func decode(_ line: Substring) -> (String, LoginSession, UInt64)? {
-        var fields: [String: String] = [:]
-        for word in line.split(separator: " ") {
-            guard let equals = word.firstIndex(of: "="), let value = unescaped(word[word.index(after: equals)...]) else { return nil }
-            fields[String(word[..<equals])] = value
-        }
-        guard let token = fields["token"], let user = fields["user"], let uid = fields["uid"].flatMap({ UInt32($0) }),
-              let service = fields["service"], let leader = fields["leader"].flatMap({ pid_t($0) }), leader > 1,
-              let started = fields["started"].flatMap({ UInt64($0) }),
-              let opened = fields["opened"].flatMap({ Double($0) }) else { return nil }
-        let session = LoginSession(user: user, uid: uid, service: service, tty: fields["tty"],
-                                   runtimeDirectory: fields["runtime"], display: fields["display"],
-                                   waylandDisplay: fields["wayland"], bus: fields["bus"], sessionID: fields["id"],
-                                   leader: leader, openedAt: UnixTime(seconds: opened), nested: fields["nested"] == "1")
-        return (token, session, started)
-    }
-
-    /// Bytes other than printable ASCII, `%` and `=` written as `%XX`.
-    private static func escaped(_ value: String) -> String {
-        var out = ""
-        for byte in value.utf8 {
-            if byte > 0x20, byte < 0x7F, byte != UInt8(ascii: "%"), byte != UInt8(ascii: "=") {
-                out.unicodeScalars.append(Unicode.Scalar(byte))
-            } else {
-                let digits = Array("0123456789ABCDEF".utf8)
-                out += "%" + String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 15)]], as: UTF8.self)
-            }
-        }
-        return out
-    }
-
-    private static func unescaped(_ value: Substring) -> String? {
-        var bytes: [UInt8] = []
-        var iterator = value.utf8.makeIterator()
-        func digit(_ byte: UInt8?) -> UInt8? {
-            guard let byte else { return nil }
-            switch byte {
-            case 0x30...0x39: return byte - 0x30
-            case 0x41...0x46: return byte - 0x41 + 10
-            default: return nil
-            }
-        }
-        while let byte = iterator.next() {
-            if byte == UInt8(ascii: "%") {
-                guard let high = digit(iterator.next()), let low = digit(iterator.next()) else { return nil }
-                bytes.append(high << 4 | low)
-            } else {
-                bytes.append(byte)
-            }
-        }
-        return String(validating: bytes, as: UTF8.self)
     }
 
     /// Field 22 of `/proc/PID/stat`: when the process started, in clock ticks since boot.
