@@ -194,26 +194,32 @@ static int find_limits(const char *bytes, size_t length, unsigned long uid, stru
 }
 
 /* The app names as a terminal may show them: valid UTF-8 without control
- * characters (C0, DEL, C1), each other byte a '?'; cut at NAMES_SHOWN_MAX. */
+ * characters (C0, DEL, C1); a control character, an overlong form or a
+ * surrogate shows as one '?', each byte that is not UTF-8 as one '?'. Cut
+ * after NAMES_SHOWN_MAX bytes. */
 static void shown_names(const char *names, size_t length, char *out, size_t capacity) {
     size_t count = 0;
     const unsigned char *p = (const unsigned char *)names, *end = p + length;
     while (p < end && count + 5 < capacity && count < NAMES_SHOWN_MAX) {
         size_t width = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3 : (*p & 0xf8) == 0xf0 ? 4 : 0;
-        int valid = width > 0 && (size_t)(end - p) >= width;
-        for (size_t i = 1; valid && i < width; i++) valid = (p[i] & 0xc0) == 0x80;
-        if (valid && width == 1 && (*p < 0x20 || *p == 0x7f)) valid = 0;
-        if (valid && width == 2 && (*p < 0xc2 || (*p == 0xc2 && p[1] < 0xa0))) valid = 0; /* overlong, or C1 */
-        if (valid && width == 3 && ((*p == 0xe0 && p[1] < 0xa0) || (*p == 0xed && p[1] >= 0xa0))) valid = 0;
-        if (valid && width == 4 && ((*p == 0xf0 && p[1] < 0x90) || *p > 0xf4 || (*p == 0xf4 && p[1] >= 0x90))) valid = 0;
-        if (valid) {
-            memcpy(out + count, p, width);
-            count += width;
-            p += width;
-        } else {
+        int formed = width > 0 && (size_t)(end - p) >= width;
+        for (size_t i = 1; formed && i < width; i++) formed = (p[i] & 0xc0) == 0x80;
+        if (!formed) {
             out[count++] = '?';
             p++;
+            continue;
         }
+        int shown = !(width == 1 && (*p < 0x20 || *p == 0x7f)) &&
+                    !(width == 2 && (*p < 0xc2 || (*p == 0xc2 && p[1] < 0xa0))) &&
+                    !(width == 3 && ((*p == 0xe0 && p[1] < 0xa0) || (*p == 0xed && p[1] >= 0xa0))) &&
+                    !(width == 4 && ((*p == 0xf0 && p[1] < 0x90) || *p > 0xf4 || (*p == 0xf4 && p[1] >= 0x90)));
+        if (shown) {
+            memcpy(out + count, p, width);
+            count += width;
+        } else {
+            out[count++] = '?';
+        }
+        p += width;
     }
     if (p < end) {
         memcpy(out + count, "...", 3);

@@ -75,7 +75,7 @@ extension MachinePackageTests {
                              DebianMachine.inspector, "/usr/share/familycontrols/org.familycontrols.inspect.varlink",
                              "/usr/share/familycontrols/org.familycontrols.mover.varlink",
                              "/usr/share/familycontrols/org.familycontrols.conversation.varlink",
-                             "/usr/share/man/man8/familycontrols-inspect.8.gz",
+                             "/usr/share/man/man8/familycontrols-inspect.8.gz", "/usr/share/man/man8/pam_familycontrols.8.gz",
                              module, DebianMachine.pamProfile] + Self.conffiles {
                     #expect(paths.contains(path), "\(path) is not in the package")
                     #expect(FileManager.default.fileExists(atPath: path), "\(path) is not installed")
