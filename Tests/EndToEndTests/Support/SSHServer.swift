@@ -63,7 +63,8 @@ final class SSHKeys: @unchecked Sendable {
 
 /// A real OpenSSH server on 127.0.0.1, on a free port, with its own
 /// configuration: key authentication only (`UsePAM no`: PAM is the Guard's
-/// business here, not sshd's), each login user's keys in a file of the test's,
+/// business here, not sshd's) unless `pam` asks for sshd's PAM and password
+/// logins, each login user's keys in a file of the test's,
 /// and every session given `FAMILYCONTROLS_SOCKET` (the Guard fixture's socket
 /// on this "host") and a `PATH` whose `familyctl` is the one just built, as an
 /// installed one would be found.
