@@ -71,7 +71,11 @@ static int lookup_uid(const char *user, uid_t *uid) {
 }
 
 /* The machine's local time (/etc/localtime), whatever TZ the caller set:
- * su runs with the environment of the user who typed it. */
+ * su runs with the environment of the user who typed it, and glibc honours a
+ * TZ rule (TZ=UTC-12) even in a set-user-ID program. TZ is set aside only
+ * for the conversion and put back; the programs that run the account phase
+ * (login, su, sshd's monitor, a display manager's worker) do not read the
+ * environment from another thread meanwhile. */
 static int machine_now(struct login_now *now) {
     now->seconds = time(NULL);
     const char *zone = getenv("TZ");
