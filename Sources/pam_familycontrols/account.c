@@ -269,6 +269,7 @@ PAM_EXTERN int pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc, const c
     if (strcmp(user, "root") == 0) return PAM_IGNORE;
     uid_t uid = 0;
     int lookup = lookup_uid(user, &uid);
+    if (lookup < 0) pam_syslog(pamh, LOG_WARNING, "login limits not applied to %s: the account cannot be looked up", user);
     if (lookup != 0 || uid == 0) return PAM_IGNORE;
 
     struct account_options options;

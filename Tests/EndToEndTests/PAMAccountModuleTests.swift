@@ -91,6 +91,15 @@ struct PAMAccountModuleTests {
             try LoginLimits.write(lines: [LoginLimits.line(uid: child.uid, day: now.day,
                                                            windows: LoginLimits.windows(now, [:]))], to: fixture.limits)
             #expect(try await fixture.account(child.name).output.contains("Your login hours allow no day of the week."))
+            // Only today, and over already: the same weekday next week.
+            if now.minute >= 2 {
+                try LoginLimits.write(lines: [LoginLimits.line(uid: child.uid, day: now.day,
+                                                               windows: LoginLimits.windows(now, [0: "0000-\(LoginLimits.clock(now.minute - 1))"]))],
+                                      to: fixture.limits)
+                let nextWeek = try await fixture.account(child.name)
+                #expect(nextWeek.output.contains("You may log in again at 00:00 on \(LoginLimits.weekdays[now.weekday]) next week.\n"),
+                        "\(nextWeek.output)")
+            }
         }
     }
 
@@ -198,6 +207,12 @@ struct PAMAccountModuleTests {
             #expect(result.answer == .permissionDenied)
             #expect(result.output.contains("Demo?]0;owned? ?2J Ünïcode set your daily time."), "\(result.output)")
             #expect(!result.output.contains("\u{1b}") && !result.output.contains("\u{9b}"))
+            // A name past 512 bytes is cut, and says so.
+            try LoginLimits.write(lines: [LoginLimits.line(uid: child.uid, day: now.day, used: 1, daily: 0,
+                                                           names: String(repeating: "n", count: 3000))], to: fixture.limits)
+            let long = try await fixture.account(child.name)
+            #expect(long.answer == .permissionDenied)
+            #expect(long.output.contains(": " + String(repeating: "n", count: 512) + "... set your daily time."), "\(long.output)")
         }
     }
 
