@@ -142,6 +142,40 @@ struct LoginLimitsLoginTests {
         }
     }
 
+    /// The module decides from the file alone: the limits last written hold
+    /// the same with the real Guard running (the session line telling it of
+    /// the login it let through) and after it stopped, and no login waits.
+    @Test func theLimitsLastWrittenHoldWithTheGuardRunningAndAfterItStops() async throws {
+        try await withGuard { guardd in
+            let stack = try await PrivateLoginStack.make(socket: guardd.socket)
+            defer { stack.remove() }
+            let child = guardd.child
+            let now = LoginLimits.now()
+            let outside = LoginLimits.outside(now)
+            for running in [true, false] {
+                if !running { guardd.stop() }
+                try LoginLimits.write(lines: [LoginLimits.line(uid: child.uid, day: now.day, windows: outside.windows)],
+                                      to: stack.limits)
+                let started = ContinuousClock.now
+                let refused = try await su(stack, child.name)
+                #expect(refused.status != 0, "Guard running: \(running)")
+                #expect(refused.standardError.contains(LoginLimits.message(hours: true, again: outside.again, user: child.name)),
+                        "Guard running: \(running): \(refused.standardError)")
+                try LoginLimits.write(lines: [LoginLimits.line(uid: child.uid, day: now.day, windows: LoginLimits.inside(now))],
+                                      to: stack.limits)
+                let allowed = try await su(stack, child.name)
+                #expect(allowed.status == 0 && allowed.standardOutput.contains(Self.marker),
+                        "Guard running: \(running): \(allowed.standardError)")
+                #expect(ContinuousClock.now - started < .seconds(5), "Guard running: \(running)")
+                if running {
+                    #expect(await eventually { guardd.log.contains("session: \(child.name) opened (service su-l") }, "\(guardd.log)")
+                    #expect(guardd.log.components(separatedBy: "session: \(child.name) opened").count == 2,
+                            "only the login let through is a session: \(guardd.log)")
+                }
+            }
+        }
+    }
+
     /// The child types `su - CHILD` themself, with a TZ that would put the
     /// machine's clock inside their hours: su asks their password on the
     /// terminal, then refuses, in the machine's time.

@@ -91,7 +91,8 @@ struct LoginLimits {
 /// bind-mounted over the real ones for the commands a test runs there, and
 /// the shipped pam-auth-update profile applied to the copies by the real
 /// pam-auth-update (its state and debconf's copied too). The machine's own
-/// files are never written; the account line reads `limits`.
+/// files are never written; the account line reads `limits`, and the session
+/// line tells the Guard on `socket` when one is given.
 struct PrivateLoginStack {
     static let moduleFolder = "/usr/lib/x86_64-linux-gnu/security"
     let directory: String
@@ -101,7 +102,7 @@ struct PrivateLoginStack {
         [("\(directory)/pam.d", "/etc/pam.d"), ("\(directory)/security", Self.moduleFolder)]
     }
 
-    static func make() async throws -> PrivateLoginStack {
+    static func make(socket: String? = nil) async throws -> PrivateLoginStack {
         let directory = try makeTemporaryDirectory()
         chmod(directory, 0o755)
         let stack = PrivateLoginStack(directory: directory)
@@ -127,6 +128,12 @@ struct PrivateLoginStack {
         let text = try String(contentsOfFile: account, encoding: .utf8)
         try text.replacingOccurrences(of: "pam_familycontrols.so", with: "pam_familycontrols.so limits=\(stack.limits)")
             .write(toFile: account, atomically: true, encoding: .utf8)
+        if let socket {
+            let session = "\(directory)/pam.d/common-session"
+            let text = try String(contentsOfFile: session, encoding: .utf8)
+            try text.replacingOccurrences(of: "pam_familycontrols.so", with: "pam_familycontrols.so socket=\(socket)")
+                .write(toFile: session, atomically: true, encoding: .utf8)
+        }
         return stack
     }
 
