@@ -17,4 +17,4 @@ fi
 "$compiler" -std=gnu11 -O2 -g -Wall -Wextra -Werror -fPIC -shared \
     -fstack-protector-strong -D_FORTIFY_SOURCE=2 -Wl,-z,relro -Wl,-z,now -Wl,--as-needed \
     -I"$source_dir/include" -o "$output" \
-    "$source_dir/pam_familycontrols.c" "$source_dir/reply.c" "$source_dir/account.c" "$source_dir/login_limits.c" -lpam
+    "$source_dir"/*.c -lpam

@@ -60,4 +60,35 @@ struct login_next {
 __attribute__((visibility("hidden"))) enum login_verdict login_limits_decide(const struct login_limits *limits, const struct login_now *now,
                                        struct login_next *next);
 
+/* What reading the file for one uid came to. */
+enum login_limits_scan {
+    LOGIN_LIMITS_FOUND,     /* the uid's line, in *limits */
+    LOGIN_LIMITS_NONE,      /* no line for the uid */
+    LOGIN_LIMITS_IGNORED,   /* the file is missing, not to be trusted or not a limits file: why */
+    LOGIN_LIMITS_UNCHECKED, /* this process is out of memory or descriptors: why */
+};
+
+struct login_limits_report {
+    const char *why;
+    int missing;
+    int damaged;       /* damaged lines skipped */
+    int first_damaged; /* the first one's number, and why */
+    const char *first_why;
+};
+
+/* Opens path (not following a final symbolic link), checks it is a regular
+ * file of root's that no one else may write, of at most 1 MiB, and reads it
+ * a line at a time through a fixed buffer (no allocation) for uid's line.
+ * The line's NAMES are copied into names (capacity at least
+ * LOGIN_LIMITS_LINE_MAX), which limits->names then points to. */
+__attribute__((visibility("hidden"))) enum login_limits_scan
+login_limits_scan(const char *path, unsigned long uid, struct login_limits *limits, char *names, size_t capacity,
+                  struct login_limits_report *report);
+
+/* Now in the machine's local time (/etc/localtime), whatever TZ the caller
+ * set. Returns 0, or -1 when it cannot be known here (out of memory or
+ * descriptors, or the zone could not be loaded and the C library fell back
+ * to UTC), with *why. */
+__attribute__((visibility("hidden"))) int login_limits_machine_now(struct login_now *now, const char **why);
+
 #endif

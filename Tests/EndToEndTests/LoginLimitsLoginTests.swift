@@ -176,6 +176,52 @@ struct LoginLimitsLoginTests {
         }
     }
 
+    /// su inherits the limits of whoever starts it: a child can make it
+    /// short of memory (`ulimit -v`) or descriptors (`ulimit -n`) just
+    /// where the module reads. Whatever fails then, they do not get in.
+    @Test func suStartedWithMemoryOrDescriptorLimitsOfTheChildsChoosingStillKeepsThemOut() async throws {
+        try await withStack { stack, child, _ in
+            let now = LoginLimits.now()
+            try LoginLimits.write(lines: [LoginLimits.line(uid: child.uid, day: now.day, windows: LoginLimits.outside(now).windows)],
+                                  to: stack.limits)
+            let limits = stride(from: 4000, through: 12000, by: 200).map { ("v", $0) } + (3...16).map { ("n", $0) }
+            var reached = 0
+            for (kind, value) in limits {
+                let script = "ulimit -\(kind) \(value) && exec /usr/bin/su - '\(child.name)' -s /bin/sh -c '\(Self.shellLine)'"
+                let result = try await run("/usr/bin/env", ["-u", "TZ"] + stack.namespace(["/bin/sh", "-c", script]))
+                #expect(!result.standardOutput.contains(Self.marker), "ulimit -\(kind) \(value): \(result.standardError)")
+                if result.standardError.contains("You may not log in at this hour") { reached += 1 }
+            }
+            // The sweep reached the module's decision, not only failures before it.
+            #expect(reached > 10, "\(reached)")
+        }
+    }
+
+    /// A zone glibc cannot load (a child's memory limit, or a damaged
+    /// /etc/localtime) is quietly UTC to it: the module notices, and a child
+    /// with limits is refused; no one else is touched.
+    @Test func aMachineTimeZoneThatCannotBeLoadedRefusesAChildWithLimitsAndNoOneElse() async throws {
+        try await withStack { stack, child, adult in
+            let now = LoginLimits.now()
+            try LoginLimits.write(lines: [LoginLimits.line(uid: child.uid, day: now.day, windows: LoginLimits.inside(now))],
+                                  to: stack.limits)
+            let damaged = "\(stack.directory)/localtime"
+            try "not a zone file\n".write(toFile: damaged, atomically: true, encoding: .utf8)
+            func su(_ user: String) async throws -> ProcessResult {
+                try await run("/usr/bin/env", ["-u", "TZ"] + stack.namespace(["/usr/bin/su", "-", user, "-s", "/bin/sh", "-c", Self.shellLine],
+                                                                            extra: [(damaged, "/etc/localtime")]))
+            }
+            let refused = try await su(child.name)
+            #expect(refused.status != 0 && !refused.standardOutput.contains(Self.marker))
+            #expect(refused.standardError.contains("Your login cannot be checked against your login hours and daily time right now. Try again."),
+                    "\(refused.standardError)")
+            for user in [adult.name, "root"] {
+                let allowed = try await su(user)
+                #expect(allowed.status == 0 && allowed.standardOutput.contains(Self.marker), "\(user): \(allowed.standardError)")
+            }
+        }
+    }
+
     /// The child types `su - CHILD` themself, with a TZ that would put the
     /// machine's clock inside their hours: su asks their password on the
     /// terminal, then refuses, in the machine's time.
