@@ -222,6 +222,33 @@ struct LoginLimitsLoginTests {
         }
     }
 
+    /// The hours are the machine's local time: with /etc/localtime 14 hours
+    /// ahead of UTC, or on GMT (offset 0, and not glibc's "UTC" fallback),
+    /// windows around that zone's now let the child in and windows around
+    /// another zone's now do not.
+    @Test(arguments: ["Pacific/Kiritimati", "Europe/London"])
+    func theHoursAreKeptInTheMachinesOwnTimeZone(_ identifier: String) async throws {
+        let zoneFile = "/usr/share/zoneinfo/\(identifier)"
+        try #require(FileManager.default.fileExists(atPath: zoneFile), "no \(zoneFile) (Debian: tzdata)")
+        try await withStack { stack, child, _ in
+            func su() async throws -> ProcessResult {
+                try await run("/usr/bin/env", ["-u", "TZ"] + stack.namespace(["/usr/bin/su", "-", child.name, "-s", "/bin/sh", "-c", Self.shellLine],
+                                                                            extra: [(zoneFile, "/etc/localtime")]))
+            }
+            let local = try #require(LoginLimits.now(in: identifier))
+            try LoginLimits.write(lines: [LoginLimits.line(uid: child.uid, day: local.day, windows: LoginLimits.inside(local))],
+                                  to: stack.limits)
+            let inside = try await su()
+            #expect(inside.status == 0 && inside.standardOutput.contains(Self.marker), "\(inside.standardError)")
+            let away = try #require(LoginLimits.now(in: identifier == "Europe/London" ? "Asia/Tokyo" : "Etc/UTC"))
+            try LoginLimits.write(lines: [LoginLimits.line(uid: child.uid, day: local.day, windows: LoginLimits.inside(away))],
+                                  to: stack.limits)
+            let outside = try await su()
+            #expect(outside.status != 0 && !outside.standardOutput.contains(Self.marker), "\(outside.standardError)")
+            #expect(outside.standardError.contains("You may not log in at this hour"), "\(outside.standardError)")
+        }
+    }
+
     /// The child types `su - CHILD` themself, with a TZ that would put the
     /// machine's clock inside their hours: su asks their password on the
     /// terminal, then refuses, in the machine's time.

@@ -25,6 +25,19 @@ struct LoginLimits {
                    minute: Int(local.tm_hour) * 60 + Int(local.tm_min))
     }
 
+    /// Now in the zone `identifier` (a machine whose /etc/localtime is that zone).
+    static func now(in identifier: String) -> Now? {
+        guard let zone = TimeZone(identifier: identifier) else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let date = Date()
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .weekday], from: date)
+        guard let year = parts.year, let month = parts.month, let day = parts.day, let hour = parts.hour,
+              let minute = parts.minute, let weekday = parts.weekday else { return nil }
+        return Now(unix: Int(date.timeIntervalSince1970), day: String(format: "%04d-%02d-%02d", year, month, day),
+                   weekday: (weekday + 5) % 7, minute: hour * 60 + minute)
+    }
+
     static func clock(_ minute: Int) -> String { String(format: "%02d%02d", minute / 60, minute % 60) }
     static func shown(_ minute: Int) -> String { String(format: "%02d:%02d", minute / 60, minute % 60) }
 
