@@ -75,7 +75,9 @@ dest=${DESTDIR:-}
 #   systemd-nspawn, whose logind the session enforcer's tests lock and end
 #   sessions of. gnupg: the signed Flatpak remotes the trust tests make.
 #   rsyslog: two rsyslogd, one forwarding the audit trail to the other over TCP.
-#   pamtester: what familycontrols-bench anchors measures familyctl authenticate against.
+#   pamtester: what familycontrols-bench anchors measures familyctl authenticate against,
+#   and account a login's account phase with. tzdata: the login-hours tests put
+#   a zone other than UTC in /etc/localtime (in a mount namespace of their own).
 #   ansible-core (from PyPI, beside varlink): ansible-playbook runs
 #   Config/ansible's role against this machine and over SSH to a loopback sshd;
 #   python3-apt: the role's apt task installs the package with it.
@@ -89,7 +91,7 @@ packages="libpam0g-dev libsqlite3-dev libsodium-dev libpam-modules libpam-runtim
     libpam-wrapper sqlite3 strace xfsprogs btrfs-progs gcc libc6-dev perl libpam-oath oathtool python3 python3-pip
     systemd libseccomp2 sudo libcap2-bin flatpak dbus polkitd openssh-server openssh-client libsystemd-dev pinentry-tty pinentry-curses
     python3-dbus python3-gi xvfb dunst imagemagick pinentry-gtk2 x11-utils libqrencode-dev qrencode tmux zbar-tools debootstrap systemd-container gnupg
-    rsyslog pamtester python3-apt slapd ldap-utils sssd-ldap sssd-tools libnss-sss libpam-sss"
+    rsyslog pamtester python3-apt slapd ldap-utils sssd-ldap sssd-tools libnss-sss libpam-sss tzdata"
 if [ "$apt" = no ]; then
     :
 elif command -v apt-get >/dev/null; then
