@@ -47,8 +47,9 @@ let package = Package(
         // The login sessions systemd-logind keeps, through libsystemd's sd-login.
         .target(name: "CSDLogin", linkerSettings: [.linkedLibrary("systemd")]),
         .target(name: "CSDJournal", linkerSettings: [.linkedLibrary("systemd")]),
-        // pam_familycontrols.so: tells the Guard a login session opened or closed. Compiled here
-        // so every build checks it; linked, against libpam and libc alone, by Config/build-pam-module.sh.
+        // pam_familycontrols.so: keeps a child's login hours and daily time in the account phase, and
+        // tells the Guard a login session opened or closed. Compiled here so every build checks it;
+        // linked, against libpam and libc alone, by Config/build-pam-module.sh.
         .target(
             name: "pam_familycontrols",
             dependencies: ["CLibPAM"],

@@ -38,7 +38,7 @@ install -m 0644 Config/demo/org.familycontrols.Demo.desktop "$root/usr/lib/famil
 install -m 0755 Config/held-locks.sh "$root/usr/libexec/familycontrols/held-locks"
 install -m 0644 Config/org.familycontrols.guard.varlink Config/org.familycontrols.inspect.varlink Config/org.familycontrols.mover.varlink Config/org.familycontrols.conversation.varlink "$root/usr/share/familycontrols/"
 install -m 0644 Config/completion/familyctl.bash "$root/usr/share/bash-completion/completions/familyctl"
-for page in familycontrolsd.8 familyctl.8 familycontrols-inspect.8 familycontrols.conf.5; do
+for page in familycontrolsd.8 familyctl.8 familycontrols-inspect.8 pam_familycontrols.8 familycontrols.conf.5; do
     section=${page##*.}
     gzip -9n < "Config/man/$page" > "$root/usr/share/man/man$section/$page.gz"
 done
@@ -53,8 +53,8 @@ if grep -q /usr/local "$root/lib/systemd/system/familycontrolsd.service" "$root/
     echo "build-deb.sh: a unit still names /usr/local" >&2
     exit 1
 fi
-# The PAM session module, where libpam-modules puts its own, and its
-# pam-auth-update profile (postinst adds it to /etc/pam.d/common-session).
+# The PAM module, where libpam-modules puts its own, and its pam-auth-update
+# profile (postinst adds it to /etc/pam.d/common-account and common-session).
 pam_dir=/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/security
 install -d "$root$pam_dir" "$root/usr/share/pam-configs"
 Config/build-pam-module.sh "$root$pam_dir/pam_familycontrols.so"

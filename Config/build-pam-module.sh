@@ -1,5 +1,5 @@
 #!/bin/sh
-# Builds pam_familycontrols.so, the PAM session module, linked against libpam
+# Builds pam_familycontrols.so, the PAM session and account module, linked against libpam
 # and libc only (no Swift runtime: libpam loads it into login, sshd and su).
 #   Config/build-pam-module.sh OUTPUT.so
 # The compiler: $CC, else cc, else the clang beside swift.
@@ -16,4 +16,5 @@ if [ -z "$compiler" ]; then
 fi
 "$compiler" -std=gnu11 -O2 -g -Wall -Wextra -Werror -fPIC -shared \
     -fstack-protector-strong -D_FORTIFY_SOURCE=2 -Wl,-z,relro -Wl,-z,now -Wl,--as-needed \
-    -I"$source_dir/include" -o "$output" "$source_dir/pam_familycontrols.c" "$source_dir/reply.c" -lpam
+    -I"$source_dir/include" -o "$output" \
+    "$source_dir"/*.c -lpam

@@ -75,7 +75,9 @@ dest=${DESTDIR:-}
 #   systemd-nspawn, whose logind the session enforcer's tests lock and end
 #   sessions of. gnupg: the signed Flatpak remotes the trust tests make.
 #   rsyslog: two rsyslogd, one forwarding the audit trail to the other over TCP.
-#   pamtester: what familycontrols-bench anchors measures familyctl authenticate against.
+#   pamtester: what familycontrols-bench anchors measures familyctl authenticate against,
+#   and account a login's account phase with. tzdata: the login-hours tests put
+#   a zone other than UTC in /etc/localtime (in a mount namespace of their own).
 #   ansible-core (from PyPI, beside varlink): ansible-playbook runs
 #   Config/ansible's role against this machine and over SSH to a loopback sshd;
 #   python3-apt: the role's apt task installs the package with it.
@@ -89,7 +91,7 @@ packages="libpam0g-dev libsqlite3-dev libsodium-dev libpam-modules libpam-runtim
     libpam-wrapper sqlite3 strace xfsprogs btrfs-progs gcc libc6-dev perl libpam-oath oathtool python3 python3-pip
     systemd libseccomp2 sudo libcap2-bin flatpak dbus polkitd openssh-server openssh-client libsystemd-dev pinentry-tty pinentry-curses
     python3-dbus python3-gi xvfb dunst imagemagick pinentry-gtk2 x11-utils libqrencode-dev qrencode tmux zbar-tools debootstrap systemd-container gnupg
-    rsyslog pamtester python3-apt slapd ldap-utils sssd-ldap sssd-tools libnss-sss libpam-sss"
+    rsyslog pamtester python3-apt slapd ldap-utils sssd-ldap sssd-tools libnss-sss libpam-sss tzdata"
 if [ "$apt" = no ]; then
     :
 elif command -v apt-get >/dev/null; then
@@ -140,7 +142,7 @@ install -m 0755 "$bin/familycontrols-demo" "$dest$prefix/lib/familycontrols/demo
 install -m 0644 Config/demo/org.familycontrols.Demo.desktop "$dest$prefix/lib/familycontrols/demo/"
 install -m 0644 Config/org.familycontrols.guard.varlink Config/org.familycontrols.inspect.varlink Config/org.familycontrols.mover.varlink Config/org.familycontrols.conversation.varlink "$dest$prefix/share/familycontrols/"
 install -m 0644 Config/man/familycontrolsd.8 Config/man/familyctl.8 Config/man/familycontrols-inspect.8 \
-    "$dest$prefix/share/man/man8/"
+    Config/man/pam_familycontrols.8 "$dest$prefix/share/man/man8/"
 install -m 0644 Config/man/familycontrols.conf.5 "$dest$prefix/share/man/man5/"
 # bash-completion looks in every XDG data folder, /usr/local/share included.
 install -m 0644 Config/completion/familyctl.bash "$dest$prefix/share/bash-completion/completions/familyctl"
@@ -180,11 +182,13 @@ if [ ! -e "$repo/config" ]; then
     chmod 0644 "$repo/config"
 fi
 
-# The PAM session module, which tells the Guard a session opened or closed
-# (monitors run in the child's sessions). It goes where libpam loads modules
-# from, beside pam_unix.so; pam-auth-update adds its profile to
-# /etc/pam.d/common-session. `optional`, and it never blocks: a login never
-# waits on, or fails for, the Guard. uninstall.sh finds the folder the same way.
+# The PAM module: in the account phase it keeps a child's login hours and
+# daily time from the file the Guard writes; in the session phase it tells the
+# Guard a session opened or closed (monitors run in the child's sessions). It
+# goes where libpam loads modules from, beside pam_unix.so; pam-auth-update
+# adds its profile to /etc/pam.d/common-account and common-session. It never
+# waits on the Guard, and only its PAM_PERM_DENIED for a child refuses a login.
+# uninstall.sh finds the folder the same way.
 pam_module_dir() {
     if [ -n "${PAM_MODULE_DIR:-}" ]; then echo "$PAM_MODULE_DIR"; return 0; fi
     multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch 2>/dev/null || true)
@@ -213,18 +217,24 @@ else
     # pam-auth-update reads its profiles from /usr/share/pam-configs alone, whatever the prefix.
     install -m 0644 Config/pam-configs/familycontrols "$dest/usr/share/pam-configs/familycontrols"
     if [ -n "$dest" ]; then
-        echo "    staged: on the target, run pam-auth-update --package to add pam_familycontrols.so to /etc/pam.d/common-session"
+        echo "    staged: on the target, run pam-auth-update --package to add pam_familycontrols.so to /etc/pam.d/common-account and common-session"
     elif command -v pam-auth-update >/dev/null; then
         DEBIAN_FRONTEND=noninteractive pam-auth-update --package || true
         if ! grep -q pam_familycontrols.so /etc/pam.d/common-session; then
             echo "install.sh: /etc/pam.d/common-session does not name pam_familycontrols.so (edited by hand, or the" \
                  "profile turned off): sessions are not told to the Guard; pam-auth-update --enable familycontrols adds it" >&2
         fi
+        if ! grep -q pam_familycontrols.so /etc/pam.d/common-account; then
+            echo "install.sh: /etc/pam.d/common-account does not name pam_familycontrols.so (edited by hand, or the" \
+                 "profile turned off): login hours and daily time are not kept at login; pam-auth-update --enable familycontrols adds it" >&2
+        fi
     else
         stack=/etc/pam.d/system-login
         [ -e "$stack" ] || stack=/etc/pam.d/system-auth
         [ -e "$stack" ] || stack=/etc/pam.d/login
-        echo "install.sh: no pam-auth-update here: add the line 'session optional pam_familycontrols.so' at the end of $stack's session lines" >&2
+        echo "install.sh: no pam-auth-update here: add the lines" \
+             "'account [success=ok ignore=ignore perm_denied=bad default=ignore] pam_familycontrols.so' after $stack's account lines and" \
+             "'session optional pam_familycontrols.so' after its session lines (pam_familycontrols(8))" >&2
     fi
 fi
 

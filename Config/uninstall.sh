@@ -101,7 +101,7 @@ if [ -z "$dest" ] && pid=$(pidof "$guard"); then
     echo "uninstall.sh: $guard still runs (pid $pid), outside systemd; stop it: kill $pid" >&2
 fi
 
-# The PAM session module: out of /etc/pam.d/common-session first, then its
+# The PAM module: out of /etc/pam.d/common-account and common-session first, then its
 # profile and the module (the stack never names a missing module).
 # Found as install.sh finds it: beside pam_unix.so, or PAM_MODULE_DIR.
 pam_module_dir() {
@@ -121,7 +121,7 @@ if [ "$package" = installed ]; then
     echo "    kept the PAM session module and its profile: the familycontrols package owns them"
 else
     if [ -z "$dest" ] && [ -e /usr/share/pam-configs/familycontrols ] && command -v pam-auth-update >/dev/null; then
-        echo "==> removing pam_familycontrols.so from /etc/pam.d/common-session"
+        echo "==> removing pam_familycontrols.so from /etc/pam.d/common-account and common-session"
         DEBIAN_FRONTEND=noninteractive pam-auth-update --package --remove familycontrols || true
     fi
     if [ -z "$dest" ] && grep -ls pam_familycontrols.so /etc/pam.d/* >/dev/null; then
@@ -145,7 +145,7 @@ rm -f "$guard" "$familyctl" \
     "$dest$prefix/share/familycontrols/org.familycontrols.conversation.varlink" \
     "$dest$prefix/libexec/familycontrols/familycontrols-inspect" \
     "$dest$prefix/share/man/man8/familycontrolsd.8" "$dest$prefix/share/man/man8/familyctl.8" \
-    "$dest$prefix/share/man/man8/familycontrols-inspect.8" \
+    "$dest$prefix/share/man/man8/familycontrols-inspect.8" "$dest$prefix/share/man/man8/pam_familycontrols.8" \
     "$dest$prefix/share/man/man5/familycontrols.conf.5" \
     "$dest$prefix/share/bash-completion/completions/familyctl"
 rmdir "$dest$prefix/lib/familycontrols/demo" "$dest$prefix/lib/familycontrols" \

@@ -195,7 +195,7 @@ private struct AnchorBenchmark {
 }
 
 /// Starts `arguments` with standard input, output and error on /dev/null.
-private func spawn(_ arguments: [String]) throws -> pid_t {
+func spawn(_ arguments: [String]) throws -> pid_t {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
@@ -218,7 +218,7 @@ private func runProcess(_ arguments: [String]) throws -> CInt {
 /// Runs `arguments` to completion, quietly; returns its wait status and the
 /// processor time (user and system) it used, which other load on the
 /// machine barely changes.
-private func runMeasured(_ arguments: [String]) throws -> (status: CInt, cpu: Double) {
+func runMeasured(_ arguments: [String]) throws -> (status: CInt, cpu: Double) {
     let pid = try spawn(arguments)
     var status: CInt = 0
     var usage = rusage()

@@ -20,6 +20,9 @@ let usage = """
            familycontrols-bench monitor [--runs N] a killed monitor's restart to its first line vs starting it directly
            familycontrols-bench identify [--runs N] an app's identification with the inspector as its own process
                                                    vs the same reading in this process
+           familycontrols-bench account [--runs N] [--module PATH]
+                                                   a login's PAM account phase (pamtester) with pam_familycontrols.so
+                                                   vs the same stack without it, for a child with limits and a non-child
     """
 switch arguments.first {
 case "socket":
@@ -40,6 +43,8 @@ case "monitor":
     exit(runMonitorBenchmark(Array(arguments.dropFirst())))
 case "identify":
     exit(runIdentifyBenchmark(Array(arguments.dropFirst())))
+case "account":
+    exit(runAccountBenchmark(Array(arguments.dropFirst())))
 case "-h", "--help":
     print(usage)
 default:

@@ -75,7 +75,7 @@ extension MachinePackageTests {
                              DebianMachine.inspector, "/usr/share/familycontrols/org.familycontrols.inspect.varlink",
                              "/usr/share/familycontrols/org.familycontrols.mover.varlink",
                              "/usr/share/familycontrols/org.familycontrols.conversation.varlink",
-                             "/usr/share/man/man8/familycontrols-inspect.8.gz",
+                             "/usr/share/man/man8/familycontrols-inspect.8.gz", "/usr/share/man/man8/pam_familycontrols.8.gz",
                              module, DebianMachine.pamProfile] + Self.conffiles {
                     #expect(paths.contains(path), "\(path) is not in the package")
                     #expect(FileManager.default.fileExists(atPath: path), "\(path) is not installed")
@@ -93,6 +93,10 @@ extension MachinePackageTests {
                 #expect(session.contains("\nsession\toptional\tpam_familycontrols.so"), "\(session)")
                 let noninteractive = try String(contentsOfFile: "/etc/pam.d/common-session-noninteractive", encoding: .utf8)
                 #expect(!noninteractive.contains("pam_familycontrols.so"), "\(noninteractive)")
+                // And in the account stack, where only its PAM_PERM_DENIED refuses.
+                let account = try String(contentsOfFile: "/etc/pam.d/common-account", encoding: .utf8)
+                #expect(account.contains("\naccount\t[success=ok ignore=ignore perm_denied=bad default=ignore]\tpam_familycontrols.so"),
+                        "\(account)")
                 let needed = try await run("/usr/bin/readelf", ["-d", module]).requireSuccess().standardOutput
                     .split(separator: "\n").filter { $0.contains("(NEEDED)") }.map { $0.split(separator: "[").last ?? "" }
                 #expect(needed.sorted() == ["libc.so.6]", "libpam.so.0]"], "\(needed)")
@@ -261,10 +265,11 @@ enum DebianMachine {
                             "/etc/flatpak/installations.d/familycontrols.conf",
                             "/etc/xdg/autostart/familycontrols-agent.desktop"]
 
-    /// What pam-auth-update writes: the session stacks, and its record of
-    /// the profiles it has seen and the lines it enabled.
-    static let pamStack = ["/etc/pam.d/common-session", "/etc/pam.d/common-session-noninteractive",
-                           "/var/lib/pam/seen", "/var/lib/pam/session", "/var/lib/pam/session-noninteractive"]
+    /// What pam-auth-update writes: the account and session stacks, and its
+    /// record of the profiles it has seen and the lines it enabled.
+    static let pamStack = ["/etc/pam.d/common-account", "/etc/pam.d/common-session", "/etc/pam.d/common-session-noninteractive",
+                           "/var/lib/pam/seen", "/var/lib/pam/account", "/var/lib/pam/session",
+                           "/var/lib/pam/session-noninteractive"]
     static let pamProfile = "/usr/share/pam-configs/familycontrols"
 
     static var hasPAMAuthUpdate: Bool { FileManager.default.isExecutableFile(atPath: "/usr/sbin/pam-auth-update") }

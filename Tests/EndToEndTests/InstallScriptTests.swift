@@ -22,7 +22,7 @@ struct InstallScriptTests {
         "usr/local/share/familycontrols/org.familycontrols.conversation.varlink",
         "usr/local/libexec/familycontrols/familycontrols-inspect",
         "usr/local/share/man/man8/familycontrolsd.8", "usr/local/share/man/man8/familyctl.8",
-        "usr/local/share/man/man8/familycontrols-inspect.8",
+        "usr/local/share/man/man8/familycontrols-inspect.8", "usr/local/share/man/man8/pam_familycontrols.8",
         "usr/local/share/man/man5/familycontrols.conf.5",
         "usr/local/share/bash-completion/completions/familyctl",
         "etc/pam.d/familycontrols-guardian", "etc/pam.d/familycontrols-individual", "etc/pam.d/familycontrols-guardian-code",
@@ -234,6 +234,8 @@ struct InstallScriptTests {
                 #expect(again.status == 0, "\(again.standardError)")
                 let session = try String(contentsOfFile: "/etc/pam.d/common-session", encoding: .utf8)
                 #expect(session.components(separatedBy: "\nsession\toptional\tpam_familycontrols.so").count == 2, "\(session)")
+                let account = try String(contentsOfFile: "/etc/pam.d/common-account", encoding: .utf8)
+                #expect(account.components(separatedBy: "\tpam_familycontrols.so").count == 2, "\(account)")
                 #expect(FileManager.default.fileExists(atPath: module))
                 #expect(FileManager.default.fileExists(atPath: DebianMachine.pamProfile))
 
@@ -259,7 +261,7 @@ struct InstallScriptTests {
                 #expect(uninstall.status == 0, "\(uninstall.standardError)")
                 let after = try String(contentsOfFile: "/etc/pam.d/common-session", encoding: .utf8)
                 #expect(!after.contains("pam_familycontrols"), "\(after)")
-                #expect(try MachineFiles.take(DebianMachine.pamStack) == stacksBefore, "the session stacks are back as they were")
+                #expect(try MachineFiles.take(DebianMachine.pamStack) == stacksBefore, "the account and session stacks are back as they were")
                 #expect(!FileManager.default.fileExists(atPath: module), "\(module) is left")
                 #expect(!FileManager.default.fileExists(atPath: DebianMachine.pamProfile), "the profile is left")
             } catch {

@@ -2,10 +2,13 @@
 #define PAM_FAMILYCONTROLS_H
 
 /* pam_familycontrols.so: a PAM session module that tells the FamilyControls
- * Guard a session opened or closed. libpam calls pam_sm_open_session and
- * pam_sm_close_session; the reply reader is declared for its tests. */
+ * Guard a session opened or closed (pam_sm_open_session,
+ * pam_sm_close_session), and an account module that keeps a child's login
+ * hours and daily time from the state file the Guard writes
+ * (pam_sm_acct_mgmt); the reply reader is declared for its tests. */
 
 #define PAM_FAMILYCONTROLS_DEFAULT_SOCKET "/run/familycontrols/guard.socket"
+#define PAM_FAMILYCONTROLS_DEFAULT_LIMITS "/var/lib/familycontrols/login-limits"
 
 #include <stddef.h>
 

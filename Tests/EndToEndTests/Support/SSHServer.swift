@@ -63,7 +63,8 @@ final class SSHKeys: @unchecked Sendable {
 
 /// A real OpenSSH server on 127.0.0.1, on a free port, with its own
 /// configuration: key authentication only (`UsePAM no`: PAM is the Guard's
-/// business here, not sshd's), each login user's keys in a file of the test's,
+/// business here, not sshd's) unless `pam` asks for sshd's PAM and password
+/// logins, each login user's keys in a file of the test's,
 /// and every session given `FAMILYCONTROLS_SOCKET` (the Guard fixture's socket
 /// on this "host") and a `PATH` whose `familyctl` is the one just built, as an
 /// installed one would be found.
@@ -78,7 +79,11 @@ final class SSHServer: @unchecked Sendable {
     ///   - installed: whether sessions find `familyctl` in `PATH`.
     ///   - root: whether root may log in too, with the same key (as an
     ///     administrator's configuration management tool does).
-    init(keys: SSHKeys, logins: [ThrowawayUser], socket: String?, installed: Bool = true, root: Bool = false) throws {
+    ///   - pam: sshd's own PAM (`UsePAM yes`, the `sshd` service of
+    ///     /etc/pam.d), with password and keyboard-interactive logins too.
+    ///   - launchPrefix: what sshd runs under (a private mount namespace).
+    init(keys: SSHKeys, logins: [ThrowawayUser], socket: String?, installed: Bool = true, root: Bool = false,
+         pam: Bool = false, launchPrefix: [String] = []) throws {
         directory = try makeTemporaryDirectory()
         chmod(directory, 0o755)
         let bin = "\(directory)/bin"
@@ -104,10 +109,10 @@ final class SSHServer: @unchecked Sendable {
             ListenAddress 127.0.0.1
             HostKey \(keys.hostKey)
             PidFile none
-            UsePAM no
+            UsePAM \(pam ? "yes" : "no")
             PubkeyAuthentication yes
-            PasswordAuthentication no
-            KbdInteractiveAuthentication no
+            PasswordAuthentication \(pam ? "yes" : "no")
+            KbdInteractiveAuthentication \(pam ? "yes" : "no")
             AuthorizedKeysFile \(directory)/keys/%u
             StrictModes no
             AllowUsers \(names.joined(separator: " "))
@@ -121,7 +126,8 @@ final class SSHServer: @unchecked Sendable {
         try keys.trust(port: port)
         // Started from a shell and left to it, not as a Foundation Process: Foundation's
         // child monitor blocked in waitpid for a running sshd, hanging the test run.
-        let started = try run("/bin/sh", ["-c", "/usr/sbin/sshd -D -e -f '\(directory)/sshd_config' </dev/null "
+        let prefix = launchPrefix.map { "'\($0.replacingOccurrences(of: "'", with: "'\\''"))' " }.joined()
+        let started = try run("/bin/sh", ["-c", "\(prefix)/usr/sbin/sshd -D -e -f '\(directory)/sshd_config' </dev/null "
                                             + ">'\(directory)/sshd.log' 2>&1 & echo $!"]).requireSuccess()
         guard let pid = Int32(started.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)) else {
             throw FixtureError("sshd did not start: \(started.standardError)")
