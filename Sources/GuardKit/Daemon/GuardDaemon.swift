@@ -147,16 +147,22 @@ package enum GuardDaemon {
         checkChildren(configuration)
         // Before serving: the Guard that answers has its monitors' thread.
         let enforcer = SessionEnforcer(limits: policy.limits, logger: logger)
+        var logind: LogindSessions?
         do throws(Errno) {
-            try service.startMonitors(socketPath: socketPath, stateDirectory: stateDirectory, enforcer: enforcer)
+            logind = try service.startMonitors(socketPath: socketPath, stateDirectory: stateDirectory, enforcer: enforcer)
         } catch {
             logger.error("monitor: cannot start the monitors' keeper (\(error)); no approved app's monitor runs")
+            logind = LogindSessions()
         }
+        // The same sessions and the same enforcer: one place acts on a session.
+        service.startTimeKeeper(store: store, stateDirectory: stateDirectory, enforcer: enforcer,
+                                source: NoTimeLimitsRecorded(), logind: logind)
         let server: VarlinkServer
         switch makeServer(socketPath: socketPath, service: service, logger: logger) {
         case .success(let made): server = made
         case .failure(let message):
             service.monitors.stopAll()
+            service.time.stop()
             return fail(.failure, message)
         }
         logger.notice("familycontrolsd \(FamilyControlsVersion.string) serving \(server.path ?? "a socket from systemd") "
@@ -191,6 +197,7 @@ package enum GuardDaemon {
                         logger.error("reload refused, keeping the previous configuration: the new one is unsafe")
                     } else {
                         policy.reload(reloaded)
+                        service.time.wake()
                         // The children checked first: once the log says reloaded, root's status says what it found.
                         checkChildren(reloaded)
                         logger.notice("reloaded \(configPath)")
@@ -203,6 +210,7 @@ package enum GuardDaemon {
             logger.notice("stopping on \(received == SIGTERM ? "SIGTERM" : "SIGINT")")
             notifySystemd("STOPPING=1")
             service.monitors.stopAll()
+            service.time.stop()
             enforcer.stop()
             server.shutdown()
             return 0
