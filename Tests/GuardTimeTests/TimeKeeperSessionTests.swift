@@ -104,8 +104,9 @@ struct TimeKeeperSessionTests {
                 let store = try Store.open(directory: directory + "/store", logger: quietLogger)
                 let audit = AuditRecorder()
                 let keeper = TimeKeeper()
+                // As the Guard wires it: the session rules monitors share, then the enforcer.
                 try keeper.start(.init(sessions: { MonitorSessions.merge(logind: [], pam: records.current().open) },
-                                       source: source, enforcer: enforcer, store: store, filePath: file, limits: limits,
+                                       source: source, enforcer: SessionRules(enforcer: enforcer, limits: limits), store: store, filePath: file, limits: limits,
                                        audit: audit.append, logger: quietLogger))
                 defer { keeper.stop() }
                 let started = Date()

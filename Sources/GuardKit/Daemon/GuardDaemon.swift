@@ -147,15 +147,16 @@ package enum GuardDaemon {
         checkChildren(configuration)
         // Before serving: the Guard that answers has its monitors' thread.
         let enforcer = SessionEnforcer(limits: policy.limits, logger: logger)
+        // Monitors and time limits ask the same rules, which the one enforcer carries out.
+        let rules = SessionRules(enforcer: enforcer, limits: policy.limits)
         var logind: LogindSessions?
         do throws(Errno) {
-            logind = try service.startMonitors(socketPath: socketPath, stateDirectory: stateDirectory, enforcer: enforcer)
+            logind = try service.startMonitors(socketPath: socketPath, stateDirectory: stateDirectory, enforcer: rules)
         } catch {
             logger.error("monitor: cannot start the monitors' keeper (\(error)); no approved app's monitor runs")
             logind = LogindSessions()
         }
-        // The same sessions and the same enforcer: one place acts on a session.
-        service.startTimeKeeper(store: store, stateDirectory: stateDirectory, enforcer: enforcer,
+        service.startTimeKeeper(store: store, stateDirectory: stateDirectory, enforcer: rules,
                                 source: NoTimeLimitsRecorded(), logind: logind)
         let server: VarlinkServer
         switch makeServer(socketPath: socketPath, service: service, logger: logger) {
