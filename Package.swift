@@ -124,7 +124,7 @@ let package = Package(
         // module reads, warnings, and the lock or end of sessions when it is up;
         .target(
             name: "GuardTime",
-            dependencies: ["GuardIdentity", "GuardStore", "GuardSessions", "TimeLimits", "SystemKit"]
+            dependencies: ["GuardIdentity", "GuardStore", "GuardSessions", "TimeLimits", "SystemKit", "CSDBus"]
         ),
         // the policy: requests, decisions, updates and the administrator's verbs;
         .target(

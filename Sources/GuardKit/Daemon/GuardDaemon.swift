@@ -13,6 +13,7 @@ import GuardIdentity
 import GuardPolicy
 import GuardSessions
 import GuardStore
+import GuardTime
 
 /// `familycontrolsd`, the Guard: parses its flags, loads the configuration,
 /// opens the store, reconciles locks, and serves the Varlink socket until
@@ -50,6 +51,8 @@ package enum GuardDaemon {
     package static func main(_ tokens: [String]) -> Int32 {
         // The Guard started again as its own PAM helper, one transaction long.
         if tokens.first == PAMHelper.modeArgument { return PAMHelper.main(Array(tokens.dropFirst())) }
+        // Or as the child, in their session, to post one desktop notification (a warning of time running out).
+        if tokens.first == DesktopNotification.modeArgument { return DesktopNotification.main(Array(tokens.dropFirst())) }
         // Or as a helper for one step of a Flatpak app's move into the Guard's installation.
         if let mode = tokens.first, FlatpakMoveCommand.modes.contains(mode) {
             return FlatpakMoveCommand.main(mode: mode, Array(tokens.dropFirst()))

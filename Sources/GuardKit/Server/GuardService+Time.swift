@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import FamilyControlsModel
 import SystemKit
 import GuardIdentity
@@ -31,7 +34,8 @@ extension GuardService {
             try time.start(TimeKeeper.Context(
                 sessions: { [self] in monitorSessions(logind: logind) },
                 source: source, enforcer: enforcer,
-                messenger: TerminalMessenger(processesRead: policy.limits.processesReadAtOnce),
+                messenger: DesktopMessenger(helper: Self.ownProgram(),
+                                            terminal: TerminalMessenger(processesRead: policy.limits.processesReadAtOnce)),
                 store: store, filePath: stateDirectory + "/" + LoginLimitsFile.name, limits: policy.limits,
                 audit: { outcome, user, detail in
                     ledger.audit(.sessionTime, actor: AuditEvent.guardActor, user: user, appID: nil, member: .child,
@@ -41,5 +45,13 @@ extension GuardService {
         } catch {
             logger.error("time: cannot start the time keeper (\(error)); children's session time is not kept during sessions")
         }
+    }
+
+    /// The Guard's own program, which runs as the desktop notification helper.
+    private static func ownProgram() -> String {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return "/usr/sbin/familycontrolsd" }
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
