@@ -121,6 +121,12 @@ let package = Package(
             dependencies: ["GuardIdentity", "GuardStore", "GuardFlatpak", "FamilyConfiguration", "FamilyControlsModel",
                            "GuardProtocol", "LockEngine", "SystemKit", "CSDLogin", "CSDBus"]
         ),
+        // session time: counted per child and day, the login-limits file the PAM
+        // module reads, warnings, and the lock or end of sessions when it is up;
+        .target(
+            name: "GuardTime",
+            dependencies: ["GuardIdentity", "GuardStore", "GuardSessions", "TimeLimits", "SystemKit", "CSDBus"]
+        ),
         // the policy: requests, decisions, updates and the administrator's verbs;
         .target(
             name: "GuardPolicy",
@@ -136,8 +142,8 @@ let package = Package(
         // and the daemon: the server's method table, its connections, start-up and reload.
         .target(
             name: "GuardKit",
-            dependencies: ["GuardIdentity", "GuardStore", "GuardFlatpak", "GuardSessions", "GuardPolicy",
-                           "GuardDiagnostics", "FamilyConfiguration", "FamilyControlsModel", "GuardProtocol", "PAM",
+            dependencies: ["GuardIdentity", "GuardStore", "GuardFlatpak", "GuardSessions", "GuardTime", "GuardPolicy",
+                           "GuardDiagnostics", "TimeLimits", "FamilyConfiguration", "FamilyControlsModel", "GuardProtocol", "PAM",
                            "SystemKit", "Varlink", "VarlinkServerKit"],
             plugins: ["EmbedInterface"]
         ),
@@ -198,6 +204,10 @@ let package = Package(
         .testTarget(name: "LockEngineTests", dependencies: ["LockEngine", "TestSupport"]),
         .testTarget(name: "FamilyConfigurationTests", dependencies: ["FamilyConfiguration", "TestSupport"]),
         .testTarget(name: "TimeLimitsTests", dependencies: ["TimeLimits"]),
+        .testTarget(
+            name: "GuardTimeTests",
+            dependencies: ["GuardTime", "GuardSessions", "GuardStore", "GuardIdentity", "TimeLimits", "SystemKit", "TestSupport"]
+        ),
         .testTarget(name: "UpdateSignatureTests", dependencies: ["UpdateSignature", "SystemKit", "TestSupport"]),
         .testTarget(
             name: "GuardKitTests",

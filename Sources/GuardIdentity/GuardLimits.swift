@@ -75,6 +75,24 @@ package struct GuardLimits: Sendable {
     /// Outcomes kept for `recentOutcomes()` (the log has them all).
     package var sessionOutcomesKept = 64
 
+    // Session time (the time keeper, `GuardTime`).
+
+    /// How long before a child's time is up (the day's time spent, or the
+    /// hours ending) they are warned in their sessions, longest first.
+    package var timeWarnings: [Duration] = [.seconds(300), .seconds(60)]
+    /// While a child's time is up and they still have a session (one they
+    /// unlocked, or opened without the PAM module's account check), how
+    /// often their sessions are locked or ended again, at most.
+    package var timeEnforcedAgainAfter: Duration = .seconds(10)
+    /// How often the time used is written to the store and the login-limits
+    /// file rewritten while a child with a daily limit is logged in.
+    package var timeRecordInterval: Duration = .seconds(60)
+    /// The longest the time keeper waits before looking at the sessions and
+    /// the clock again (logind's sessions end without telling it).
+    package var timeLookInterval: Duration = .seconds(5)
+    /// Days of session time kept in the store.
+    package var timeDaysKept = 35
+
     // The audit trail.
 
     /// How long after an event that changed nothing the same event again is

@@ -50,3 +50,9 @@ extension AuditAction {
     /// An approved app's monitor started, ended, was restarted or continued, or stopped.
     package static let monitor = AuditAction(rawValue: "monitor")
 }
+
+extension AuditAction {
+    /// A child's session time: a warning given before it was up, or their
+    /// sessions locked or ended when it was.
+    package static let sessionTime = AuditAction(rawValue: "time")
+}

@@ -12,7 +12,7 @@ package enum StoreSchema {
 
     /// Every migration, oldest first; the last one's version is the current schema.
     package static let migrations: [StoreMigration] = [version1, version2, version3, version4, version5, version6, version7, version8, version9,
-                                                             version10, version11]
+                                                             version10, version11, version12]
 
     /// The schema version this code writes and reads.
     package static var currentVersion: Int { migrations.last?.version ?? 0 }
@@ -245,6 +245,24 @@ package enum StoreSchema {
                 started INTEGER NOT NULL CHECK (started >= 0),
                 uid INTEGER NOT NULL CHECK (uid > 0),
                 boot_id TEXT NOT NULL
+            ) STRICT;
+            """
+    )
+
+    // Each child's session time per local day, which the time keeper counts
+    // and the login-limits file and `familyctl limits` report: kept across
+    // restarts of the Guard and of the machine. Self-contained, so that it
+    // can be renumbered after other migrations.
+    private static let version12 = StoreMigration(
+        version: 12,
+        summary: "session time used per child and local day",
+        sql: """
+            CREATE TABLE time_used (
+                uid INTEGER NOT NULL CHECK (uid BETWEEN 0 AND 4294967295),
+                day TEXT NOT NULL CHECK (length(day) = 10 AND day GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]'),
+                seconds INTEGER NOT NULL CHECK (seconds BETWEEN 0 AND 86400),
+                updated REAL NOT NULL,
+                PRIMARY KEY (uid, day)
             ) STRICT;
             """
     )

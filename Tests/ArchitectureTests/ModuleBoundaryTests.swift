@@ -98,6 +98,7 @@ import TestSupport
             ["AuthorizationRules", "PAM", "GuardIdentity"],
             ["GuardStore", "GuardFlatpak", "GuardDiagnostics"],
             ["GuardSessions", "GuardPolicy"],
+            ["GuardTime"],
             ["GuardKit", "FamilyCtl", "FamilyControls"],
         ]
         for (level, layer) in layers.enumerated() {
@@ -112,7 +113,8 @@ import TestSupport
     /// The Guard's rooms and what each may reach: the policy decides but
     /// neither serves nor keeps sessions; sessions and monitors decide
     /// nothing; the store, the Flatpak move and the set-up checks know
-    /// neither the policy nor each other; what an app is, at the bottom,
+    /// neither the policy nor each other; session time acts on sessions but
+    /// knows nothing of the policy; what an app is, at the bottom,
     /// knows no other room.
     static let guardRooms: [String: Set<String>] = [
         "GuardIdentity": [],
@@ -121,7 +123,9 @@ import TestSupport
         "GuardDiagnostics": ["GuardIdentity"],
         "GuardSessions": ["GuardIdentity", "GuardStore", "GuardFlatpak"],
         "GuardPolicy": ["GuardIdentity", "GuardStore", "GuardFlatpak"],
-        "GuardKit": ["GuardIdentity", "GuardStore", "GuardFlatpak", "GuardDiagnostics", "GuardSessions", "GuardPolicy"],
+        "GuardTime": ["GuardIdentity", "GuardStore", "GuardFlatpak", "GuardSessions"],
+        "GuardKit": ["GuardIdentity", "GuardStore", "GuardFlatpak", "GuardDiagnostics", "GuardSessions", "GuardTime",
+                     "GuardPolicy"],
     ]
 
     @Test func eachRoomOfTheGuardReachesOnlyTheRoomsBelowIt() throws {

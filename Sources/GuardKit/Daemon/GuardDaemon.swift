@@ -13,6 +13,7 @@ import GuardIdentity
 import GuardPolicy
 import GuardSessions
 import GuardStore
+import GuardTime
 
 /// `familycontrolsd`, the Guard: parses its flags, loads the configuration,
 /// opens the store, reconciles locks, and serves the Varlink socket until
@@ -50,6 +51,8 @@ package enum GuardDaemon {
     package static func main(_ tokens: [String]) -> Int32 {
         // The Guard started again as its own PAM helper, one transaction long.
         if tokens.first == PAMHelper.modeArgument { return PAMHelper.main(Array(tokens.dropFirst())) }
+        // Or as the child, in their session, to post one desktop notification (a warning of time running out).
+        if tokens.first == DesktopNotification.modeArgument { return DesktopNotification.main(Array(tokens.dropFirst())) }
         // Or as a helper for one step of a Flatpak app's move into the Guard's installation.
         if let mode = tokens.first, FlatpakMoveCommand.modes.contains(mode) {
             return FlatpakMoveCommand.main(mode: mode, Array(tokens.dropFirst()))
@@ -147,16 +150,23 @@ package enum GuardDaemon {
         checkChildren(configuration)
         // Before serving: the Guard that answers has its monitors' thread.
         let enforcer = SessionEnforcer(limits: policy.limits, logger: logger)
+        // Monitors and time limits ask the same rules, which the one enforcer carries out.
+        let rules = SessionRules(enforcer: enforcer, limits: policy.limits)
+        var logind: LogindSessions?
         do throws(Errno) {
-            try service.startMonitors(socketPath: socketPath, stateDirectory: stateDirectory, enforcer: enforcer)
+            logind = try service.startMonitors(socketPath: socketPath, stateDirectory: stateDirectory, enforcer: rules)
         } catch {
             logger.error("monitor: cannot start the monitors' keeper (\(error)); no approved app's monitor runs")
+            logind = LogindSessions()
         }
+        service.startTimeKeeper(store: store, stateDirectory: stateDirectory, enforcer: rules,
+                                source: NoTimeLimitsRecorded(), logind: logind)
         let server: VarlinkServer
         switch makeServer(socketPath: socketPath, service: service, logger: logger) {
         case .success(let made): server = made
         case .failure(let message):
             service.monitors.stopAll()
+            service.time.stop()
             return fail(.failure, message)
         }
         logger.notice("familycontrolsd \(FamilyControlsVersion.string) serving \(server.path ?? "a socket from systemd") "
@@ -191,6 +201,7 @@ package enum GuardDaemon {
                         logger.error("reload refused, keeping the previous configuration: the new one is unsafe")
                     } else {
                         policy.reload(reloaded)
+                        service.time.wake()
                         // The children checked first: once the log says reloaded, root's status says what it found.
                         checkChildren(reloaded)
                         logger.notice("reloaded \(configPath)")
@@ -203,6 +214,7 @@ package enum GuardDaemon {
             logger.notice("stopping on \(received == SIGTERM ? "SIGTERM" : "SIGINT")")
             notifySystemd("STOPPING=1")
             service.monitors.stopAll()
+            service.time.stop()
             enforcer.stop()
             server.shutdown()
             return 0

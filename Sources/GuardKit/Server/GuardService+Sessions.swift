@@ -7,6 +7,7 @@ import Varlink
 import VarlinkServerKit
 import GuardSessions
 import GuardStore
+import GuardTime
 
 /// `OpenSession`, `CloseSession` and `ListSessions`: the login sessions the
 /// PAM session module (`pam_familycontrols.so`) tells the Guard of. Root only:
@@ -83,9 +84,10 @@ extension GuardService {
         }
     }
 
-    /// A session opened or closed: the monitors look again now.
+    /// A session opened or closed: the monitors and the time keeper look again now.
     func sessionsChanged() {
         monitors.wake()
+        time.wake()
     }
 
     /// The sessions the monitors run in now; those found ended are logged.
@@ -99,7 +101,10 @@ extension GuardService {
     /// Starts the monitors' keeper: sessions from ``sessions``, approvals
     /// from the ledger, told of every change of either; `enforcer` locks or
     /// ends a child's sessions when a required monitor is kept down.
-    package func startMonitors(socketPath: String, stateDirectory: String, enforcer: any SessionEnforcing) throws(Errno) {
+    /// - Returns: logind's sessions, when logind runs and they can be read.
+    @discardableResult
+    package func startMonitors(socketPath: String, stateDirectory: String, enforcer: any SessionEnforcing) throws(Errno)
+        -> LogindSessions? {
         Self.removeTextRecords(in: stateDirectory, logger: logger)
         let restored = sessions.keepRecord(in: policy.ledger.store, logger: logger)
         if restored > 0 { logger.notice("session: \(restored) session(s) still open since the Guard last ran") }
@@ -126,6 +131,7 @@ extension GuardService {
                              outcome: outcome, detail: detail)
             },
             socketPath: socketPath, record: ledger.store, logger: logger))
+        return logind
     }
 
     /// Removes the text files a Guard before store schema 11 kept its

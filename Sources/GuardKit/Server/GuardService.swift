@@ -10,6 +10,7 @@ import VarlinkServerKit
 import GuardIdentity
 import GuardPolicy
 import GuardSessions
+import GuardTime
 
 /// The Guard's Varlink interface (`org.familycontrols.guard`): decodes calls,
 /// works out who is calling from the kernel, and hands the decision to
@@ -39,6 +40,8 @@ package final class GuardService: VarlinkService {
     package let sessions = LoginSessions()
     /// The approved apps' monitors, run in the children's sessions.
     package let monitors = MonitorKeeper()
+    /// The children's session time: counted, written for the PAM module, kept.
+    package let time = TimeKeeper()
 
     /// The pools and the per-user bound are sized by the policy's ``GuardLimits``.
     package init(policy: AuthorizationPolicy, logger: Logger = Logger(label: "guard")) throws {

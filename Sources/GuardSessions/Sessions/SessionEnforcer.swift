@@ -7,7 +7,7 @@ import GuardIdentity
 
 /// The one place that locks or ends a user's login sessions (the Guard's
 /// ``SessionEnforcing``): what a required monitor kept down costs, and what
-/// time that is up will.
+/// time that is up costs (both through ``SessionRules``).
 ///
 /// A session logind holds (a ``MonitorSession`` whose `sessionID` is set,
 /// where logind runs) is locked or ended by logind itself, on the system

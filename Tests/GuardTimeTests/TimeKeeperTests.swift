@@ -1,0 +1,94 @@
+import Foundation
+import GuardIdentity
+@testable import GuardSessions
+import GuardStore
+import GuardTime
+import SystemKit
+import TestSupport
+import Testing
+import TimeLimits
+
+/// The keeper on its own thread, with sessions and an enforcer the test
+/// holds: counting across a restart, the file kept up to date, locking again
+/// until more time is given. (`TimeKeeperSessionTests` uses real sessions.)
+@Suite(.serialized) struct TimeKeeperTests {
+    @Test func twoSessionsAtOnceCountOnceAndARestartResumesFromTheStore() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let file = directory + "/" + LoginLimitsFile.name
+        let source = TestLimitsSource([try childLimits(uid: 1001, daily: 3600)])
+        let sessions = [fakeSession(uid: 1001, leader: 100), fakeSession(uid: 1001, leader: 200)]
+        do {
+            let store = try Store.open(directory: directory + "/store", logger: quietLogger)
+            let keeper = TimeKeeper()
+            try keeper.start(.init(sessions: { sessions }, source: source, enforcer: RecordingEnforcer(),
+                                   messenger: RecordingMessenger(), store: store, filePath: file, limits: quickLimits(),
+                                   audit: AuditRecorder().append, logger: quietLogger))
+            Thread.sleep(forTimeInterval: 3.2)
+            keeper.stop()
+            let today = try store.timeUsed(on: LocalMoment(.now).day)
+            let used = try #require(today[1001])
+            #expect((3...4).contains(used), "two sessions for 3 s counted \(used) s")
+        }
+        // The Guard started again: the day's time goes on from the store.
+        let store = try Store.open(directory: directory + "/store", logger: quietLogger)
+        let keeper = TimeKeeper()
+        try keeper.start(.init(sessions: { [] }, source: source, enforcer: RecordingEnforcer(), messenger: RecordingMessenger(),
+                               store: store, filePath: file, limits: quickLimits(), audit: AuditRecorder().append,
+                               logger: quietLogger))
+        defer { keeper.stop() }
+        #expect(waitFor(seconds: 5) { keeper.looks > 0 })
+        let line = try #require(limitsLine(of: 1001, at: file))
+        #expect(line[2] == LocalMoment(.now).day)
+        #expect((3...4).contains(Int(line[3]) ?? -1), "\(line)")
+        #expect((3...4).contains(keeper.usedToday().seconds[1001] ?? -1))
+    }
+
+    @Test func aLockedSessionIsLockedAgainUntilMoreTimeIsGivenThenGoesOn() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let file = directory + "/" + LoginLimitsFile.name
+        let source = TestLimitsSource([try childLimits(uid: 1001, daily: 1)])
+        let enforcer = RecordingEnforcer(), audit = AuditRecorder()
+        let keeper = TimeKeeper()
+        try keeper.start(.init(sessions: { [fakeSession(uid: 1001, leader: 100)] }, source: source, enforcer: enforcer,
+                               messenger: RecordingMessenger(), store: try Store.open(directory: directory + "/store", logger: quietLogger),
+                               filePath: file, limits: quickLimits(), audit: audit.append, logger: quietLogger))
+        defer { keeper.stop() }
+        // Locked once the second is spent, and again (every 2 s) while the time is up.
+        #expect(waitFor(seconds: 10) { enforcer.asked.get().count >= 3 }, "\(enforcer.asked.get().count) locks")
+        let asked = enforcer.asked.get()
+        #expect(asked.allSatisfy { $0.0 == .lock && $0.1 == ["pam-100"] })
+        let gaps = zip(asked.dropFirst(), asked).map { $0.2.timeIntervalSince($1.2) }
+        #expect(gaps.allSatisfy { $0 >= 1.9 }, "locked again after \(gaps) s")
+        #expect(audit.outcomes().filter { $0 == "locked" }.count == 1, "\(audit.outcomes())")
+        // The file says the time is used up: the next login is refused.
+        let line = try #require(limitsLine(of: 1001, at: file))
+        #expect(Int(line[3]) ?? 0 >= Int(line[4]) ?? 1)
+
+        // A guardian gives ten minutes: the keeper hears of it, and locks no more.
+        source.children.set([try childLimits(uid: 1001, daily: 1, extra: 600)])
+        keeper.limitsChanged()
+        #expect(waitFor(seconds: 3) { limitsLine(of: 1001, at: file)?[5] == "600" })
+        let count = enforcer.asked.get().count
+        Thread.sleep(forTimeInterval: 3)
+        #expect(enforcer.asked.get().count == count, "locked again after more time was given")
+    }
+
+    @Test func theFileIsWrittenAtStartAndWhenTheLimitsChange() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let file = directory + "/" + LoginLimitsFile.name
+        let source = TestLimitsSource([])
+        let keeper = TimeKeeper()
+        try keeper.start(.init(sessions: { [] }, source: source, enforcer: RecordingEnforcer(), messenger: RecordingMessenger(),
+                               store: try Store.open(directory: directory + "/store", logger: quietLogger), filePath: file,
+                               limits: quickLimits(), audit: AuditRecorder().append, logger: quietLogger))
+        defer { keeper.stop() }
+        #expect(waitFor(seconds: 5) { (try? String(contentsOfFile: file, encoding: .utf8))?.hasPrefix("familycontrols-login-limits 1\n# written") == true })
+        #expect(limitsLine(of: 1001, at: file) == nil)
+        source.children.set([try childLimits(uid: 1001, daily: nil, hours: "Mon-Sun 00:00-24:00")])
+        keeper.limitsChanged()
+        #expect(waitFor(seconds: 3) { limitsLine(of: 1001, at: file)?[6] == "0000-2400/0000-2400/0000-2400/0000-2400/0000-2400/0000-2400/0000-2400" })
+    }
+}
