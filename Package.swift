@@ -127,6 +127,12 @@ let package = Package(
                            "FamilyControlsModel", "GuardProtocol", "LockEngine", "PAM", "SystemKit", "UpdateSignature",
                            "CSDJournal"]
         ),
+        // the time limits approved apps set for their children, and more time from a guardian;
+        .target(
+            name: "GuardTimeLimits",
+            dependencies: ["GuardPolicy", "GuardIdentity", "GuardStore", "FamilyConfiguration", "GuardProtocol",
+                           "SystemKit", "TimeLimits"]
+        ),
         // the checks of a site's set-up: who can become root or a guardian, and the configuration;
         .target(
             name: "GuardDiagnostics",
@@ -136,7 +142,7 @@ let package = Package(
         .target(
             name: "GuardKit",
             dependencies: ["GuardIdentity", "GuardStore", "GuardFlatpak", "GuardSessions", "GuardPolicy",
-                           "GuardDiagnostics", "FamilyConfiguration", "FamilyControlsModel", "GuardProtocol", "PAM",
+                           "GuardTimeLimits", "GuardDiagnostics", "TimeLimits", "FamilyConfiguration", "FamilyControlsModel", "GuardProtocol", "PAM",
                            "SystemKit", "Varlink", "VarlinkServerKit"],
             plugins: ["EmbedInterface"]
         ),
@@ -150,7 +156,7 @@ let package = Package(
         .target(
             name: "FamilyCtl",
             dependencies: ["Varlink", "VarlinkClientKit", "GuardProtocol", "PAM", "FamilyConfiguration", "SystemKit",
-                           "FamilyControlsModel", "CSDBus", "CQRencode"]
+                           "FamilyControlsModel", "CSDBus", "CQRencode", "TimeLimits"]
         ),
         // The part of Combine apps use (publishers, `@Published`, `sink`,
         // `ObservableObject`); FamilyControls re-exports it, so apps import one module.

@@ -50,3 +50,10 @@ extension AuditAction {
     /// An approved app's monitor started, ended, was restarted or continued, or stopped.
     package static let monitor = AuditAction(rawValue: "monitor")
 }
+
+extension AuditAction {
+    /// Time limits an app set for its child were set, asked for, cleared or removed.
+    package static let limits = AuditAction(rawValue: "limits")
+    /// More session time was asked for or given.
+    package static let time = AuditAction(rawValue: "time")
+}

@@ -98,6 +98,7 @@ import TestSupport
             ["AuthorizationRules", "PAM", "GuardIdentity"],
             ["GuardStore", "GuardFlatpak", "GuardDiagnostics"],
             ["GuardSessions", "GuardPolicy"],
+            ["GuardTimeLimits"],
             ["GuardKit", "FamilyCtl", "FamilyControls"],
         ]
         for (level, layer) in layers.enumerated() {
@@ -121,7 +122,9 @@ import TestSupport
         "GuardDiagnostics": ["GuardIdentity"],
         "GuardSessions": ["GuardIdentity", "GuardStore", "GuardFlatpak"],
         "GuardPolicy": ["GuardIdentity", "GuardStore", "GuardFlatpak"],
-        "GuardKit": ["GuardIdentity", "GuardStore", "GuardFlatpak", "GuardDiagnostics", "GuardSessions", "GuardPolicy"],
+        "GuardTimeLimits": ["GuardIdentity", "GuardStore", "GuardFlatpak", "GuardPolicy"],
+        "GuardKit": ["GuardIdentity", "GuardStore", "GuardFlatpak", "GuardDiagnostics", "GuardSessions", "GuardPolicy",
+                     "GuardTimeLimits"],
     ]
 
     @Test func eachRoomOfTheGuardReachesOnlyTheRoomsBelowIt() throws {

@@ -184,5 +184,18 @@ extension GuardService {
         .bind(Guard.ListMonitors.self, runs: .lane(GuardService.listMonitors)),
         .bind(Guard.IdentifyMonitor.self, runs: .lane(GuardService.identifyMonitor)),
         .bind(Guard.WatchMonitorAlerts.self, runs: .lane(GuardService.watchMonitorAlerts)),
+        // Time limits: an approved app's (a looser setting or more time waits
+        // for a guardian), and root's and the guardians'.
+        .bind(Guard.SetTimeLimits.self, runs: .conversations(caller: GuardService.limitsApp, GuardService.setTimeLimits)),
+        .bind(Guard.GetTimeLimits.self, runs: .lane(GuardService.getTimeLimits)),
+        .bind(Guard.RequestMoreTime.self,
+              runs: .conversations(caller: GuardService.limitsApp, GuardService.requestMoreTime)),
+        .bind(Guard.ListTimeLimits.self, runs: .lane(GuardService.listTimeLimits)),
+        .bind(Guard.SetChildLimits.self, runs: .lane(GuardService.setChildLimits),
+              withMore: .decisions(caller: GuardService.limitsAdministrator, GuardService.setChildLimits)),
+        .bind(Guard.ClearChildLimits.self, runs: .lane(GuardService.clearChildLimits),
+              withMore: .decisions(caller: GuardService.limitsAdministrator, GuardService.clearChildLimits)),
+        .bind(Guard.GrantMoreTime.self, runs: .lane(GuardService.grantMoreTime),
+              withMore: .decisions(caller: GuardService.limitsAdministrator, GuardService.grantMoreTime)),
     ])
 }
