@@ -78,9 +78,9 @@ struct TimeLimitsSettingTests {
                 #expect(result.standardError.contains("only an app approved for"), "\(result.standardError)")
             }
             // And a copy outside every app root: not an app at all.
-            let loose = "\(guardd.homesRoot)/\(guardd.child.name)/familycontrols-demo"
-            try await guardd.shell("mkdir -p \(guardd.homesRoot)/\(guardd.child.name) && cp \(guardd.appExecutable) \(loose)",
-                                   as: nil).requireSuccess()
+            let folder = "\(guardd.directory)/loose", loose = "\(folder)/familycontrols-demo"
+            try await sh("mkdir -p \(folder) && cp \(guardd.appExecutable) \(loose) && chown -R \(guardd.child.name) \(folder)")
+                .requireSuccess()
             let outside = try await guardd.app(["limits", "set", "--daily", "10h"], executable: loose)
             #expect(outside.status == 1)
             let limits = try #require(try await childLimits(guardd))
