@@ -71,6 +71,20 @@ extension ChildLimitsPolicy {
         }
         let reason = reason.map { DisplayText.sanitized($0, limit: policy.limits.moreTimeReasonCharacters) }
             .flatMap { $0.isEmpty ? nil : $0 }
+        // A parent or guardian at the child's screen, with their one-time code:
+        // at most [Limits] MostTimeByCode=, and more time only: a code never
+        // lifts or loosens a limit (SetTimeLimits never offers it).
+        let byCode = Int(policy.family.configuration.mostTimeByCode.components.seconds)
+        if byCode > 0, let guardian = try policy.guardianAtTheScreen(
+            of: caller, asking: "Ask a parent or guardian for \(asked) more minutes today for \(user)?", over: channel) {
+            guard let view = try views(user: user).first else {
+                throw GuardFailure(.notFound, "\(user) no longer has time limits in force")
+            }
+            let seconds = min(asked * 60, byCode)
+            try give(seconds, to: view.inForce, by: guardian, detail: "given at \(user)'s screen with \(guardian)'s one-time "
+                + "code (at most \(SessionDuration(seconds: byCode).description), [Limits] MostTimeByCode=)")
+            return seconds
+        }
         let given = Mutex<Int>(0)
         let proposal = PendingRequest.Proposal(
             summary: "give \(user) \(asked) more minutes today" + (reason.map { " (\(user) says: “\($0)”)" } ?? ""),

@@ -203,7 +203,8 @@ struct DemoApp {
                     + current.setBy.joined(separator: ", "))
             case "more-time":
                 let given = try await TimeLimitsStore().requestMoreTime(minutes: minutes ?? 0, reason: reason)
-                print("more time: \(given.components.seconds / 60) minutes given")
+                print("more time: \(given.components.seconds / 60) minutes given"
+                    + (given.components.seconds % 60 == 0 ? "" : " and \(given.components.seconds % 60) seconds"))
             default:
                 subcommand = ""
                 fail("familycontrols-demo: limits set|show\n\(usage)", code: 2)
