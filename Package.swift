@@ -206,7 +206,7 @@ let package = Package(
         .testTarget(name: "UpdateSignatureTests", dependencies: ["UpdateSignature", "SystemKit", "TestSupport"]),
         .testTarget(
             name: "GuardKitTests",
-            dependencies: ["GuardKit", "GuardIdentity", "GuardStore", "GuardFlatpak", "GuardSessions", "GuardPolicy", "GuardDiagnostics", "SQLite", "LockEngine", "FamilyConfiguration", "UpdateSignature", "Varlink",
+            dependencies: ["GuardKit", "GuardIdentity", "GuardStore", "GuardFlatpak", "GuardSessions", "GuardPolicy", "GuardTimeLimits", "TimeLimits", "GuardDiagnostics", "SQLite", "LockEngine", "FamilyConfiguration", "UpdateSignature", "Varlink",
                            "VarlinkClientKit", "VarlinkServerKit", "TestSupport"]
         ),
         // Reads logind's sessions with the real libsystemd, run by GuardKitTests

@@ -33,6 +33,13 @@ import Varlink
         ("ListMonitors", MethodPlacement(runs: .lane)),
         ("IdentifyMonitor", MethodPlacement(runs: .lane)),
         ("WatchMonitorAlerts", MethodPlacement(runs: .lane)),
+        ("SetTimeLimits", MethodPlacement(runs: .conversations)),
+        ("GetTimeLimits", MethodPlacement(runs: .lane)),
+        ("RequestMoreTime", MethodPlacement(runs: .conversations)),
+        ("ListTimeLimits", MethodPlacement(runs: .lane)),
+        ("SetChildLimits", MethodPlacement(runs: .lane, withMore: .decisions)),
+        ("ClearChildLimits", MethodPlacement(runs: .lane, withMore: .decisions)),
+        ("GrantMoreTime", MethodPlacement(runs: .lane, withMore: .decisions)),
     ]
 
     /// The methods `Config/org.familycontrols.guard.varlink` declares, read by the server's own parser.

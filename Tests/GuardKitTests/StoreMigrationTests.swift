@@ -9,7 +9,8 @@ import GuardStore
 
 @Suite("Store: schema migrations")
 struct StoreMigrationTests {
-    static let tables = ["audit", "authorizations", "counters", "lock_entries", "lock_entry_chunks", "locks", "sqlite_sequence"]
+    static let tables = ["audit", "authorizations", "counters", "lock_entries", "lock_entry_chunks", "locks", "more_time",
+                         "sqlite_sequence", "time_limits"]
 
     private func tableNames(_ path: String) throws -> [String] {
         let database = try SQLiteDatabase(path: path, flags: [.readOnly])
