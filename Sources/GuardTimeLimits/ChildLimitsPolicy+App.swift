@@ -29,10 +29,13 @@ extension ChildLimitsPolicy {
                      over channel: any RequestChannel) throws(GuardFailure) -> AppOutcome {
         let user = caller.account.name, appID = caller.app.appID
         try checkApproved(caller, doing: "set time limits")
+        // Bounded as requests are: a child cannot flood the store or the audit trail.
+        try policy.checkQuota(.limits, .child, caller: caller)
         let limits = try Self.parse(hours: hours, daily: daily, atEnd: atEnd ?? "lock", onto: TimeLimits(),
                                     unlimitedLifts: false)
         let current = try setting(user: user, appID: appID)?.limits
         let uid = caller.account.uid
+        if limits == current { return .applied }
         if limits.isAtLeastAsStrict(as: current) {
             try save(limits, user: user, uid: uid, appID: appID, by: user, outcome: .applied,
                      detail: "set by the app, as strict as before or stricter")
@@ -64,6 +67,7 @@ extension ChildLimitsPolicy {
                                  over channel: any RequestChannel) throws(GuardFailure) -> Int {
         let user = caller.account.name
         try checkApproved(caller, doing: "ask for more time")
+        try policy.checkQuota(.time, .child, caller: caller)
         let bound = policy.limits.mostMoreTimeMinutes
         let asked = try Self.checkedMinutes(minutes, bound: bound)
         guard try views(user: user).first != nil else {

@@ -272,6 +272,26 @@ struct TimeLimitsSettingTests {
         }
     }
 
+    @Test func theSameSettingAgainChangesNothingAndAFloodOfSettingsIsRefused() async throws {
+        try await withGuard(extraConfiguration: "InSessionApproval=yes") { guardd in
+            try await approveDemo(guardd)
+            try await guardd.app(["limits", "set", "--daily", "1h"]).requireSuccess()
+            try await guardd.app(["limits", "set", "--daily", "1h"]).requireSuccess()
+            #expect(try await guardd.auditRows().filter { $0.contains(" limits ") }.count == 1)
+            // Ever stricter, as fast as the child can: refused once past the request quota.
+            var refused = 0
+            for minutes in stride(from: 59, through: 45, by: -1) {
+                let result = try await guardd.app(["limits", "set", "--daily", "\(minutes)m"])
+                if result.status != 0 {
+                    refused += 1
+                    #expect(result.standardError.contains("Too many requests"), "\(result.standardError)")
+                }
+            }
+            #expect(refused > 0)
+            #expect(try await guardd.auditRows().filter { $0.contains(" limits ") }.count <= 12)
+        }
+    }
+
     // MARK: Helpers
 
     /// The child approves the demo app with a guardian at their screen (`InSessionApproval=yes`).
