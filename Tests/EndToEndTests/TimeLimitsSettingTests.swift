@@ -292,6 +292,21 @@ struct TimeLimitsSettingTests {
         }
     }
 
+    @Test func forgettingADeletedChildRemovesTheirTimeLimitsAndMoreTime() async throws {
+        try await withGuard(extraConfiguration: "InSessionApproval=yes") { guardd in
+            let child = guardd.child.name
+            try await approveDemo(guardd)
+            try await guardd.app(["limits", "set", "--daily", "1h"]).requireSuccess()
+            try await guardd.familyctl(["limits", "more", "--user", child, "--minutes", "5"]).requireSuccess()
+            try await offload { removeThrowawayUser(guardd.child) }
+            try await guardd.familyctl(["forget", child]).requireSuccess()
+            let rows = try await run("/usr/bin/sqlite3", ["\(guardd.stateDirectory)/familycontrols.db",
+                                                          "SELECT count(*) FROM time_limits; SELECT count(*) FROM more_time"])
+            #expect(rows.standardOutput == "0\n0\n", "\(rows.standardOutput)\(rows.standardError)")
+            #expect(try await guardd.auditRows().contains { $0.contains(" limits \(child) ") && $0.hasSuffix("removed") })
+        }
+    }
+
     // MARK: Helpers
 
     /// The child approves the demo app with a guardian at their screen (`InSessionApproval=yes`).
