@@ -307,6 +307,28 @@ struct TimeLimitsSettingTests {
         }
     }
 
+    @Test func moreTimeOutsideTheHoursLetsTheChildLogInForThatLong() async throws {
+        try await withGuard(extraConfiguration: "InSessionApproval=yes") { guardd in
+            let child = guardd.child.name
+            try await approveDemo(guardd)
+            // No hours on any day: outside them now, whatever the time.
+            try await guardd.familyctl(["limits", "set", "--user", child, "--app", GuardFixture.appID, "--hours", "none"])
+                .requireSuccess()
+            let closed = try #require(try await childLimits(guardd))
+            #expect(closed["allowedNow"] as? Bool == false)
+            #expect(closed["nextAllowed"] as? String == "never: no day has hours")
+            #expect(closed["openUntil"] == nil || closed["openUntil"] is NSNull)
+            let before = Date()
+            try await guardd.familyctl(["limits", "more", "--user", child, "--minutes", "15"]).requireSuccess()
+            let open = try #require(try await childLimits(guardd))
+            #expect(open["allowedNow"] as? Bool == true)
+            #expect(open["extra"] as? Int == 900)
+            let until = try #require(ISO8601DateFormatter().date(from: open["openUntil"] as? String ?? ""))
+            #expect(abs(until.timeIntervalSince(before) - 900) < 30, "\(until)")
+            #expect(open["hours"] as? String == "none", "the hours themselves stay")
+        }
+    }
+
     // MARK: Helpers
 
     /// The child approves the demo app with a guardian at their screen (`InSessionApproval=yes`).
