@@ -134,6 +134,12 @@ let package = Package(
                            "FamilyControlsModel", "GuardProtocol", "LockEngine", "PAM", "SystemKit", "UpdateSignature",
                            "CSDJournal"]
         ),
+        // the time limits approved apps set for their children, and more time from a guardian;
+        .target(
+            name: "GuardTimeLimits",
+            dependencies: ["GuardPolicy", "GuardIdentity", "GuardStore", "FamilyConfiguration", "GuardProtocol",
+                           "SystemKit", "TimeLimits"]
+        ),
         // the checks of a site's set-up: who can become root or a guardian, and the configuration;
         .target(
             name: "GuardDiagnostics",
@@ -143,7 +149,8 @@ let package = Package(
         .target(
             name: "GuardKit",
             dependencies: ["GuardIdentity", "GuardStore", "GuardFlatpak", "GuardSessions", "GuardTime", "GuardPolicy",
-                           "GuardDiagnostics", "TimeLimits", "FamilyConfiguration", "FamilyControlsModel", "GuardProtocol", "PAM",
+                           "GuardTimeLimits", "GuardDiagnostics", "TimeLimits", "FamilyConfiguration", "FamilyControlsModel",
+                           "GuardProtocol", "PAM",
                            "SystemKit", "Varlink", "VarlinkServerKit"],
             plugins: ["EmbedInterface"]
         ),
@@ -157,7 +164,7 @@ let package = Package(
         .target(
             name: "FamilyCtl",
             dependencies: ["Varlink", "VarlinkClientKit", "GuardProtocol", "PAM", "FamilyConfiguration", "SystemKit",
-                           "FamilyControlsModel", "CSDBus", "CQRencode"]
+                           "FamilyControlsModel", "CSDBus", "CQRencode", "TimeLimits"]
         ),
         // The part of Combine apps use (publishers, `@Published`, `sink`,
         // `ObservableObject`); FamilyControls re-exports it, so apps import one module.
@@ -211,7 +218,7 @@ let package = Package(
         .testTarget(name: "UpdateSignatureTests", dependencies: ["UpdateSignature", "SystemKit", "TestSupport"]),
         .testTarget(
             name: "GuardKitTests",
-            dependencies: ["GuardKit", "GuardIdentity", "GuardStore", "GuardFlatpak", "GuardSessions", "GuardPolicy", "GuardDiagnostics", "SQLite", "LockEngine", "FamilyConfiguration", "UpdateSignature", "Varlink",
+            dependencies: ["GuardKit", "GuardIdentity", "GuardStore", "GuardFlatpak", "GuardSessions", "GuardPolicy", "GuardTimeLimits", "TimeLimits", "GuardDiagnostics", "SQLite", "LockEngine", "FamilyConfiguration", "UpdateSignature", "Varlink",
                            "VarlinkClientKit", "VarlinkServerKit", "TestSupport"]
         ),
         // Reads logind's sessions with the real libsystemd, run by GuardKitTests

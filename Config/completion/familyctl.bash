@@ -7,13 +7,15 @@ _familyctl() {
     local word
     for word in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
         case $word in
-            authenticate|status|set|revoke|graduate|forget|locks|requests|approve|deny|log|code|help|agent|monitors) verb=$word; break ;;
+            authenticate|status|limits|set|revoke|graduate|forget|locks|requests|approve|deny|log|code|help|agent|monitors) verb=$word; break ;;
         esac
     done
     case $prev in
         --socket|--pam-dir|--config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --user|--child) COMPREPLY=($(compgen -u -- "$cur")); return ;;
         --member) COMPREPLY=($(compgen -W "child individual" -- "$cur")); return ;;
+        --at-end) COMPREPLY=($(compgen -W "lock end" -- "$cur")); return ;;
+        --hours|--daily|--minutes) return ;;
         --since) COMPREPLY=($(compgen -W "today yesterday 1h 12h 7d" -- "$cur")); return ;;
         --app|--limit) return ;;
         -H|--host)
@@ -22,9 +24,21 @@ _familyctl() {
             return ;;
     esac
     case $verb in
-        "") COMPREPLY=($(compgen -W "requests approve deny status set revoke graduate forget log locks authenticate code help agent monitors --socket -H --host --help --version" -- "$cur")) ;;
+        "") COMPREPLY=($(compgen -W "requests approve deny status limits set revoke graduate forget log locks authenticate code help agent monitors --socket -H --host --help --version" -- "$cur")) ;;
         requests) COMPREPLY=($(compgen -W "--watch --json" -- "$cur")) ;;
-        approve|deny) COMPREPLY=($(compgen -W "--stdin" -- "$cur")) ;;
+        approve) COMPREPLY=($(compgen -W "--minutes --stdin" -- "$cur")) ;;
+        deny) COMPREPLY=($(compgen -W "--stdin" -- "$cur")) ;;
+        limits)
+            local sub=""
+            for word in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
+                case $word in set|clear|more) sub=$word ;; esac
+            done
+            case $sub in
+                set) COMPREPLY=($(compgen -W "--user --app --hours --daily --at-end --stdin" -- "$cur")) ;;
+                clear) COMPREPLY=($(compgen -W "--user --app --stdin" -- "$cur")) ;;
+                more) COMPREPLY=($(compgen -W "--user --minutes --stdin" -- "$cur")) ;;
+                *) COMPREPLY=($(compgen -W "set clear more --user --json" -- "$cur")) ;;
+            esac ;;
         agent) COMPREPLY=($(compgen -W "--if-guardian --config" -- "$cur")) ;;
         authenticate) COMPREPLY=($(compgen -W "--member --pam-dir --config --child --stdin" -- "$cur") $(compgen -u -- "$cur")) ;;
         status) COMPREPLY=($(compgen -W "--user --json" -- "$cur")) ;;
@@ -36,7 +50,7 @@ _familyctl() {
         code) COMPREPLY=($(compgen -W "enroll remove --stdin" -- "$cur")) ;;
         log) COMPREPLY=($(compgen -W "--user --app --since --limit --json" -- "$cur")) ;;
         monitors) COMPREPLY=($(compgen -W "--json" -- "$cur")) ;;
-        help) COMPREPLY=($(compgen -W "requests approve deny status set revoke graduate forget log locks authenticate code agent monitors" -- "$cur")) ;;
+        help) COMPREPLY=($(compgen -W "requests approve deny status limits set revoke graduate forget log locks authenticate code agent monitors" -- "$cur")) ;;
     esac
 }
 complete -F _familyctl familyctl

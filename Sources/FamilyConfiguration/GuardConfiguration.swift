@@ -67,6 +67,10 @@ package struct GuardConfiguration: Hashable, Sendable {
     /// `[Locks] VerifyInterval=`: how often the Guard checks and repairs every
     /// lock while it runs (besides at start and `familyctl locks verify`); nil: never.
     package var lockVerifyInterval: Duration? = .seconds(3600)
+    /// `[Limits] MostTimeByCode=`: the most more time a parent or guardian's
+    /// one-time code, typed at the child's screen, gives at once (0: a code
+    /// gives none). A code never lifts or loosens a limit.
+    package var mostTimeByCode: Duration = .seconds(1800)
     /// `[Flatpak] UserInstallations=`: whether apps of a user's own Flatpak
     /// installation (`~/.local/share/flatpak`) are recognised.
     package var flatpakUserInstallations = true
@@ -226,6 +230,13 @@ package struct GuardConfiguration: Hashable, Sendable {
                 }
                 lockVerifyInterval = try Self.interval(entry, file: file)
             }
+        case ("Limits", nil):
+            for entry in section.entries {
+                guard entry.key == "MostTimeByCode" else {
+                    throw fail(entry.line, "unknown key \"\(entry.key.clipped)\" in [Limits] (expected MostTimeByCode)")
+                }
+                mostTimeByCode = try Self.duration(entry, file: file, allowing: 0...86_400_000)
+            }
         case ("Flatpak", nil):
             for entry in section.entries {
                 switch entry.key {
@@ -287,7 +298,7 @@ package struct GuardConfiguration: Hashable, Sendable {
             throw fail(section.line, "[\(name)] takes no argument, found \"\(argument.clipped)\"")
         default:
             throw fail(section.line, "unknown section [\(section.name.clipped)] "
-                + "(expected [Family], [Family NAME], [Child NAME], [Apps], [Authentication], [Audit], [Locks], [Flatpak], [Monitors] or [Updates])")
+                + "(expected [Family], [Family NAME], [Child NAME], [Apps], [Authentication], [Audit], [Locks], [Limits], [Flatpak], [Monitors] or [Updates])")
         }
     }
 }

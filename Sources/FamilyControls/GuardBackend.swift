@@ -82,7 +82,7 @@ package struct GuardBackend: AuthorizationBackend {
     static let calls = BlockingExecutor(name: "FamilyControls", maximumThreads: 4, maximumQueued: 256)
 
     /// Runs blocking work on ``calls`` and awaits it.
-    private static func blocking<T: Sendable>(
+    static func blocking<T: Sendable>(
         _ body: @escaping @Sendable () -> Result<T, GuardFailure>
     ) async -> Result<T, GuardFailure> {
         do throws(BlockingExecutor.Saturated) {

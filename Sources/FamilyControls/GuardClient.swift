@@ -111,7 +111,7 @@ enum GuardClient {
 
     /// Calls `Method` with `more`, relays every prompt to `prompter`, and
     /// returns the last reply.
-    private static func converse<Method: GuardMethod>(
+    static func converse<Method: GuardMethod>(
         _ method: Method.Type, _ parameters: Method.Parameters, prompter: any Prompter,
         connected: (VarlinkClientInterrupter) -> Void
     ) throws(GuardFailure) -> Method.Reply where Method.Reply: GuardPromptingReply {

@@ -37,24 +37,34 @@ extension FamilyCtl {
     /// the Guard carries the decision out.
     static func decide(_ tokens: [String], approve: Bool, socket: String?) throws(CommandFailure) {
         let verb = approve ? "approve" : "deny"
-        let arguments = try parse(tokens, flags: ["--stdin"])
+        let arguments = try parse(tokens, valued: approve ? ["--minutes"] : [], flags: ["--stdin"])
         guard arguments.operands.count == 1, let text = arguments.operands.first else {
             throw CommandFailure(.usage, "\(verb) needs one request number (see familyctl requests)")
         }
         guard let id = Int64(text), id > 0 else {
             throw CommandFailure(.usage, "\(verb) expects a request number, found \"\(text.clipped)\"")
         }
+        let minutes = try arguments["--minutes"].map { text throws(CommandFailure) in try Self.minutes(text) }
         let conversation = try authenticationConversation(stdin: arguments.has("--stdin"))
         let connection = try GuardConnection(socket: GuardConnection.socketPath(socket))
         // The app's name as the request shows it, for the result (it is gone once decided);
         // a Guard that cannot be reached says so here, before anything is asked.
-        let name = try connection.call(Guard.ListRequests.self, .init()).requests.first { $0.id == id }?.name
-        let reply = try connection.converse(Guard.DecideRequest.self, .init(id: id, approve: approve), through: conversation)
+        let request = try connection.call(Guard.ListRequests.self, .init()).requests.first { $0.id == id }
+        let reply = try connection.converse(Guard.DecideRequest.self, .init(id: id, approve: approve, minutes: minutes),
+                                            through: conversation)
+        if let request, request.purpose == .limits || request.purpose == .time {
+            let given = minutes ?? request.minutes
+            print("familyctl: request \(id) " + (approve ? "approved: " + (request.purpose == .time
+                ? "\(given.map { "\($0) more minutes" } ?? "more time") today for \(DisplayText.sanitized(request.user))"
+                : "the time limits \(DisplayText.sanitized(request.limits ?? "asked for")) are in force")
+                : "denied: the time limits in force stay"))
+            return
+        }
         guard let authorization = reply.authorization else {
             print("familyctl: request \(id) \(approve ? "approved: the app's approval is lifted" : "denied: the approval stays")")
             return
         }
-        print("familyctl: request \(id): \(outcomeText(authorization, name: name))")
+        print("familyctl: request \(id): \(outcomeText(authorization, name: request?.name))")
     }
 
     /// Where the caller answers the Guard's password prompt: standard input
@@ -114,6 +124,12 @@ extension FamilyCtl {
                 }
             case .revoke:
                 nil
+            case .limits:
+                "request \(row.id): \(row.app) asks for the time limits \(row.limits ?? "?")"
+            case .time:
+                "request \(row.id): \(row.minutes.map { "\($0) more minutes today" } ?? "more time today")"
+                    + (row.reason.map { "; \(row.user) says: “\($0)”" } ?? "")
+                    + " (familyctl approve \(row.id) --minutes N gives another number)"
             }
         }
         return columns([header] + table) + versions.map { "\n" + DisplayText.sanitized($0) }.joined()
@@ -136,7 +152,7 @@ extension FamilyCtl {
             }
             if let note = row.note { text += " (\(DisplayText.sanitized(note)))" }
             return text
-        case .revoke:
+        case .revoke, .limits, .time:
             return ""
         }
     }
@@ -146,6 +162,8 @@ extension FamilyCtl {
         case .approve: "be approved"
         case .revoke: "be revoked"
         case .update: "be updated"
+        case .limits: "set time limits"
+        case .time: "get more time"
         }
     }
 
@@ -156,6 +174,9 @@ extension FamilyCtl {
         case .approve: "to provide parental controls" + (row.to.map { " (\(shown($0)))" } ?? "")
         case .revoke: "to stop providing parental controls"
         case .update: "to be updated from \(shown(row.from ?? "?")) to \(shown(row.to ?? "?"))"
+        case .limits: "to set the time limits \(shown(row.limits ?? "?"))"
+        case .time: "\(row.minutes.map { "\($0) more minutes" } ?? "more time") today"
+            + (row.reason.map { " (“\(shown($0))”)" } ?? "")
         }
         return "“\(shown(row.name))” (\(shown(row.app))) asks \(purpose) for \(shown(row.user)), at \(shown(row.path))"
             + updateKeyText(row)

@@ -35,11 +35,11 @@ package enum FamilyCtl {
              summary: "The requests of your children waiting for you to decide (all of them for root): to approve "
                 + "an app, to revoke it, or to update it (from which version to which); "
                 + "--watch shows new ones as they come. " + severalHosts) { tokens, socket throws(CommandFailure) in try requests(tokens, socket: socket) },
-        Verb(name: "approve", synopsis: ["approve ID [--stdin]"],
+        Verb(name: "approve", synopsis: ["approve ID [--minutes N] [--stdin]"],
              summary: "Show request ID, then approve it after authenticating as yourself on this terminal (root is "
                 + "not asked; within GuardianTimeout of your last authentication in this terminal session you are not "
-                + "asked again); the app is locked (an update: the new version is swapped in, locked). --stdin reads "
-                + "the password from standard input.") { tokens, socket throws(CommandFailure) in
+                + "asked again); the app is locked (an update: the new version is swapped in, locked; time limits: they take effect; more time: "
+                + "the minutes asked, or N with --minutes). --stdin reads the password from standard input.") { tokens, socket throws(CommandFailure) in
             try decide(tokens, approve: true, socket: socket)
         },
         Verb(name: "deny", synopsis: ["deny ID [--stdin]"],
@@ -86,6 +86,19 @@ package enum FamilyCtl {
                 + "in each login session of the child, whether it runs (its pid, since when), waits to be started "
                 + "again (when, after what), and how often it was restarted. Your children's, everyone's for root, "
                 + "your own otherwise. " + severalHosts) { tokens, socket throws(CommandFailure) in try monitors(tokens, socket: socket) },
+        Verb(name: "limits", synopsis: ["limits [--user USER] [--json]",
+                                        "limits set --user USER --app APP [--hours WINDOWS] [--daily DURATION] [--at-end lock|end] [--stdin]",
+                                        "limits clear --user USER --app APP [--stdin]",
+                                        "limits more --user USER --minutes N [--stdin]"],
+             summary: "The time limits approved apps keep for your children (everyone's for root): the hours they "
+                + "may be logged in, the daily time, what happens when time is up, which app set them, today's time "
+                + "used and left, and when they may next log in. set changes an app's (WINDOWS like \"Mon-Fri "
+                + "07:30-20:00,Sat-Sun 09:00-21:00\", DURATION like 90m or 2h, in this machine's local time; "
+                + "unlimited lifts either), clear removes them, more gives N more minutes today (outside the "
+                + "hours, also lets them log in for that long). Changes authenticate as for approve; "
+                + "approve ID --minutes N decides a request for more time.") { tokens, socket throws(CommandFailure) in
+            try limits(tokens, socket: socket)
+        },
         Verb(name: "locks", synopsis: ["locks verify [--no-repair]"],
              summary: "Check every lock against the store, repair drift and finish unlocks a lease held up "
                 + "(the Guard also does this every [Locks] VerifyInterval=). Exits 1 when drift was found. "

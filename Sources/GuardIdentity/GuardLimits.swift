@@ -119,5 +119,14 @@ package struct GuardLimits: Sendable {
     /// Accounts listed (`getpwent`) to find uids shared between them.
     package var accountsListed = 200_000
 
+    // Time limits.
+
+    /// The most minutes of more time one request asks for, or one decision
+    /// (`familyctl approve ID --minutes N`, `familyctl limits more`) gives: a day.
+    package var mostMoreTimeMinutes = 1440
+    /// The longest reason a child may give for more time, in characters;
+    /// longer ones are cut.
+    package var moreTimeReasonCharacters = 200
+
     package init() {}
 }

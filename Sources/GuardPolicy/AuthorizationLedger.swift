@@ -98,7 +98,7 @@ package final class AuthorizationLedger: Sendable {
 
     /// The authorization of (user, app), or nil when none is recorded.
     /// - Throws: `unavailable` when the store cannot be read.
-    func authorization(user: String, appID: String) throws(GuardFailure) -> AuthorizationRecord? {
+    package func authorization(user: String, appID: String) throws(GuardFailure) -> AuthorizationRecord? {
         do throws(StoreError) {
             return try store.authorization(user: user, appID: appID)
         } catch {
@@ -173,7 +173,7 @@ package final class AuthorizationLedger: Sendable {
     // MARK: Audit
 
     /// An audit row, now.
-    func event(_ action: AuditAction, actor: String, user: String, appID: String?, member: FamilyControlsMember?,
+    package func event(_ action: AuditAction, actor: String, user: String, appID: String?, member: FamilyControlsMember?,
                outcome: AuditOutcome, detail: String? = nil) -> AuditEvent {
         AuditEvent(at: .now, actor: actor, action: action, user: user, appID: appID, member: member,
                    outcome: outcome, detail: detail)

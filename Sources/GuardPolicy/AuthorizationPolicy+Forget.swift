@@ -54,6 +54,18 @@ extension AuthorizationPolicy {
             removed.append(lock.appID)
         }
         if try codes.remove(user, in: family.configuration.guardianCodeFile) { removed.append("one-time code") }
+        // The time limits their apps set, and the more time they were given.
+        do throws(StoreError) {
+            if try ledger.store.deleteTimeLimits(user: user, appID: nil, audit: ledger.event(
+                .limits, actor: requester.name, user: user, appID: nil, member: .child, outcome: .forgotten,
+                detail: "time limits of a user who no longer exists")) {
+                removed.append("time limits")
+            }
+            try ledger.store.pruneMoreTime(user: user)
+        } catch {
+            logger.error("store: cannot forget the time limits of \(user): \(error)")
+            throw .internalError("the Guard could not remove \(user.clipped)'s time limits from its store; see its log")
+        }
         ledger.audit(.forget, actor: requester.name, user: user, appID: nil, member: nil,
                      outcome: removed.isEmpty ? .noEffect : .forgotten,
                      detail: removed.isEmpty ? "no records" : removed.joined(separator: " "))

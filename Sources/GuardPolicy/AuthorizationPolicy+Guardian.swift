@@ -24,9 +24,15 @@ extension AuthorizationPolicy {
     /// - Returns: the authorization as it now is, when there is one.
     /// - Throws: `NotFound` for a request that is not theirs to decide (or
     ///   not waiting), the authentication's failure, or the lock's.
-    package func decide(_ id: Int64, approve: Bool, requester: UserAccount, session: TerminalSession?,
+    /// - Parameter minutes: for a `time` request, the minutes to give
+    ///   (default: those asked); refused for any other kind.
+    package func decide(_ id: Int64, approve: Bool, minutes: Int? = nil, requester: UserAccount, session: TerminalSession?,
                         over channel: any RequestChannel) throws(GuardFailure) -> AuthorizationView? {
         let request = try decidableRequest(id, for: requester)
+        guard minutes == nil || (request.purpose == .time && approve) else {
+            throw GuardFailure(.familyControls(.invalidArgument), "--minutes is for approving a request for more time; "
+                + "request \(id) is not one")
+        }
         try authenticate(requester, approve ? .approve : .deny, child: request.user, appID: request.appID,
                          context: "request \(id)", showing: Self.summary(of: request, approve: approve),
                          proof: GuardianProof(session: session, channel: channel))
@@ -36,6 +42,16 @@ extension AuthorizationPolicy {
                 throw GuardFailure(.notFound, "request \(id) ended while \(requester.name) was authenticating")
             }
             let detail = "request \(id)"
+            if let proposal = request.proposal, request.purpose == .limits || request.purpose == .time {
+                do throws(GuardFailure) {
+                    if approve { try proposal.approve(requester.name, minutes) } else { proposal.deny(requester.name) }
+                } catch {
+                    request.end(.failed(error))
+                    throw error
+                }
+                request.end(approve ? .approved(by: requester.name) : .denied(by: requester.name))
+                return try currentView(of: caller)
+            }
             switch (request.purpose, approve) {
             case (.approve, true):
                 var record = AuthorizationRecord(
@@ -99,8 +115,18 @@ extension AuthorizationPolicy {
                              member: .child, outcome: .refused, detail: "\(detail): the approval stays")
                 request.end(.denied(by: requester.name))
                 return try currentView(of: caller)
+            case (.limits, _), (.time, _):
+                throw .internalError("request \(id) has nothing to carry out")
             }
         }
+    }
+
+    /// Makes a `limits` or `time` request of `caller` pending, tells the
+    /// app, and waits until a guardian decides it (``GuardianDesk``); the
+    /// proposal carries out the decision.
+    package func awaitGuardian(_ purpose: PendingRequest.Purpose, caller: Caller, proposal: PendingRequest.Proposal,
+                               over channel: any RequestChannel) throws(GuardFailure) -> PendingRequest.Outcome {
+        try desk.awaitGuardian(purpose, caller: caller, proposal: proposal, channel: channel).outcome
     }
 
     /// Request `id`, if it waits for `requester` to decide it.
@@ -120,8 +146,13 @@ extension AuthorizationPolicy {
         case .approve: "approval"
         case .revoke: "revoke"
         case .update: "update"
+        case .limits: "time limits"
+        case .time: "more time"
         }
         let outcome = switch (request.purpose, approve) {
+        case (.limits, true), (.time, true): "grant it: " + (request.proposal?.summary ?? "")
+        case (.limits, false): "keep the time limits in force"
+        case (.time, false): "give no more time"
         case (.update, true):
             switch request.update?.change {
             case .flatpak: "let this version in: from \(request.update?.from ?? "?") to \(request.update?.to ?? "?"); "
@@ -153,7 +184,7 @@ extension AuthorizationPolicy {
     /// session less than `GuardianTimeout` ago. Root is never asked, as with sudo.
     /// - Throws: `PermissionDenied` when they must authenticate and the call
     ///   has no way to ask (made without `more`); the authentication's failure.
-    func authenticate(_ requester: UserAccount, _ action: AuditAction, child: String, appID: String?,
+    package func authenticate(_ requester: UserAccount, _ action: AuditAction, child: String, appID: String?,
                       context: String, showing what: String, proof: GuardianProof) throws(GuardFailure) {
         guard requester.uid != 0 else { return }
         // Enrolling a code makes a lasting credential: the password is asked every time, and not remembered.

@@ -132,7 +132,7 @@ extension AuthorizationPolicy {
 
     /// Refuses a request or revoke (`action`) while `user` has started too
     /// many of them lately, every kind together.
-    func checkQuota(_ action: AuditAction, _ member: FamilyControlsMember?, caller: Caller) throws(GuardFailure) {
+    package func checkQuota(_ action: AuditAction, _ member: FamilyControlsMember?, caller: Caller) throws(GuardFailure) {
         let user = caller.account.name
         guard let (wait, first) = quota.take(for: user) else { return }
         if first {

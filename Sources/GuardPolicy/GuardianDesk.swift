@@ -29,7 +29,7 @@ final class GuardianDesk: Sendable {
     /// - Returns: how it ended, and how long it could wait.
     /// - Throws: the refusal when it cannot be made pending (too many waiting, no number).
     func awaitGuardian(_ purpose: PendingRequest.Purpose, caller: Caller, update: PendingRequest.Update? = nil,
-                       channel: any RequestChannel) throws(GuardFailure) -> (outcome: PendingRequest.Outcome, timeout: Duration) {
+                       proposal: PendingRequest.Proposal? = nil, channel: any RequestChannel) throws(GuardFailure) -> (outcome: PendingRequest.Outcome, timeout: Duration) {
         let user = caller.account.name
         let appID = caller.app.appID
         let timeout = families.current.configuration.pendingTimeout
@@ -49,7 +49,7 @@ final class GuardianDesk: Sendable {
             UserInstallation.source(of: $0, trusted: FlatpakTrust.remotes(families.current.configuration.flatpakTrustedRemotes))
         } : nil
         guard let number, let request = pending.add(number, purpose, for: caller, update: update, source: source,
-                                                    timeout: timeout) else {
+                                                    proposal: proposal, timeout: timeout) else {
             ledger.audit(.request, actor: user, user: user, appID: appID, member: .child, outcome: .refused,
                          detail: "too many requests waiting for a parent or guardian")
             throw GuardFailure(.authorizationConflict, "\(user) already has \(pending.perUser) requests waiting "
@@ -60,14 +60,22 @@ final class GuardianDesk: Sendable {
         case .approve: "approve"
         case .revoke: "lift the approval of"
         case .update: "let in the new version of"
+        case .limits: "let these time limits be set by"
+        case .time: "give more time, as asked by"
         }
         // The audit keeps what the guardian is shown of the update key, as they are shown it.
         let shownKey = switch purpose {
         case .approve: caller.app.flatpak == nil ? caller.app.updateKey.map { "; its update key is \($0.declaration)" } ?? "" : ""
         case .update: (update?.keyChangeText.map { "; \($0)" } ?? "") + (update?.note.map { " (\($0))" } ?? "")
         case .revoke: ""
+        case .limits, .time: proposal.map { ": \($0.summary)" } ?? ""
         }
-        ledger.audit(.request, actor: user, user: user, appID: appID, member: .child, outcome: .pending,
+        let action: AuditAction = switch purpose {
+        case .limits: .limits
+        case .time: .time
+        default: .request
+        }
+        ledger.audit(action, actor: user, user: user, appID: appID, member: .child, outcome: .pending,
                      detail: "request \(request.id): a parent or guardian is asked to \(what) it\(shownKey)")
         logger.notice("request \(request.id): \(appID) for \(user) waits for a parent or guardian "
             + "(familyctl approve \(request.id) or familyctl deny \(request.id))")

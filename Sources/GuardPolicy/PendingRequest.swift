@@ -19,6 +19,39 @@ package final class PendingRequest: Sendable {
         case revoke
         /// Swap in a new version of the approved app that its key did not sign.
         case update
+        /// Let time limits the approved app set for the child take effect, looser than those in force.
+        case limits
+        /// Give the child more session time today.
+        case time
+    }
+
+    /// What a `limits` or `time` request asks, and how a guardian's decision
+    /// is carried out: made by the room that keeps time limits, which the
+    /// desk knows nothing of.
+    package struct Proposal: Sendable {
+        /// What the guardian is shown: the settings asked for, or the minutes and the child's reason.
+        package let summary: String
+        /// The settings asked for, as `familyctl requests` shows them (`limits`).
+        package let limits: String?
+        /// The minutes asked for (`time`), the default of `approve --minutes`.
+        package let minutes: Int?
+        /// The child's reason, as they typed it, cut and made safe to show.
+        package let reason: String?
+        /// Carries out an approval by `guardian`, given `minutes` for a `time` request.
+        package let approve: @Sendable (_ guardian: String, _ minutes: Int?) throws(GuardFailure) -> Void
+        /// Records a refusal by `guardian`.
+        package let deny: @Sendable (_ guardian: String) -> Void
+
+        package init(summary: String, limits: String? = nil, minutes: Int? = nil, reason: String? = nil,
+                     approve: @escaping @Sendable (_ guardian: String, _ minutes: Int?) throws(GuardFailure) -> Void,
+                     deny: @escaping @Sendable (_ guardian: String) -> Void) {
+            self.summary = summary
+            self.limits = limits
+            self.minutes = minutes
+            self.reason = reason
+            self.approve = approve
+            self.deny = deny
+        }
     }
 
     /// The new version an `update` request would let in.
@@ -82,14 +115,18 @@ package final class PendingRequest: Sendable {
     /// the remote it would be approved at (its name, URL, keys, and whether
     /// the site trusts it), as the guardian reads it.
     package let source: String?
+    /// What a `limits` or `time` request asks; nil for the other kinds.
+    package let proposal: Proposal?
     package let created: UnixTime
     package let expires: UnixTime
     let deadline: MonotonicInstant
     private let outcome = Mutex<Outcome?>(nil)
     private let signal = ConditionSignal()
 
-    init(id: Int64, purpose: Purpose, caller: Caller, update: Update? = nil, source: String? = nil, timeout: Duration) {
+    init(id: Int64, purpose: Purpose, caller: Caller, update: Update? = nil, source: String? = nil,
+         proposal: Proposal? = nil, timeout: Duration) {
         self.id = id
+        self.proposal = proposal
         self.purpose = purpose
         self.caller = caller
         self.update = update

@@ -36,11 +36,11 @@ package final class PendingRequests: Sendable {
     /// ``Store/next(_:)``) for `caller`; nil when the child, or everyone, has
     /// as many waiting as allowed.
     func add(_ id: Int64, _ purpose: PendingRequest.Purpose, for caller: Caller, update: PendingRequest.Update? = nil,
-             source: String? = nil, timeout: Duration) -> PendingRequest? {
+             source: String? = nil, proposal: PendingRequest.Proposal? = nil, timeout: Duration) -> PendingRequest? {
         let added = state.withLock { state -> PendingRequest? in
             guard hasRoom(for: caller.account.name, in: state), state.requests[id] == nil else { return nil }
             let request = PendingRequest(id: id, purpose: purpose, caller: caller, update: update, source: source,
-                                         timeout: timeout)
+                                         proposal: proposal, timeout: timeout)
             state.requests[request.id] = request
             return request
         }

@@ -52,7 +52,11 @@ extension AuditAction {
 }
 
 extension AuditAction {
-    /// A child's session time: a warning given before it was up, or their
-    /// sessions locked or ended when it was.
-    package static let sessionTime = AuditAction(rawValue: "time")
+    /// Time limits an app set for its child were set, asked for, cleared or removed.
+    package static let limits = AuditAction(rawValue: "limits")
+    /// A child's session time: more time asked for or given, a warning given
+    /// before it was up, or their sessions locked or ended when it was.
+    package static let time = AuditAction(rawValue: "time")
+    /// The time keeper's name for ``time``.
+    package static let sessionTime = time
 }

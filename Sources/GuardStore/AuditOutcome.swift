@@ -83,3 +83,10 @@ extension AuditOutcome {
     /// A one-time code was removed.
     package static let removed = AuditOutcome(rawValue: "removed")
 }
+
+extension AuditOutcome {
+    /// Time limits took effect.
+    package static let applied = AuditOutcome(rawValue: "applied")
+    /// More time was given.
+    package static let granted = AuditOutcome(rawValue: "granted")
+}

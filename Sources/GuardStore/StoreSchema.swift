@@ -12,7 +12,7 @@ package enum StoreSchema {
 
     /// Every migration, oldest first; the last one's version is the current schema.
     package static let migrations: [StoreMigration] = [version1, version2, version3, version4, version5, version6, version7, version8, version9,
-                                                             version10, version11, version12]
+                                                             version10, version11, version12, version13]
 
     /// The schema version this code writes and reads.
     package static var currentVersion: Int { migrations.last?.version ?? 0 }
@@ -264,6 +264,40 @@ package enum StoreSchema {
                 updated REAL NOT NULL,
                 PRIMARY KEY (uid, day)
             ) STRICT;
+            """
+    )
+
+    // The time limits approved apps set for their children (hours as the
+    // app wrote them, read again by the policy: a row it cannot read is
+    // reported, never trusted), and the more time guardians gave, one row a
+    // grant, for the day it counts on.
+    private static let version13 = StoreMigration(
+        version: 13,
+        summary: "the time limits apps set for their children, and more time guardians gave",
+        sql: """
+            CREATE TABLE time_limits (
+                user TEXT NOT NULL CHECK (user <> ''),
+                uid INTEGER NOT NULL CHECK (uid BETWEEN 0 AND 4294967295),
+                app_id TEXT NOT NULL CHECK (app_id <> ''),
+                hours TEXT CHECK (hours IS NULL OR length(hours) BETWEEN 1 AND 4000),
+                daily_seconds INTEGER CHECK (daily_seconds IS NULL OR daily_seconds BETWEEN 0 AND 86400),
+                at_end TEXT NOT NULL CHECK (at_end IN ('lock', 'end')),
+                set_by TEXT NOT NULL CHECK (set_by <> ''),
+                set_at REAL NOT NULL,
+                PRIMARY KEY (user, app_id)
+            ) STRICT;
+
+            CREATE TABLE more_time (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                user TEXT NOT NULL CHECK (user <> ''),
+                uid INTEGER NOT NULL CHECK (uid BETWEEN 0 AND 4294967295),
+                day TEXT NOT NULL CHECK (length(day) = 10),
+                seconds INTEGER NOT NULL CHECK (seconds BETWEEN 0 AND 86400),
+                open_until REAL NOT NULL CHECK (open_until >= 0),
+                granted_by TEXT NOT NULL CHECK (granted_by <> ''),
+                granted_at REAL NOT NULL
+            ) STRICT;
+            CREATE INDEX more_time_by_day ON more_time (uid, day);
             """
     )
 

@@ -60,8 +60,9 @@ package struct TimeRules: Sendable {
             // More time given: the warnings above what is left now come again.
             state.warned = state.warned.filter { $0 >= left }
             let due = warnings.filter { left <= $0 && !state.warned.contains($0) }
-            state.warned.formUnion(due)
+            // A warning counts as given only when there was a session to give it in.
             guard hasSessions, !due.isEmpty else { return ([], left) }
+            state.warned.formUnion(due)
             return ([.warn(secondsLeft: left)], left)
         case .outsideHours, .timeUsedUp:
             state.warned = Set(warnings)

@@ -13,6 +13,9 @@ struct DemoApp {
                familycontrols-demo update [--stdin]
                familycontrols-demo status
                familycontrols-demo monitor
+               familycontrols-demo limits set [--hours WINDOWS] [--daily DURATION] [--at-end lock|end] [--stdin]
+               familycontrols-demo limits show
+               familycontrols-demo more-time MINUTES [--reason TEXT] [--stdin]
                familycontrols-demo --help
 
         request  ask for an authorization and print the status it ends in
@@ -25,6 +28,12 @@ struct DemoApp {
                  X-FamilyControls-Monitor=), print a heartbeat line every
                  second until SIGTERM; started any other way, say so and
                  exit 2 (Linux only)
+        limits   set this app's login limits for its child (WINDOWS like
+                 "Mon-Fri 07:30-20:00", DURATION like 90m; none given: no
+                 limit of that kind): stricter ones take effect at once,
+                 looser ones wait for a parent or guardian; show prints the
+                 limits in force (Linux only)
+        more-time  ask a parent or guardian for MINUTES more today (Linux only)
         --stdin  answer the prompts from standard input instead of a terminal
         """
 
@@ -36,6 +45,7 @@ struct DemoApp {
             exit(0)
         }
         let verb = arguments.removeFirst()
+        if verb == "limits" || verb == "more-time" { await timeLimits(verb, arguments) }
         var member = FamilyControlsMember.child
         while let option = arguments.first {
             arguments.removeFirst()
@@ -143,6 +153,84 @@ struct DemoApp {
             FileHandle.standardOutput.write(Data(line.utf8))
             try? await Task.sleep(for: .seconds(1))
         }
+    }
+
+    /// `limits set …`, `limits show`, `more-time MINUTES`: the child's login limits (Linux only).
+    static func timeLimits(_ verb: String, _ arguments: [String]) async -> Never {
+        var arguments = arguments
+        var subcommand = verb == "limits" ? (arguments.isEmpty ? "" : arguments.removeFirst()) : "more-time"
+        var minutes: Int?
+        if verb == "more-time" {
+            guard let first = arguments.first, let value = Int(first) else { fail("familycontrols-demo: more-time MINUTES\n\(usage)", code: 2) }
+            arguments.removeFirst()
+            minutes = value
+        }
+        var limits = LoginLimits()
+        var reason: String?
+        while let option = arguments.first {
+            arguments.removeFirst()
+            let value = arguments.first
+            switch option {
+            case "--stdin": AuthorizationCenter.shared.prompter = StandardInputPrompter(); continue
+            case "--hours" where subcommand == "set": limits.hours = value
+            case "--daily" where subcommand == "set":
+                guard let value, let seconds = durationSeconds(value) else { fail("familycontrols-demo: --daily DURATION, like 90m or 2h", code: 2) }
+                limits.dailyAllowance = .seconds(seconds)
+            case "--at-end" where subcommand == "set":
+                guard let value, let action = LoginLimits.AtEnd(rawValue: value) else { fail("familycontrols-demo: --at-end lock|end", code: 2) }
+                limits.atEnd = action
+            case "--reason" where subcommand == "more-time": reason = value
+            default: fail("familycontrols-demo: unknown option \(option)\n\(usage)", code: 2)
+            }
+            guard value != nil else { fail("familycontrols-demo: \(option) needs a value", code: 2) }
+            arguments.removeFirst()
+        }
+        do {
+            switch subcommand {
+            case "set":
+                switch try await TimeLimitsStore().apply(limits) {
+                case .applied: print("limits: applied")
+                case .approvedByGuardian: print("limits: approved by a parent or guardian")
+                }
+            case "show":
+                guard let current = try await TimeLimitsStore().current() else {
+                    print("limits: none")
+                    exit(0)
+                }
+                print("limits: hours \(current.hours ?? "any"), daily "
+                    + (current.dailyAllowance.map { "\($0.components.seconds)s" } ?? "any")
+                    + ", then \(current.atEnd.rawValue), more today \(current.moreTimeToday.components.seconds)s, set by "
+                    + current.setBy.joined(separator: ", "))
+            case "more-time":
+                let given = try await TimeLimitsStore().requestMoreTime(minutes: minutes ?? 0, reason: reason)
+                print("more time: \(given.components.seconds / 60) minutes given"
+                    + (given.components.seconds % 60 == 0 ? "" : " and \(given.components.seconds % 60) seconds"))
+            default:
+                subcommand = ""
+                fail("familycontrols-demo: limits set|show\n\(usage)", code: 2)
+            }
+            exit(0)
+        } catch {
+            report(error)
+            exit(1)
+        }
+    }
+
+    /// `90m`, `2h`, `1h30m`, `45s` in seconds.
+    static func durationSeconds(_ text: String) -> Int? {
+        var total = 0, number = ""
+        for character in text {
+            if character.isNumber { number.append(character); continue }
+            guard let value = Int(number) else { return nil }
+            switch character {
+            case "h": total += value * 3600
+            case "m": total += value * 60
+            case "s": total += value
+            default: return nil
+            }
+            number = ""
+        }
+        return number.isEmpty && !text.isEmpty ? total : nil
     }
 
     /// The monitor's prompter: no one is at a monitor's screen to answer.

@@ -98,7 +98,7 @@ import TestSupport
             ["AuthorizationRules", "PAM", "GuardIdentity"],
             ["GuardStore", "GuardFlatpak", "GuardDiagnostics"],
             ["GuardSessions", "GuardPolicy"],
-            ["GuardTime"],
+            ["GuardTime", "GuardTimeLimits"],
             ["GuardKit", "FamilyCtl", "FamilyControls"],
         ]
         for (level, layer) in layers.enumerated() {
@@ -124,8 +124,9 @@ import TestSupport
         "GuardSessions": ["GuardIdentity", "GuardStore", "GuardFlatpak"],
         "GuardPolicy": ["GuardIdentity", "GuardStore", "GuardFlatpak"],
         "GuardTime": ["GuardIdentity", "GuardStore", "GuardFlatpak", "GuardSessions"],
+        "GuardTimeLimits": ["GuardIdentity", "GuardStore", "GuardFlatpak", "GuardPolicy"],
         "GuardKit": ["GuardIdentity", "GuardStore", "GuardFlatpak", "GuardDiagnostics", "GuardSessions", "GuardTime",
-                     "GuardPolicy"],
+                     "GuardPolicy", "GuardTimeLimits"],
     ]
 
     @Test func eachRoomOfTheGuardReachesOnlyTheRoomsBelowIt() throws {

@@ -159,7 +159,7 @@ import TestSupport
 
     @Test(arguments: [
         ("[Family]\nGuardian=bob\n", 2, "unknown key \"Guardian\" in [Family] (expected Guardians, Children or ApprovedApps)"),
-        ("[Family]\nChildren=alice\n[Famly]\n", 3, "unknown section [Famly] (expected [Family], [Family NAME], [Child NAME], [Apps], [Authentication], [Audit], [Locks], [Flatpak], [Monitors] or [Updates])"),
+        ("[Family]\nChildren=alice\n[Famly]\n", 3, "unknown section [Famly] (expected [Family], [Family NAME], [Child NAME], [Apps], [Authentication], [Audit], [Locks], [Limits], [Flatpak], [Monitors] or [Updates])"),
         ("Children=alice\n", 1, "Children= appears before any [Section] header"),
         ("[Family]\nChildren alice\n", 2, "expected Key=Value or [Section], found \"Children alice\""),
         ("[Family\n", 1, "expected a section header like [Family], found \"[Family\""),

@@ -16,7 +16,9 @@ import Varlink
                                         "UpdateApp", "ListAuthorizations", "SetStatus", "Revoke", "Graduate", "Forget", "ListRequests",
                                         "WatchRequests", "DecideRequest", "VerifyLocks", "ReadAudit", "EnrollCode",
                                         "RemoveCode", "OpenSession", "CloseSession", "ListSessions",
-                                        "ListMonitors", "IdentifyMonitor", "WatchMonitorAlerts"])
+                                        "ListMonitors", "IdentifyMonitor", "WatchMonitorAlerts", "SetTimeLimits",
+                                        "GetTimeLimits", "RequestMoreTime", "ListTimeLimits", "SetChildLimits",
+                                        "ClearChildLimits", "GrantMoreTime"])
     }
 
     @Test func everyErrorTheGuardSendsIsDeclared() {

@@ -33,6 +33,13 @@ import Varlink
         ("ListMonitors", MethodPlacement(runs: .lane)),
         ("IdentifyMonitor", MethodPlacement(runs: .lane)),
         ("WatchMonitorAlerts", MethodPlacement(runs: .lane)),
+        ("SetTimeLimits", MethodPlacement(runs: .conversations)),
+        ("GetTimeLimits", MethodPlacement(runs: .lane)),
+        ("RequestMoreTime", MethodPlacement(runs: .conversations)),
+        ("ListTimeLimits", MethodPlacement(runs: .lane)),
+        ("SetChildLimits", MethodPlacement(runs: .lane, withMore: .decisions)),
+        ("ClearChildLimits", MethodPlacement(runs: .lane, withMore: .decisions)),
+        ("GrantMoreTime", MethodPlacement(runs: .lane, withMore: .decisions)),
     ]
 
     /// The methods `Config/org.familycontrols.guard.varlink` declares, read by the server's own parser.
@@ -112,6 +119,9 @@ import Varlink
         "ReadAudit": .rootOrGuardian, "VerifyLocks": .root, "EnrollCode": .guardianNotRoot,
         "RemoveCode": .guardianOwnOrRoot, "OpenSession": .root, "CloseSession": .root, "ListSessions": .root,
         "ListMonitors": .anyone, "IdentifyMonitor": .anyone, "WatchMonitorAlerts": .rootOrGuardian,
+        "SetTimeLimits": .approvedChildApp, "GetTimeLimits": .approvedChildApp, "RequestMoreTime": .approvedChildApp,
+        "ListTimeLimits": .rootOrGuardian, "SetChildLimits": .rootOrGuardian, "ClearChildLimits": .rootOrGuardian,
+        "GrantMoreTime": .rootOrGuardian,
     ]
 
     @Test func whoMayCallEachMethodIsTheTablesColumnAndTheArchitectureSaysTheSame() throws {

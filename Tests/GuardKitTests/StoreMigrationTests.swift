@@ -10,7 +10,7 @@ import GuardStore
 @Suite("Store: schema migrations")
 struct StoreMigrationTests {
     static let tables = ["audit", "authorizations", "counters", "lock_entries", "lock_entry_chunks", "locks", "login_sessions",
-                         "running_monitors", "sqlite_sequence", "time_used"]
+                         "more_time", "running_monitors", "sqlite_sequence", "time_limits", "time_used"]
 
     private func tableNames(_ path: String) throws -> [String] {
         let database = try SQLiteDatabase(path: path, flags: [.readOnly])

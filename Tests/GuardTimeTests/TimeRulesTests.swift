@@ -87,6 +87,15 @@ import TimeLimits
         #expect(actions.isEmpty && left == 0)
     }
 
+    @Test func aWarningDueBeforeAnySessionOpensIsGivenOnceOneDoes() throws {
+        var state = TimeRules.State()
+        // Limits set with little time left while the child is not logged in: no one to warn yet.
+        let before = rules.decide(try child(), used: 3580, moment: noon, now: .now, clock: .now, hasSessions: false, state: &state)
+        #expect(before.actions.isEmpty)
+        let after = rules.decide(try child(), used: 3580, moment: noon, now: .now, clock: .now, hasSessions: true, state: &state)
+        if case .warn? = after.actions.first {} else { Issue.record("no warning once a session opened: \(after.actions)") }
+    }
+
     @Test func loginsAllowedOutsideTheHoursLastUntilOpenUntil() throws {
         var limits = try child(daily: nil, hours: "Mon-Sun 08:00-09:00")
         let now = UnixTime.now

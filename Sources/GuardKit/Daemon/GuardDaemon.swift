@@ -159,8 +159,7 @@ package enum GuardDaemon {
             logger.error("monitor: cannot start the monitors' keeper (\(error)); no approved app's monitor runs")
             logind = LogindSessions()
         }
-        service.startTimeKeeper(store: store, stateDirectory: stateDirectory, enforcer: rules,
-                                source: NoTimeLimitsRecorded(), logind: logind)
+        service.startTimeKeeper(store: store, stateDirectory: stateDirectory, enforcer: rules, logind: logind)
         let server: VarlinkServer
         switch makeServer(socketPath: socketPath, service: service, logger: logger) {
         case .success(let made): server = made

@@ -193,5 +193,18 @@ extension GuardService {
         .bind(Guard.ListMonitors.self, access: .anyone, runs: .lane(GuardService.listMonitors)),
         .bind(Guard.IdentifyMonitor.self, access: .anyone, runs: .lane(GuardService.identifyMonitor)),
         .bind(Guard.WatchMonitorAlerts.self, access: .rootOrGuardian, runs: .lane(GuardService.watchMonitorAlerts)),
+        // Time limits: an approved app's (a looser setting or more time waits
+        // for a guardian), and root's and the guardians'.
+        .bind(Guard.SetTimeLimits.self, access: .approvedChildApp, runs: .conversations(caller: GuardService.limitsApp, GuardService.setTimeLimits)),
+        .bind(Guard.GetTimeLimits.self, access: .approvedChildApp, runs: .lane(GuardService.getTimeLimits)),
+        .bind(Guard.RequestMoreTime.self, access: .approvedChildApp,
+              runs: .conversations(caller: GuardService.limitsApp, GuardService.requestMoreTime)),
+        .bind(Guard.ListTimeLimits.self, access: .rootOrGuardian, runs: .lane(GuardService.listTimeLimits)),
+        .bind(Guard.SetChildLimits.self, access: .rootOrGuardian, runs: .lane(GuardService.setChildLimits),
+              withMore: .decisions(caller: GuardService.limitsAdministrator, GuardService.setChildLimits)),
+        .bind(Guard.ClearChildLimits.self, access: .rootOrGuardian, runs: .lane(GuardService.clearChildLimits),
+              withMore: .decisions(caller: GuardService.limitsAdministrator, GuardService.clearChildLimits)),
+        .bind(Guard.GrantMoreTime.self, access: .rootOrGuardian, runs: .lane(GuardService.grantMoreTime),
+              withMore: .decisions(caller: GuardService.limitsAdministrator, GuardService.grantMoreTime)),
     ])
 }

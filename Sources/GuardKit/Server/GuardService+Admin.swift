@@ -280,16 +280,19 @@ extension PendingRequest {
         case .approve: .approve
         case .revoke: .revoke
         case .update: .update
+        case .limits: .limits
+        case .time: .time
         }
         let updateKey: String? = switch self.purpose {
         case .approve: caller.app.flatpak == nil ? caller.app.updateKey?.declaration : nil
         case .update: update?.keyChange?.to?.declaration
-        case .revoke: nil
+        case .revoke, .limits, .time: nil
         }
         return Guard.Request(id: id, user: user, app: appID, name: displayName, path: path, purpose: purpose,
                              created: created.seconds, expires: expires.seconds, from: update?.from, to: update?.to ?? source,
                              updateKey: updateKey, formerUpdateKey: update?.keyChange?.from?.declaration,
-                             note: update?.note)
+                             note: update?.note, limits: proposal?.limits, minutes: proposal?.minutes.map(Int64.init),
+                             reason: proposal?.reason)
     }
 }
 

@@ -7,15 +7,27 @@ import GuardIdentity
 import GuardSessions
 import GuardStore
 import GuardTime
+import GuardTimeLimits
+import GuardProtocol
+import GuardPolicy
 import TimeLimits
 
-/// No child has time limits: the source the Guard's time keeper reads until
-/// the policy records the limits apps set. The keeper still writes the
-/// login-limits file (with no `child` line) and counts nothing.
-package struct NoTimeLimitsRecorded: TimeLimitsSource {
-    package init() {}
+/// The limits the policy records (what approved apps set, with the more
+/// time guardians gave), as the time keeper reads them. A failure to read
+/// them is logged and read as no limits at that look; the login-limits file
+/// and the sessions follow at the next.
+struct RecordedTimeLimits: TimeLimitsSource {
+    let policy: ChildLimitsPolicy
+    let logger: Logger
 
-    package func childrenWithLimits() -> [ChildTimeLimits] { [] }
+    func childrenWithLimits() -> [ChildTimeLimits] {
+        do throws(GuardFailure) {
+            return try policy.inForce()
+        } catch {
+            logger.error("time: cannot read the time limits in force: \(error.message)")
+            return []
+        }
+    }
 }
 
 /// The time keeper, beside the monitors: the same sessions, the same
@@ -27,9 +39,16 @@ extension GuardService {
     ///   - store: where the time used is kept (the policy's store).
     ///   - source: the children with limits in force.
     ///   - logind: logind's sessions, when it runs.
-    package func startTimeKeeper(store: Store, stateDirectory: String, enforcer: any SessionEnforcing, source: any TimeLimitsSource,
-                                 logind: LogindSessions?) {
-        let ledger = policy.ledger
+    package func startTimeKeeper(store: Store, stateDirectory: String, enforcer: any SessionEnforcing, logind: LogindSessions?) {
+        let ledger = policy.ledger, time = time
+        let source = RecordedTimeLimits(policy: timeLimits, logger: logger)
+        // The limits changed: the keeper looks again (the file, the sessions);
+        // familyctl limits reads the time the keeper counted.
+        timeLimits.whenChanged { time.limitsChanged() }
+        timeLimits.countUsedTime { uid, day in
+            let used = time.usedToday()
+            return used.day == day ? used.seconds[uid] ?? 0 : nil
+        }
         do throws(Errno) {
             try time.start(TimeKeeper.Context(
                 sessions: { [self] in monitorSessions(logind: logind) },

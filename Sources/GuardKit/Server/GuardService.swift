@@ -11,6 +11,7 @@ import GuardIdentity
 import GuardPolicy
 import GuardSessions
 import GuardTime
+import GuardTimeLimits
 
 /// The Guard's Varlink interface (`org.familycontrols.guard`): decodes calls,
 /// works out who is calling from the kernel, and hands the decision to
@@ -42,11 +43,14 @@ package final class GuardService: VarlinkService {
     package let monitors = MonitorKeeper()
     /// The children's session time: counted, written for the PAM module, kept.
     package let time = TimeKeeper()
+    /// The time limits apps set for their children, and more time from guardians.
+    package let timeLimits: ChildLimitsPolicy
 
     /// The pools and the per-user bound are sized by the policy's ``GuardLimits``.
     package init(policy: AuthorizationPolicy, logger: Logger = Logger(label: "guard")) throws {
         self.policy = policy
         self.logger = logger
+        timeLimits = ChildLimitsPolicy(policy: policy)
         let limits = policy.limits
         // Each connection queues at most one job here (its lane's), so the
         // server's bound on connections is the one reached first.
@@ -163,7 +167,14 @@ package final class GuardService: VarlinkService {
     /// `DecideRequest`, once ``decider(_:_:)`` has found the request theirs to decide.
     func decideRequest(_ parameters: Guard.DecideRequest.Parameters, _ requester: Administrator,
                        _ channel: VarlinkRequestChannel) throws(GuardFailure) -> Guard.DecideRequest.Reply {
-        let view = try policy.decide(parameters.id, approve: parameters.approve, requester: requester.account,
+        let view = try policy.decide(parameters.id, approve: parameters.approve,
+                                     minutes: try parameters.minutes.map { minutes throws(GuardFailure) in
+                                         guard minutes >= 1, minutes <= Int64(policy.limits.mostMoreTimeMinutes) else {
+                                             throw GuardFailure(.familyControls(.invalidArgument), "minutes must be a whole "
+                                                 + "number from 1 to \(policy.limits.mostMoreTimeMinutes), not \(minutes)")
+                                         }
+                                         return Int(minutes)
+                                     }, requester: requester.account,
                                      session: requester.session, over: channel)
         return Guard.DecideRequest.Reply(authorization: view?.wire)
     }
@@ -316,7 +327,7 @@ package final class GuardService: VarlinkService {
 
     /// The caller, worked out once per connection (again when `fresh`); a
     /// refusal is logged when it is worked out.
-    private func caller(of connection: VarlinkConnection, _ session: ConnectionSession,
+    func caller(of connection: VarlinkConnection, _ session: ConnectionSession,
                         fresh: Bool) -> Result<Caller, GuardFailure> {
         if !fresh, let known = session.cachedCaller { return known }
         let result = resolveCaller(connection.peer)
