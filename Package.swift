@@ -11,6 +11,7 @@ let package = Package(
         .executable(name: "familyctl", targets: ["familyctl"]),
         .executable(name: "familycontrols-demo", targets: ["familycontrols-demo"]),
         .executable(name: "familycontrols-inspect", targets: ["familycontrols-inspect"]),
+        .executable(name: "familycontrols-agent", targets: ["familycontrols-agent"]),
     ],
     targets: [
         // C: the system libraries, and the small shims that must be C (the PAM
@@ -147,10 +148,11 @@ let package = Package(
         .plugin(name: "EmbedInterface", capability: .buildTool(), dependencies: ["embed-text", "generate-protocol"]),
         // The administrator's command: the Guard over Varlink, and PAM only for
         // `familyctl authenticate`, which checks a site's PAM stack by itself.
+        // Not sd-bus: the desktop agent is a program of its own (below).
         .target(
             name: "FamilyCtl",
             dependencies: ["Varlink", "VarlinkClientKit", "GuardProtocol", "PAM", "FamilyConfiguration", "SystemKit",
-                           "FamilyControlsModel", "CSDBus", "CQRencode"]
+                           "FamilyControlsModel", "CQRencode"]
         ),
         // The part of Combine apps use (publishers, `@Published`, `sink`,
         // `ObservableObject`); FamilyControls re-exports it, so apps import one module.
@@ -165,6 +167,9 @@ let package = Package(
         // Thin executables.
         .executableTarget(name: "familycontrolsd", dependencies: ["GuardKit"]),
         .executableTarget(name: "familyctl", dependencies: ["FamilyCtl"]),
+        // `familyctl agent`, which familyctl becomes: the desktop's notification
+        // server over sd-bus, so that familyctl itself does not load libsystemd.
+        .executableTarget(name: "familycontrols-agent", dependencies: ["FamilyCtl", "CSDBus", "SystemKit"]),
         .executableTarget(name: "familycontrols-demo", dependencies: ["FamilyControls"]),
         // The inspector the Guard starts for one call: reads what a child or a
         // remote wrote, unprivileged and filtered, and answers typed.

@@ -53,8 +53,9 @@ package enum FamilyCtl {
                 + "A child's monitor that keeps ending (see monitors) becomes a notification too, without actions. "
                 + "Without a notification server it prints the requests, as requests --watch does, and the monitor "
                 + "alerts. --if-guardian "
-                + "exits at once for someone who guards nobody (the autostart entry uses it).") { tokens, socket throws(CommandFailure) in
-            try agent(tokens, socket: socket)
+                + "exits at once for someone who guards nobody (the autostart entry uses it).") { _, _ throws(CommandFailure) in
+            // familyctl becomes the agent's own program, which runs the verb (main's `notificationServer`).
+            try AgentProgram.run()
         },
         Verb(name: "status", synopsis: ["status [--user USER] [--json]"],
              summary: "List authorizations: user, app, member, status, who approved, when, lock state, path. "
@@ -147,7 +148,10 @@ package enum FamilyCtl {
     }
 
     /// Runs the command line `arguments` (without the program name) and returns the exit status.
-    package static func main(_ arguments: [String]) -> Int32 {
+    /// - Parameter notificationServer: how the `agent` verb reaches the
+    ///   desktop, in the `familycontrols-agent` program; nil in familyctl,
+    ///   which becomes that program to run `agent`.
+    package static func main(_ arguments: [String], notificationServer: NotificationServerOpener? = nil) -> Int32 {
         do throws(CommandFailure) {
             var rest = arguments
             let socket = try takeSocketOption(&rest)
@@ -208,7 +212,11 @@ package enum FamilyCtl {
                 GuardConnection.remoteHosts = hosts
             }
             defer { GuardConnection.remoteHosts = [] }
-            try verb.run(rest, socket)
+            if verb.name == "agent", let notificationServer {
+                try agent(rest, socket: socket, open: notificationServer)
+            } else {
+                try verb.run(rest, socket)
+            }
             return ExitCode.success.rawValue
         } catch {
             writeToStandardError("familyctl: \(error.message)\n")

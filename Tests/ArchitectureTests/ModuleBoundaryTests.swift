@@ -165,6 +165,17 @@ import TestSupport
                 "apps link \(app.sorted())")
     }
 
+    /// familyctl carries what its common verbs run: sd-bus (libsystemd, which
+    /// every start would load) is the desktop agent's alone, the program
+    /// `familyctl agent` becomes.
+    @Test func onlyTheDesktopAgentOfTheAdministratorsCommandLinksSdBus() throws {
+        let graph = try graph()
+        for target in ["familyctl", "FamilyCtl"] {
+            #expect(!closure(of: target, in: graph).contains("CSDBus"), "\(target) links sd-bus")
+        }
+        #expect(closure(of: "familycontrols-agent", in: graph).isSuperset(of: ["FamilyCtl", "CSDBus"]))
+    }
+
     /// The request's rules are one module both Guards use: the real one and
     /// the in-memory one apps test with, and it needs neither's machinery.
     @Test func theGuardAndTheInMemoryGuardShareOneModuleOfRules() throws {

@@ -22,6 +22,24 @@ struct StaticLinkTests {
         #expect(exported.split(separator: "\n").isEmpty, "\(product) exports:\n\(exported.prefix(2000))")
     }
 
+    /// Every library a program needs is loaded, relocated and initialized at
+    /// each start, whether the verb runs it or not: libsystemd and its tail
+    /// (libgcrypt, liblzma, libzstd, liblz4, libcap) cost familyctl half a
+    /// millisecond of every `status`. Only the desktop agent, the program
+    /// `familyctl agent` becomes, talks to the session bus.
+    @Test func familyctlDoesNotLoadLibsystemdOnlyTheDesktopAgentDoes() async throws {
+        let bin = try await ReleaseBuild.binDirectory()
+        func needed(_ product: String) async throws -> [String] {
+            let dynamic = try await run("/usr/bin/readelf", ["-d", "\(bin)/\(product)"]).requireSuccess().standardOutput
+            return dynamic.split(separator: "\n").filter { $0.contains("(NEEDED)") }.map(String.init)
+        }
+        let familyctl = try await needed("familyctl")
+        #expect(familyctl.contains { $0.contains("[libc.so") }, "\(familyctl)")
+        #expect(!familyctl.contains { $0.contains("[libsystemd") }, "familyctl loads libsystemd: \(familyctl)")
+        let agent = try await needed("familycontrols-agent")
+        #expect(agent.contains { $0.contains("[libsystemd") }, "the agent does not load libsystemd: \(agent)")
+    }
+
     /// One `ContinuousClock` or `String.contains(String)` links Swift's
     /// concurrency runtime with libdispatch, or the regex engine: a megabyte
     /// each, and a libdispatch initializer at every start; one `import
