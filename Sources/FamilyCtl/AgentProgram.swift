@@ -3,11 +3,12 @@ import Glibc
 #endif
 import SystemKit
 
-/// `familycontrols-agent`, the program that runs `familyctl agent`: the
-/// only verb that talks to the desktop's session bus, so the only one that
-/// needs libsystemd (and its libgcrypt, liblzma, libzstd, liblz4, libcap).
-/// familyctl itself does not load them: every other verb starts without
-/// them, and `agent` becomes this program, same process, same arguments.
+/// `familycontrols-agent`, the program that runs `familyctl agent`, the
+/// only verb that talks to the desktop's session bus (libsystemd, and its
+/// libgcrypt, liblzma, libzstd, liblz4, libcap), and `familyctl code
+/// enroll`, the only one that draws a QR code (libqrencode). familyctl
+/// itself loads none of them, so every other verb starts without them; for
+/// those two it becomes this program, same process, same arguments.
 enum AgentProgram {
     /// The program's file name.
     static let name = "familycontrols-agent"

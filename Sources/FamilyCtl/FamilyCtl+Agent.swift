@@ -5,16 +5,11 @@ import Glibc
 #endif
 
 extension FamilyCtl {
-    /// Opens the desktop's notification server: the `familycontrols-agent`
-    /// program's (``AgentProgram``), which familyctl becomes to run `agent`.
-    package typealias NotificationServerOpener =
-        @Sendable () throws(NotificationServerUnavailable) -> any NotificationServer
-
     /// `familyctl agent [--if-guardian] [--config FILE]`: desktop
     /// notifications of the caller's requests and of their children's
     /// monitors that keep ending (``NotificationAgent``), or, without a
     /// notification server, the lines of `requests --watch` and of the alerts.
-    static func agent(_ tokens: [String], socket: String?, open: NotificationServerOpener) throws(CommandFailure) {
+    static func agent(_ tokens: [String], socket: String?, open: DesktopLibraries.NotificationServerOpener) throws(CommandFailure) {
         let arguments = try parse(tokens, valued: ["--config"], flags: ["--if-guardian"])
         guard arguments.operands.isEmpty else { throw CommandFailure(.usage, "agent takes no operands") }
         if arguments.has("--if-guardian") {

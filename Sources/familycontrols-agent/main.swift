@@ -1,11 +1,13 @@
-// familycontrols-agent: `familyctl agent`, which familyctl becomes (the same
-// process, the same arguments) so that familyctl itself does not load
-// libsystemd. It takes familyctl's command line. See familyctl(8).
+// familycontrols-agent: the verbs of familyctl that need libraries familyctl
+// itself does not load (`agent`: sd-bus; `code enroll`: libqrencode), which
+// familyctl becomes (the same process, the same arguments). It takes
+// familyctl's command line. See familyctl(8).
 import FamilyCtl
+import FamilyCtlDesktop
 #if canImport(Glibc)
 import Glibc
 #endif
 
-exit(FamilyCtl.main(Array(CommandLine.arguments.dropFirst())) { () throws(NotificationServerUnavailable) -> any NotificationServer in
-    try DesktopNotifier()
-})
+exit(FamilyCtl.main(Array(CommandLine.arguments.dropFirst()), desktop: DesktopLibraries(
+    openNotificationServer: { () throws(NotificationServerUnavailable) -> any NotificationServer in try DesktopNotifier() },
+    drawQRCode: { text in QRCode(text)?.terminalText() })))

@@ -98,7 +98,7 @@ import TestSupport
             ["AuthorizationRules", "PAM", "GuardIdentity"],
             ["GuardStore", "GuardFlatpak", "GuardDiagnostics"],
             ["GuardSessions", "GuardPolicy"],
-            ["GuardKit", "FamilyCtl", "FamilyControls"],
+            ["GuardKit", "FamilyCtl", "FamilyCtlDesktop", "FamilyControls"],
         ]
         for (level, layer) in layers.enumerated() {
             let above = Set(layers[(level + 1)...].joined())
@@ -165,15 +165,17 @@ import TestSupport
                 "apps link \(app.sorted())")
     }
 
-    /// familyctl carries what its common verbs run: sd-bus (libsystemd, which
-    /// every start would load) is the desktop agent's alone, the program
-    /// `familyctl agent` becomes.
-    @Test func onlyTheDesktopAgentOfTheAdministratorsCommandLinksSdBus() throws {
+    /// familyctl carries what its common verbs run: sd-bus (libsystemd) and
+    /// libqrencode, which every start would load, are the desktop agent's
+    /// alone, the program `familyctl agent` and `code enroll` become.
+    @Test func onlyTheDesktopAgentOfTheAdministratorsCommandLinksSdBusAndLibqrencode() throws {
         let graph = try graph()
         for target in ["familyctl", "FamilyCtl"] {
-            #expect(!closure(of: target, in: graph).contains("CSDBus"), "\(target) links sd-bus")
+            let reached = closure(of: target, in: graph)
+            #expect(!reached.contains("CSDBus"), "\(target) links sd-bus")
+            #expect(!reached.contains("CQRencode"), "\(target) links libqrencode")
         }
-        #expect(closure(of: "familycontrols-agent", in: graph).isSuperset(of: ["FamilyCtl", "CSDBus"]))
+        #expect(closure(of: "familycontrols-agent", in: graph).isSuperset(of: ["FamilyCtl", "CSDBus", "CQRencode"]))
     }
 
     /// The request's rules are one module both Guards use: the real one and

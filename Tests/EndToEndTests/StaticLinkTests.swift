@@ -26,8 +26,9 @@ struct StaticLinkTests {
     /// each start, whether the verb runs it or not: libsystemd and its tail
     /// (libgcrypt, liblzma, libzstd, liblz4, libcap) cost familyctl half a
     /// millisecond of every `status`. Only the desktop agent, the program
-    /// `familyctl agent` becomes, talks to the session bus.
-    @Test func familyctlDoesNotLoadLibsystemdOnlyTheDesktopAgentDoes() async throws {
+    /// `familyctl agent` and `code enroll` become, talks to the session bus
+    /// and draws QR codes.
+    @Test func familyctlDoesNotLoadLibsystemdOrLibqrencodeOnlyTheDesktopAgentDoes() async throws {
         let bin = try await ReleaseBuild.binDirectory()
         func needed(_ product: String) async throws -> [String] {
             let dynamic = try await run("/usr/bin/readelf", ["-d", "\(bin)/\(product)"]).requireSuccess().standardOutput
@@ -35,9 +36,11 @@ struct StaticLinkTests {
         }
         let familyctl = try await needed("familyctl")
         #expect(familyctl.contains { $0.contains("[libc.so") }, "\(familyctl)")
-        #expect(!familyctl.contains { $0.contains("[libsystemd") }, "familyctl loads libsystemd: \(familyctl)")
-        let agent = try await needed("familycontrols-agent")
-        #expect(agent.contains { $0.contains("[libsystemd") }, "the agent does not load libsystemd: \(agent)")
+        for library in ["libsystemd", "libqrencode"] {
+            #expect(!familyctl.contains { $0.contains("[\(library)") }, "familyctl loads \(library): \(familyctl)")
+            let agent = try await needed("familycontrols-agent")
+            #expect(agent.contains { $0.contains("[\(library)") }, "the agent does not load \(library): \(agent)")
+        }
     }
 
     /// One `ContinuousClock` or `String.contains(String)` links Swift's

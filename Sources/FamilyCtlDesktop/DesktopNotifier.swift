@@ -14,13 +14,13 @@ import SystemKit
 ///
 /// Not thread-safe: one owner, the thread that opened it (sd-bus connections
 /// are not).
-final class DesktopNotifier: NotificationServer {
+package final class DesktopNotifier: NotificationServer {
     private let handle: OpaquePointer
 
     /// Connects to the session bus and finds the server.
     /// - Throws: ``NotificationServerUnavailable`` when there is no session
     ///   bus, nobody owns the name, or the bus does not answer within `timeout`.
-    init(timeout: Duration = .seconds(5)) throws(NotificationServerUnavailable) {
+    package init(timeout: Duration = .seconds(5)) throws(NotificationServerUnavailable) {
         var handle: OpaquePointer?
         let milliseconds = CInt(clamping: timeout.components.seconds * 1000)
         let result = csdbus_notifier_open(&handle, milliseconds)
@@ -37,7 +37,7 @@ final class DesktopNotifier: NotificationServer {
     deinit { csdbus_notifier_free(handle) }
 
     /// The unique bus name of the server listened to.
-    var owner: String { String(cString: csdbus_notifier_owner(handle)) }
+    package var owner: String { String(cString: csdbus_notifier_owner(handle)) }
 
     /// Posts a notification, or replaces `replacing`.
     /// - Parameters:
@@ -45,7 +45,7 @@ final class DesktopNotifier: NotificationServer {
     ///   - body: already escaped for the server's markup.
     ///   - decidable: with the "Approve" and "Deny" actions, kept until withdrawn.
     /// - Returns: the server's id for it.
-    func notify(summary: String, body: String, decidable: Bool, replacing: UInt32) throws(Errno) -> UInt32 {
+    package func notify(summary: String, body: String, decidable: Bool, replacing: UInt32) throws(Errno) -> UInt32 {
         var id: UInt32 = 0
         let result = csdbus_notify(handle, replacing, summary, body, decidable ? 1 : 0, decidable ? 1 : 0, &id)
         guard result == 0 else { throw Errno(-result, operation: "Notify") }
@@ -53,7 +53,7 @@ final class DesktopNotifier: NotificationServer {
     }
 
     /// Withdraws notification `id` (`CloseNotification`).
-    func close(_ id: UInt32) throws(Errno) {
+    package func close(_ id: UInt32) throws(Errno) {
         let result = csdbus_close_notification(handle, id)
         guard result == 0 else { throw Errno(-result, operation: "CloseNotification") }
     }
@@ -61,14 +61,14 @@ final class DesktopNotifier: NotificationServer {
     /// Waits for the bus or `descriptor` to be readable, at most `timeout`,
     /// and takes in what the bus sent.
     /// - Throws: ``Errno`` when the bus connection ended.
-    func wait(alsoFor descriptor: CInt, timeout: Duration?) throws(Errno) {
+    package func wait(alsoFor descriptor: CInt, timeout: Duration?) throws(Errno) {
         let milliseconds: CInt = timeout.map { CInt(clamping: $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) } ?? -1
         let result = csdbus_notifier_wait(handle, descriptor, milliseconds)
         guard result == 0 else { throw Errno(-result, operation: "sd_bus_process") }
     }
 
     /// The oldest signal heard and not yet taken.
-    func nextEvent() -> NotificationEvent? {
+    package func nextEvent() -> NotificationEvent? {
         var event = csdbus_event()
         guard csdbus_next_event(handle, &event) == 1 else { return nil }
         switch event.kind {
