@@ -11,6 +11,7 @@ let package = Package(
         .executable(name: "familyctl", targets: ["familyctl"]),
         .executable(name: "familycontrols-demo", targets: ["familycontrols-demo"]),
         .executable(name: "familycontrols-inspect", targets: ["familycontrols-inspect"]),
+        .executable(name: "familycontrols-agent", targets: ["familycontrols-agent"]),
     ],
     targets: [
         // C: the system libraries, and the small shims that must be C (the PAM
@@ -161,11 +162,16 @@ let package = Package(
         .plugin(name: "EmbedInterface", capability: .buildTool(), dependencies: ["embed-text", "generate-protocol"]),
         // The administrator's command: the Guard over Varlink, and PAM only for
         // `familyctl authenticate`, which checks a site's PAM stack by itself.
+        // Not sd-bus nor libqrencode: the verbs that need them run in a program
+        // of their own (familycontrols-agent, below), so every other starts without them.
         .target(
             name: "FamilyCtl",
             dependencies: ["Varlink", "VarlinkClientKit", "GuardProtocol", "PAM", "FamilyConfiguration", "SystemKit",
-                           "FamilyControlsModel", "CSDBus", "CQRencode", "TimeLimits"]
+                           "FamilyControlsModel", "TimeLimits"]
         ),
+        // The desktop's notification server (sd-bus) for `familyctl agent`, and
+        // the QR code `familyctl code enroll` draws (libqrencode).
+        .target(name: "FamilyCtlDesktop", dependencies: ["FamilyCtl", "CSDBus", "CQRencode", "SystemKit"]),
         // The part of Combine apps use (publishers, `@Published`, `sink`,
         // `ObservableObject`); FamilyControls re-exports it, so apps import one module.
         .target(name: "FamilyControlsCombine"),
@@ -179,6 +185,8 @@ let package = Package(
         // Thin executables.
         .executableTarget(name: "familycontrolsd", dependencies: ["GuardKit"]),
         .executableTarget(name: "familyctl", dependencies: ["FamilyCtl"]),
+        // `familyctl agent` and `familyctl code enroll`, which familyctl becomes.
+        .executableTarget(name: "familycontrols-agent", dependencies: ["FamilyCtl", "FamilyCtlDesktop"]),
         .executableTarget(name: "familycontrols-demo", dependencies: ["FamilyControls"]),
         // The inspector the Guard starts for one call: reads what a child or a
         // remote wrote, unprivileged and filtered, and answers typed.
@@ -227,7 +235,7 @@ let package = Package(
         // One Flatpak move or judgement of GuardKit's as a command line, run as root by FlatpakMoveTests.
         .executableTarget(name: "flatpak-move-probe", dependencies: ["GuardFlatpak", "GuardIdentity", "FamilyConfiguration", "SystemKit"],
                           path: "Tests/FlatpakMoveProbe"),
-        .testTarget(name: "FamilyCtlTests", dependencies: ["FamilyCtl", "GuardProtocol", "TestSupport"]),
+        .testTarget(name: "FamilyCtlTests", dependencies: ["FamilyCtl", "FamilyCtlDesktop", "GuardProtocol", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["SystemKit", "Varlink", "VarlinkClientKit", "TestSupport"]),
 
         // An app's code in the idioms real apps use, beside the library: a

@@ -30,8 +30,10 @@ install -m 0755 "$bin/familyctl" "$root/usr/bin/familyctl"
 install -m 0755 "$bin/familycontrols-demo" "$root/usr/lib/familycontrols/demo/familycontrols-demo"
 # Where /usr/sbin/familycontrolsd looks for its inspector (familycontrols-inspect(8)).
 install -m 0755 "$bin/familycontrols-inspect" "$root/usr/libexec/familycontrols/familycontrols-inspect"
+# What /usr/bin/familyctl becomes to run `familyctl agent`.
+install -m 0755 "$bin/familycontrols-agent" "$root/usr/libexec/familycontrols/familycontrols-agent"
 for binary in "$root/usr/sbin/familycontrolsd" "$root/usr/bin/familyctl" "$root/usr/libexec/familycontrols/familycontrols-inspect" \
-    "$root/usr/lib/familycontrols/demo/familycontrols-demo"; do
+    "$root/usr/libexec/familycontrols/familycontrols-agent" "$root/usr/lib/familycontrols/demo/familycontrols-demo"; do
     strip --remove-section=.comment --remove-section=.note "$binary"
 done
 install -m 0644 Config/demo/org.familycontrols.Demo.desktop "$root/usr/lib/familycontrols/demo/"
@@ -93,7 +95,8 @@ cp Config/debian/control Config/debian/changelog "$stage/debian/"
 (
     cd "$stage"
     dpkg-shlibdeps -Tdebian/substvars root/usr/sbin/familycontrolsd root/usr/bin/familyctl \
-        root/usr/libexec/familycontrols/familycontrols-inspect root/usr/lib/familycontrols/demo/familycontrols-demo \
+        root/usr/libexec/familycontrols/familycontrols-inspect root/usr/libexec/familycontrols/familycontrols-agent \
+        root/usr/lib/familycontrols/demo/familycontrols-demo \
         "root$pam_dir/pam_familycontrols.so"
     echo "misc:Static-Built-Using=$static_built_using" >> debian/substvars
     dpkg-gencontrol -pfamilycontrols -Proot -Tdebian/substvars -fdebian/files

@@ -43,7 +43,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 build_dir=${BUILD_DIR:-.build/static}
-products="familycontrolsd familyctl familycontrols-demo familycontrols-inspect"
+products="familycontrolsd familyctl familycontrols-agent familycontrols-demo familycontrols-inspect"
 
 case $build_dir in
     /*) build_path=$build_dir ;;

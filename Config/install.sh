@@ -138,6 +138,8 @@ install -m 0755 "$bin/familycontrolsd" "$dest$prefix/sbin/familycontrolsd"
 # folder; it runs only root's file that no one else may write (familycontrols-inspect(8)).
 install -m 0755 "$bin/familycontrols-inspect" "$dest$prefix/libexec/familycontrols/familycontrols-inspect"
 install -m 0755 "$bin/familyctl" "$dest$prefix/bin/familyctl"
+# `familyctl agent` becomes this program, found in ../libexec/familycontrols from familyctl's folder.
+install -m 0755 "$bin/familycontrols-agent" "$dest$prefix/libexec/familycontrols/familycontrols-agent"
 install -m 0755 "$bin/familycontrols-demo" "$dest$prefix/lib/familycontrols/demo/familycontrols-demo"
 install -m 0644 Config/demo/org.familycontrols.Demo.desktop "$dest$prefix/lib/familycontrols/demo/"
 install -m 0644 Config/org.familycontrols.guard.varlink Config/org.familycontrols.inspect.varlink Config/org.familycontrols.mover.varlink Config/org.familycontrols.conversation.varlink "$dest$prefix/share/familycontrols/"

@@ -144,6 +144,7 @@ rm -f "$guard" "$familyctl" \
     "$dest$prefix/share/familycontrols/org.familycontrols.mover.varlink" \
     "$dest$prefix/share/familycontrols/org.familycontrols.conversation.varlink" \
     "$dest$prefix/libexec/familycontrols/familycontrols-inspect" \
+    "$dest$prefix/libexec/familycontrols/familycontrols-agent" \
     "$dest$prefix/share/man/man8/familycontrolsd.8" "$dest$prefix/share/man/man8/familyctl.8" \
     "$dest$prefix/share/man/man8/familycontrols-inspect.8" "$dest$prefix/share/man/man8/pam_familycontrols.8" \
     "$dest$prefix/share/man/man5/familycontrols.conf.5" \

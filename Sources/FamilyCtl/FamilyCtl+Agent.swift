@@ -9,16 +9,16 @@ extension FamilyCtl {
     /// notifications of the caller's requests and of their children's
     /// monitors that keep ending (``NotificationAgent``), or, without a
     /// notification server, the lines of `requests --watch` and of the alerts.
-    static func agent(_ tokens: [String], socket: String?) throws(CommandFailure) {
+    static func agent(_ tokens: [String], socket: String?, open: DesktopLibraries.NotificationServerOpener) throws(CommandFailure) {
         let arguments = try parse(tokens, valued: ["--config"], flags: ["--if-guardian"])
         guard arguments.operands.isEmpty else { throw CommandFailure(.usage, "agent takes no operands") }
         if arguments.has("--if-guardian") {
             // For the session's autostart entry: anyone who guards nobody has nothing to watch.
             guard isGuardian(configuration: arguments["--config"] ?? GuardConfiguration.defaultPath) else { return }
         }
-        let notifier: DesktopNotifier
-        do throws(DesktopNotifier.Unavailable) {
-            notifier = try DesktopNotifier()
+        let notifier: any NotificationServer
+        do throws(NotificationServerUnavailable) {
+            notifier = try open()
         } catch {
             writeToStandardError("familyctl: no desktop notifications (\(error)); printing requests here instead\n")
             // Monitor alerts as lines beside the requests'; the requests' watch decides when the agent ends.

@@ -7,13 +7,16 @@ import SystemKit
 // A parent or guardian's one-time code, for approving at the child's screen.
 extension FamilyCtl {
     /// `familyctl code enroll [--stdin]` and `familyctl code remove [USER]`.
-    static func code(_ tokens: [String], socket: String?) throws(CommandFailure) {
+    /// `enroll` draws a QR code with libqrencode, which familyctl does not
+    /// load: without `desktop`, familyctl becomes the program that does.
+    static func code(_ tokens: [String], socket: String?, desktop: DesktopLibraries?) throws(CommandFailure) {
         let arguments = try parse(tokens, flags: ["--stdin"])
         let operands = arguments.operands
         switch operands.first {
         case "enroll":
             guard operands.count == 1 else { throw CommandFailure(.usage, "code enroll takes no operands: it enrols your own code") }
-            try enrollCode(stdin: arguments.has("--stdin"), socket: socket)
+            guard let desktop else { try AgentProgram.run() }
+            try enrollCode(stdin: arguments.has("--stdin"), socket: socket, drawQRCode: desktop.drawQRCode)
         case "remove":
             guard operands.count <= 2 else { throw CommandFailure(.usage, "code remove takes at most one user name") }
             let user = operands.count == 2 ? operands[1] : nil
@@ -30,7 +33,8 @@ extension FamilyCtl {
 
     /// Enrols the caller's code after they authenticate, then shows the secret
     /// once: as a QR code of its `otpauth://` URI, the URI, and the key.
-    private static func enrollCode(stdin: Bool, socket: String?) throws(CommandFailure) {
+    private static func enrollCode(stdin: Bool, socket: String?,
+                                   drawQRCode: DesktopLibraries.QRCodeDrawer) throws(CommandFailure) {
         guard geteuid() != 0 else {
             throw CommandFailure(.failure, "root has no one-time code: run familyctl code enroll as the parent or guardian")
         }
@@ -49,7 +53,7 @@ extension FamilyCtl {
         var shown = "familyctl: a new one-time code for \(DisplayText.sanitized(account.name)); "
             + "any code you had before no longer works.\n"
             + "Scan it with an authenticator app (TOTP: 6 digits, a new code every 30 seconds):\n\n"
-        shown += QRCode(uri)?.terminalText() ?? "(too long for a QR code)\n"
+        shown += drawQRCode(uri) ?? "(too long for a QR code)\n"
         writeToStandardOutput(shown + "\n")
         // The secret goes out as bytes, never as a String, and is zeroed after.
         var text = Array("or enter this key by hand: ".utf8)

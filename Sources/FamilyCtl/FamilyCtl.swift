@@ -14,7 +14,7 @@ package enum FamilyCtl {
         var synopsis: [String]
         /// What it does, a sentence or three.
         var summary: String
-        var run: @Sendable (_ tokens: [String], _ socket: String?) throws(CommandFailure) -> Void
+        var run: @Sendable (_ tokens: [String], _ socket: String?, _ desktop: DesktopLibraries?) throws(CommandFailure) -> Void
 
         /// `familyctl VERB --help`.
         var help: String {
@@ -34,16 +34,16 @@ package enum FamilyCtl {
         Verb(name: "requests", synopsis: ["requests [--watch] [--json]"],
              summary: "The requests of your children waiting for you to decide (all of them for root): to approve "
                 + "an app, to revoke it, or to update it (from which version to which); "
-                + "--watch shows new ones as they come. " + severalHosts) { tokens, socket throws(CommandFailure) in try requests(tokens, socket: socket) },
+                + "--watch shows new ones as they come. " + severalHosts) { tokens, socket, _ throws(CommandFailure) in try requests(tokens, socket: socket) },
         Verb(name: "approve", synopsis: ["approve ID [--minutes N] [--stdin]"],
              summary: "Show request ID, then approve it after authenticating as yourself on this terminal (root is "
                 + "not asked; within GuardianTimeout of your last authentication in this terminal session you are not "
                 + "asked again); the app is locked (an update: the new version is swapped in, locked; time limits: they take effect; more time: "
-                + "the minutes asked, or N with --minutes). --stdin reads the password from standard input.") { tokens, socket throws(CommandFailure) in
+                + "the minutes asked, or N with --minutes). --stdin reads the password from standard input.") { tokens, socket, _ throws(CommandFailure) in
             try decide(tokens, approve: true, socket: socket)
         },
         Verb(name: "deny", synopsis: ["deny ID [--stdin]"],
-             summary: "Deny request ID after authenticating as yourself on this terminal (root is not asked).") { tokens, socket throws(CommandFailure) in
+             summary: "Deny request ID after authenticating as yourself on this terminal (root is not asked).") { tokens, socket, _ throws(CommandFailure) in
             try decide(tokens, approve: false, socket: socket)
         },
         Verb(name: "agent", synopsis: ["agent [--if-guardian] [--config FILE]"],
@@ -53,39 +53,41 @@ package enum FamilyCtl {
                 + "A child's monitor that keeps ending (see monitors) becomes a notification too, without actions. "
                 + "Without a notification server it prints the requests, as requests --watch does, and the monitor "
                 + "alerts. --if-guardian "
-                + "exits at once for someone who guards nobody (the autostart entry uses it).") { tokens, socket throws(CommandFailure) in
-            try agent(tokens, socket: socket)
+                + "exits at once for someone who guards nobody (the autostart entry uses it).") { tokens, socket, desktop throws(CommandFailure) in
+            // familyctl becomes the program that has the desktop's libraries, which runs the verb.
+            guard let desktop else { try AgentProgram.run() }
+            try agent(tokens, socket: socket, open: desktop.openNotificationServer)
         },
         Verb(name: "status", synopsis: ["status [--user USER] [--json]"],
              summary: "List authorizations: user, app, member, status, who approved, when, lock state, path. "
-                + "Your children's, or everyone's for root. " + severalHosts) { tokens, socket throws(CommandFailure) in try status(tokens, socket: socket) },
+                + "Your children's, or everyone's for root. " + severalHosts) { tokens, socket, _ throws(CommandFailure) in try status(tokens, socket: socket) },
         Verb(name: "set", synopsis: ["set --user USER --app APP approved|denied [--stdin]"],
              summary: "Approve or deny an app for a child of yours (any user for root), after authenticating as "
-                + "yourself as for approve.") { tokens, socket throws(CommandFailure) in
+                + "yourself as for approve.") { tokens, socket, _ throws(CommandFailure) in
             try set(tokens, socket: socket)
         },
         Verb(name: "revoke", synopsis: ["revoke --user USER --app APP [--stdin]"],
              summary: "Revoke an app's authorization; its lock is released. A guardian for their own children, "
-                + "after authenticating as yourself as for approve; root for anyone.") { tokens, socket throws(CommandFailure) in try revoke(tokens, socket: socket) },
+                + "after authenticating as yourself as for approve; root for anyone.") { tokens, socket, _ throws(CommandFailure) in try revoke(tokens, socket: socket) },
         Verb(name: "graduate", synopsis: ["graduate USER"],
-             summary: "A child becomes an adult: revoke every child approval of USER. Needs root.") { tokens, socket throws(CommandFailure) in
+             summary: "A child becomes an adult: revoke every child approval of USER. Needs root.") { tokens, socket, _ throws(CommandFailure) in
             try graduate(tokens, socket: socket)
         },
         Verb(name: "forget", synopsis: ["forget USER"],
              summary: "Remove every record of USER, whose account no longer exists: their authorizations (a child's "
-                + "locks released first) and their one-time code. The audit trail keeps what happened. Needs root.") { tokens, socket throws(CommandFailure) in
+                + "locks released first) and their one-time code. The audit trail keeps what happened. Needs root.") { tokens, socket, _ throws(CommandFailure) in
             try forget(tokens, socket: socket)
         },
         Verb(name: "log", synopsis: ["log [--user USER] [--app APP] [--since TIME] [--limit N] [--json]"],
              summary: "The audit trail, oldest first: who requested, approved, denied, revoked or failed to "
                 + "authenticate, and when. TIME is 2026-11-30, \"2026-11-30 08:00\", today, yesterday, or an age "
                 + "such as 90min, 12h or 7d. The newest N events (default 1000, at most 2000). Your children's, "
-                + "or everyone's for root. " + severalHosts) { tokens, socket throws(CommandFailure) in try log(tokens, socket: socket) },
+                + "or everyone's for root. " + severalHosts) { tokens, socket, _ throws(CommandFailure) in try log(tokens, socket: socket) },
         Verb(name: "monitors", synopsis: ["monitors [--json]"],
              summary: "The monitors the Guard runs: for each approved app that declares one (X-FamilyControls-Monitor=), "
                 + "in each login session of the child, whether it runs (its pid, since when), waits to be started "
                 + "again (when, after what), and how often it was restarted. Your children's, everyone's for root, "
-                + "your own otherwise. " + severalHosts) { tokens, socket throws(CommandFailure) in try monitors(tokens, socket: socket) },
+                + "your own otherwise. " + severalHosts) { tokens, socket, _ throws(CommandFailure) in try monitors(tokens, socket: socket) },
         Verb(name: "limits", synopsis: ["limits [--user USER] [--json]",
                                         "limits set --user USER --app APP [--hours WINDOWS] [--daily DURATION] [--at-end lock|end] [--stdin]",
                                         "limits clear --user USER --app APP [--stdin]",
@@ -96,26 +98,28 @@ package enum FamilyCtl {
                 + "07:30-20:00,Sat-Sun 09:00-21:00\", DURATION like 90m or 2h, in this machine's local time; "
                 + "unlimited lifts either), clear removes them, more gives N more minutes today (outside the "
                 + "hours, also lets them log in for that long). Changes authenticate as for approve; "
-                + "approve ID --minutes N decides a request for more time.") { tokens, socket throws(CommandFailure) in
+                + "approve ID --minutes N decides a request for more time.") { tokens, socket, _ throws(CommandFailure) in
             try limits(tokens, socket: socket)
         },
         Verb(name: "locks", synopsis: ["locks verify [--no-repair]"],
              summary: "Check every lock against the store, repair drift and finish unlocks a lease held up "
                 + "(the Guard also does this every [Locks] VerifyInterval=). Exits 1 when drift was found. "
-                + "Needs root.") { tokens, socket throws(CommandFailure) in try locks(tokens, socket: socket) },
+                + "Needs root.") { tokens, socket, _ throws(CommandFailure) in try locks(tokens, socket: socket) },
         Verb(name: "code", synopsis: ["code enroll [--stdin]", "code remove [USER]"],
              summary: "Your one-time code, for approving at a child's screen: enroll makes a new secret after you "
                 + "authenticate as for approve (replacing any you had) and shows it once, as a QR code and an "
                 + "otpauth:// URI, for any authenticator app; a child's app then offers \"a parent or guardian is "
                 + "here\", which takes your user name and the current code. remove removes yours; root may remove "
-                + "anyone's.") { tokens, socket throws(CommandFailure) in try code(tokens, socket: socket) },
+                + "anyone's.") { tokens, socket, desktop throws(CommandFailure) in
+            try code(tokens, socket: socket, desktop: desktop)
+        },
         Verb(name: "authenticate",
              synopsis: ["authenticate USER --member child|individual [--pam-dir DIR] [--config FILE] [--child USER] [--stdin]"],
              summary: "Check a user's password through the FamilyControls PAM services (child: the guardian "
-                + "service, individual: the individual service), as the Guard would. Needs root.") { tokens, _ throws(CommandFailure) in
+                + "service, individual: the individual service), as the Guard would. Needs root.") { tokens, _, _ throws(CommandFailure) in
             try authenticate(tokens)
         },
-        Verb(name: "help", synopsis: ["help [VERB]"], summary: "Show this help, or one verb's.") { tokens, _ throws(CommandFailure) in
+        Verb(name: "help", synopsis: ["help [VERB]"], summary: "Show this help, or one verb's.") { tokens, _, _ throws(CommandFailure) in
             try help(tokens)
         },
     ]
@@ -160,7 +164,10 @@ package enum FamilyCtl {
     }
 
     /// Runs the command line `arguments` (without the program name) and returns the exit status.
-    package static func main(_ arguments: [String]) -> Int32 {
+    /// - Parameter desktop: the libraries only the `familycontrols-agent`
+    ///   program loads; nil in familyctl, which becomes that program to run
+    ///   the verbs that need them (``AgentProgram``).
+    package static func main(_ arguments: [String], desktop: DesktopLibraries? = nil) -> Int32 {
         do throws(CommandFailure) {
             var rest = arguments
             let socket = try takeSocketOption(&rest)
@@ -221,7 +228,7 @@ package enum FamilyCtl {
                 GuardConnection.remoteHosts = hosts
             }
             defer { GuardConnection.remoteHosts = [] }
-            try verb.run(rest, socket)
+            try verb.run(rest, socket, desktop)
             return ExitCode.success.rawValue
         } catch {
             writeToStandardError("familyctl: \(error.message)\n")

@@ -50,7 +50,7 @@ final class NotificationAgent {
         }
     }
 
-    private let notifier: DesktopNotifier
+    private let notifier: any NotificationServer
     private let socket: String
     private let mailbox: Mailbox
     /// Request id to the notification showing it.
@@ -61,7 +61,7 @@ final class NotificationAgent {
     private var deciding: Set<Int64> = []
     private var firstList = true
 
-    init(notifier: DesktopNotifier, socket: String) throws(CommandFailure) {
+    init(notifier: any NotificationServer, socket: String) throws(CommandFailure) {
         self.notifier = notifier
         self.socket = socket
         do throws(Errno) {
@@ -181,7 +181,7 @@ final class NotificationAgent {
         }
     }
 
-    private func handle(_ event: DesktopNotifier.Event) {
+    private func handle(_ event: NotificationEvent) {
         switch event {
         case .closed(let notification):
             // Dismissed by the guardian (or closed after an action): not shown again.

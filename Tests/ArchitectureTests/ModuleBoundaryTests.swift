@@ -99,7 +99,7 @@ import TestSupport
             ["GuardStore", "GuardFlatpak", "GuardDiagnostics"],
             ["GuardSessions", "GuardPolicy"],
             ["GuardTime", "GuardTimeLimits"],
-            ["GuardKit", "FamilyCtl", "FamilyControls"],
+            ["GuardKit", "FamilyCtl", "FamilyCtlDesktop", "FamilyControls"],
         ]
         for (level, layer) in layers.enumerated() {
             let above = Set(layers[(level + 1)...].joined())
@@ -168,6 +168,19 @@ import TestSupport
         let app = closure(of: "FamilyControls", in: graph)
         #expect(app.isDisjoint(with: ["GuardKit", "SQLite", "CSQLite", "LockEngine", "PAM", "CPAM", "FamilyConfiguration"]),
                 "apps link \(app.sorted())")
+    }
+
+    /// familyctl carries what its common verbs run: sd-bus (libsystemd) and
+    /// libqrencode, which every start would load, are the desktop agent's
+    /// alone, the program `familyctl agent` and `code enroll` become.
+    @Test func onlyTheDesktopAgentOfTheAdministratorsCommandLinksSdBusAndLibqrencode() throws {
+        let graph = try graph()
+        for target in ["familyctl", "FamilyCtl"] {
+            let reached = closure(of: target, in: graph)
+            #expect(!reached.contains("CSDBus"), "\(target) links sd-bus")
+            #expect(!reached.contains("CQRencode"), "\(target) links libqrencode")
+        }
+        #expect(closure(of: "familycontrols-agent", in: graph).isSuperset(of: ["FamilyCtl", "CSDBus", "CQRencode"]))
     }
 
     /// The request's rules are one module both Guards use: the real one and

@@ -21,6 +21,7 @@ struct InstallScriptTests {
         "usr/local/share/familycontrols/org.familycontrols.mover.varlink",
         "usr/local/share/familycontrols/org.familycontrols.conversation.varlink",
         "usr/local/libexec/familycontrols/familycontrols-inspect",
+        "usr/local/libexec/familycontrols/familycontrols-agent",
         "usr/local/share/man/man8/familycontrolsd.8", "usr/local/share/man/man8/familyctl.8",
         "usr/local/share/man/man8/familycontrols-inspect.8", "usr/local/share/man/man8/pam_familycontrols.8",
         "usr/local/share/man/man5/familycontrols.conf.5",

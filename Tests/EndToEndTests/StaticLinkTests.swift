@@ -22,6 +22,45 @@ struct StaticLinkTests {
         #expect(exported.split(separator: "\n").isEmpty, "\(product) exports:\n\(exported.prefix(2000))")
     }
 
+    /// Every library a program needs is loaded, relocated and initialized at
+    /// each start, whether the verb runs it or not: libsystemd and its tail
+    /// (libgcrypt, liblzma, libzstd, liblz4, libcap) cost familyctl half a
+    /// millisecond of every `status`. Only the desktop agent, the program
+    /// `familyctl agent` and `code enroll` become, talks to the session bus
+    /// and draws QR codes.
+    @Test func familyctlDoesNotLoadLibsystemdOrLibqrencodeOnlyTheDesktopAgentDoes() async throws {
+        let bin = try await ReleaseBuild.binDirectory()
+        func needed(_ product: String) async throws -> [String] {
+            let dynamic = try await run("/usr/bin/readelf", ["-d", "\(bin)/\(product)"]).requireSuccess().standardOutput
+            return dynamic.split(separator: "\n").filter { $0.contains("(NEEDED)") }.map(String.init)
+        }
+        let familyctl = try await needed("familyctl")
+        #expect(familyctl.contains { $0.contains("[libc.so") }, "\(familyctl)")
+        for library in ["libsystemd", "libqrencode"] {
+            #expect(!familyctl.contains { $0.contains("[\(library)") }, "familyctl loads \(library): \(familyctl)")
+            let agent = try await needed("familycontrols-agent")
+            #expect(agent.contains { $0.contains("[\(library)") }, "the agent does not load \(library): \(agent)")
+        }
+    }
+
+    /// Linked statically, the Swift runtime finds the command line at every
+    /// start by reading and parsing /proc/self/maps (CommandLine.cpp's
+    /// `argvGrabber`), about 6% of `familyctl --version`: CSystem hands it
+    /// argv from `.init_array` instead, so the runtime's reader is not linked
+    /// in, and the programs still get their arguments.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "needs strace (Config/install.sh installs it)"),
+          arguments: [("familyctl", ["help", "status"], "usage: familyctl status"),
+                      ("familycontrols-agent", ["help", "status"], "usage: familyctl status"),
+                      ("familycontrolsd", ["--version"], "familycontrolsd ")])
+    func theProgramsGetTheirCommandLineWithoutReadingProcSelfMaps(product: String, arguments: [String], answer: String) async throws {
+        let path = "\(try await ReleaseBuild.binDirectory())/\(product)"
+        #expect(!(try await symbolNames(of: path)).contains { $0.contains("argvGrabber") }, "\(product) links the runtime's argv reader")
+        let traced = try await run("/usr/bin/strace", ["-f", "-e", "trace=open,openat", "-o", "/dev/stderr", path] + arguments)
+        #expect(traced.status == 0, "\(traced.standardError)")
+        #expect(traced.standardOutput.hasPrefix(answer), "\(traced.standardOutput)")
+        #expect(!traced.standardError.contains("/proc/self/maps"), "\(traced.standardError)")
+    }
+
     /// One `ContinuousClock` or `String.contains(String)` links Swift's
     /// concurrency runtime with libdispatch, or the regex engine: a megabyte
     /// each, and a libdispatch initializer at every start; one `import

@@ -1,4 +1,5 @@
 @testable import FamilyCtl
+import FamilyCtlDesktop
 import Foundation
 import SystemKit
 import Testing

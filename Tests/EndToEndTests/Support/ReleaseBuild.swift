@@ -5,7 +5,7 @@ import TestSupport
 /// the Swift runtime linked in) once per test run, into `.build/static`, where
 /// later runs find them built. The first run takes minutes; later ones, seconds.
 enum ReleaseBuild {
-    static let products = ["familycontrolsd", "familyctl", "familycontrols-demo", "familycontrols-inspect"]
+    static let products = ["familycontrolsd", "familyctl", "familycontrols-agent", "familycontrols-demo", "familycontrols-inspect"]
 
     /// The folder holding the release products.
     static func binDirectory() async throws -> String {

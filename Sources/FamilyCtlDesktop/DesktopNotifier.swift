@@ -2,6 +2,7 @@
 import Glibc
 #endif
 internal import CSDBus
+import FamilyCtl
 import SystemKit
 
 /// The desktop's notification server (`org.freedesktop.Notifications` on the
@@ -13,34 +14,21 @@ import SystemKit
 ///
 /// Not thread-safe: one owner, the thread that opened it (sd-bus connections
 /// are not).
-final class DesktopNotifier {
-    /// Why there is no notification server to talk to.
-    struct Unavailable: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    /// What the server said.
-    enum Event: Equatable {
-        /// The person chose `action` ("approve", "deny") on notification `id`.
-        case action(id: UInt32, action: String)
-        /// Notification `id` is gone (expired, dismissed, or closed by a call).
-        case closed(id: UInt32)
-    }
-
+package final class DesktopNotifier: NotificationServer {
     private let handle: OpaquePointer
 
     /// Connects to the session bus and finds the server.
-    /// - Throws: ``Unavailable`` when there is no session bus, nobody owns
-    ///   the name, or the bus does not answer within `timeout`.
-    init(timeout: Duration = .seconds(5)) throws(Unavailable) {
+    /// - Throws: ``NotificationServerUnavailable`` when there is no session
+    ///   bus, nobody owns the name, or the bus does not answer within `timeout`.
+    package init(timeout: Duration = .seconds(5)) throws(NotificationServerUnavailable) {
         var handle: OpaquePointer?
         let milliseconds = CInt(clamping: timeout.components.seconds * 1000)
         let result = csdbus_notifier_open(&handle, milliseconds)
         guard result == 0, let handle else {
             switch -result {
-            case ENOMEDIUM: throw Unavailable(description: "no session bus")
-            case ESRCH: throw Unavailable(description: "nothing on the session bus owns org.freedesktop.Notifications")
-            default: throw Unavailable(description: "the session bus failed: \(String(cString: strerror(-result)))")
+            case ENOMEDIUM: throw NotificationServerUnavailable(description: "no session bus")
+            case ESRCH: throw NotificationServerUnavailable(description: "nothing on the session bus owns org.freedesktop.Notifications")
+            default: throw NotificationServerUnavailable(description: "the session bus failed: \(String(cString: strerror(-result)))")
             }
         }
         self.handle = handle
@@ -49,7 +37,7 @@ final class DesktopNotifier {
     deinit { csdbus_notifier_free(handle) }
 
     /// The unique bus name of the server listened to.
-    var owner: String { String(cString: csdbus_notifier_owner(handle)) }
+    package var owner: String { String(cString: csdbus_notifier_owner(handle)) }
 
     /// Posts a notification, or replaces `replacing`.
     /// - Parameters:
@@ -57,7 +45,7 @@ final class DesktopNotifier {
     ///   - body: already escaped for the server's markup.
     ///   - decidable: with the "Approve" and "Deny" actions, kept until withdrawn.
     /// - Returns: the server's id for it.
-    func notify(summary: String, body: String, decidable: Bool, replacing: UInt32 = 0) throws(Errno) -> UInt32 {
+    package func notify(summary: String, body: String, decidable: Bool, replacing: UInt32) throws(Errno) -> UInt32 {
         var id: UInt32 = 0
         let result = csdbus_notify(handle, replacing, summary, body, decidable ? 1 : 0, decidable ? 1 : 0, &id)
         guard result == 0 else { throw Errno(-result, operation: "Notify") }
@@ -65,7 +53,7 @@ final class DesktopNotifier {
     }
 
     /// Withdraws notification `id` (`CloseNotification`).
-    func close(_ id: UInt32) throws(Errno) {
+    package func close(_ id: UInt32) throws(Errno) {
         let result = csdbus_close_notification(handle, id)
         guard result == 0 else { throw Errno(-result, operation: "CloseNotification") }
     }
@@ -73,14 +61,14 @@ final class DesktopNotifier {
     /// Waits for the bus or `descriptor` to be readable, at most `timeout`,
     /// and takes in what the bus sent.
     /// - Throws: ``Errno`` when the bus connection ended.
-    func wait(alsoFor descriptor: CInt, timeout: Duration?) throws(Errno) {
+    package func wait(alsoFor descriptor: CInt, timeout: Duration?) throws(Errno) {
         let milliseconds: CInt = timeout.map { CInt(clamping: $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) } ?? -1
         let result = csdbus_notifier_wait(handle, descriptor, milliseconds)
         guard result == 0 else { throw Errno(-result, operation: "sd_bus_process") }
     }
 
     /// The oldest signal heard and not yet taken.
-    func nextEvent() -> Event? {
+    package func nextEvent() -> NotificationEvent? {
         var event = csdbus_event()
         guard csdbus_next_event(handle, &event) == 1 else { return nil }
         switch event.kind {
