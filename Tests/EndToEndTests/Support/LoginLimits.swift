@@ -109,16 +109,18 @@ struct LoginLimits {
 struct PrivateLoginStack {
     static let moduleFolder = "/usr/lib/x86_64-linux-gnu/security"
     let directory: String
-    var limits: String { "\(directory)/login-limits" }
+    /// The login-limits file the account line reads: the test's own, or a Guard's.
+    let limits: String
     var pamDirectory: String { "\(directory)/pam.d" }
     private var binds: [(String, String)] {
         [("\(directory)/pam.d", "/etc/pam.d"), ("\(directory)/security", Self.moduleFolder)]
     }
 
-    static func make(socket: String? = nil) async throws -> PrivateLoginStack {
+    /// `limits`: the login-limits file the account line reads (a Guard's); a file of the stack's own by default.
+    static func make(socket: String? = nil, limits: String? = nil) async throws -> PrivateLoginStack {
         let directory = try makeTemporaryDirectory()
         chmod(directory, 0o755)
-        let stack = PrivateLoginStack(directory: directory)
+        let stack = PrivateLoginStack(directory: directory, limits: limits ?? "\(directory)/login-limits")
         let module = try await LoginLimits.buildModule(into: directory)
         try await run("/bin/cp", ["-a", "/etc/pam.d", "\(directory)/pam.d"]).requireSuccess()
         try await run("/bin/cp", ["-a", moduleFolder, "\(directory)/security"]).requireSuccess()
