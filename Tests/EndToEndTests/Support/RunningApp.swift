@@ -17,6 +17,8 @@ final class RunningApp: @unchecked Sendable {
     private let errors = LockedBox(Data())
     private let output = LockedBox(Data())
     private let ended = LockedBox<ContinuousClock.Instant?>(nil)
+    /// The pipes (error, output) read to their end.
+    private let drained = LockedBox(0)
 
     init(arguments: [String]) throws {
         process.executableURL = URL(fileURLWithPath: arguments[0])
@@ -26,10 +28,11 @@ final class RunningApp: @unchecked Sendable {
         process.standardError = errorPipe
         process.standardOutput = outputPipe
         for (pipe, box) in [(errorPipe, errors), (outputPipe, output)] {
-            pipe.fileHandleForReading.readabilityHandler = { handle in
+            pipe.fileHandleForReading.readabilityHandler = { [drained] handle in
                 let chunk = handle.availableData
                 if chunk.isEmpty {
                     handle.readabilityHandler = nil
+                    drained.update { $0 += 1 }
                 } else {
                     box.update { $0.append(chunk) }
                 }
@@ -73,12 +76,18 @@ final class RunningApp: @unchecked Sendable {
         return id
     }
 
-    /// The exit status, once the app has exited (killed after 30 s).
+    /// The exit status, once the app has exited (killed after 30 s), and
+    /// what it wrote read to the end: the handlers that collect it run on
+    /// Foundation's queue, and may not have seen the last of it when the
+    /// process is reaped (a process of its own holding a pipe is waited for 2 s at most).
     func exitStatus() async -> Int32 {
         for _ in 0..<600 where process.isRunning {
             try? await Task.sleep(for: .milliseconds(50))
         }
         stop()
+        for _ in 0..<40 where drained.get() < 2 {
+            try? await Task.sleep(for: .milliseconds(50))
+        }
         return process.terminationStatus
     }
 
