@@ -87,4 +87,30 @@ struct TimeLimitsLoginTests {
             #expect(try await getsIn(stack, child), "five more minutes let the child in: \(guardd.log.suffix(1500))")
         }
     }
+
+    /// Where GNOME's parental controls (malcontent) set session limits for
+    /// the same child, `--check-config` says both apply.
+    @Test func checkConfigSaysWhenMalcontentsSessionLimitsAndAnAppsBothHoldForAChild() async throws {
+        try await withGuard { guardd in
+            let child = guardd.child.name
+            try await guardd.familyctl(["set", "--user", child, "--app", GuardFixture.appID, "approved"]).requireSuccess()
+            let folder = "/var/lib/AccountsService/users"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            let file = "\(folder)/\(child)"
+            try "[com.endlessm.ParentalControls.SessionLimits]\nLimitType=uint32 1\nDailySchedule=(28800, 72000)\n"
+                .write(toFile: file, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            func check() async throws -> ProcessResult {
+                try await run(productPath("familycontrolsd"), ["--check-config", "--config", guardd.configPath,
+                                                               "--state-dir", guardd.stateDirectory, "--pam-dir", guardd.pamDirectory])
+            }
+            let before = try await check()
+            #expect(!before.standardError.contains("malcontent"), "no app set limits yet: \(before.standardError)")
+            try await guardd.familyctl(["limits", "set", "--user", child, "--app", GuardFixture.appID, "--daily", "2h"]).requireSuccess()
+            let after = try await check()
+            #expect(after.status == 0, "a warning, not a refusal: \(after.standardError)")
+            #expect(after.standardError.contains("\(file): warning: \(child) has GNOME parental controls' session limits (malcontent)"),
+                    "\(after.standardError)")
+        }
+    }
 }

@@ -256,6 +256,7 @@ package enum GuardDaemon {
             findings += ChildPrivilegeCheck.report(configPath: path, configuration: configuration, pamDirectory: pamDirectory,
                                                    stateDirectory: access(stateDirectory, F_OK) == 0 ? stateDirectory : nil).findings
         }
+        findings += MalcontentSessionLimits.findings(children: childrenWithTimeLimits(stateDirectory: stateDirectory))
         for finding in findings { writeToStandardError("\(finding)\n") }
         let refused = findings.filter { $0.severity == .refused }.count
         let warnings = findings.count - refused
@@ -269,6 +270,15 @@ package enum GuardDaemon {
         }
         print("familycontrolsd: \(source): OK" + (warnings > 0 ? " (\(count(warnings, "warning")))" : ""))
         return 0
+    }
+
+    /// The children apps set time limits for, from the store in
+    /// `stateDirectory` when there is one; none when there is not.
+    private static func childrenWithTimeLimits(stateDirectory: String) -> [String] {
+        guard access(stateDirectory + "/familycontrols.db", F_OK) == 0,
+              let store = try? Store.open(directory: stateDirectory, logger: Logger(label: "store")),
+              let records = try? store.timeLimits() else { return [] }
+        return Array(Set(records.map(\.user)))
     }
 
     /// Adopts systemd's socket when there is one; otherwise creates the socket,
