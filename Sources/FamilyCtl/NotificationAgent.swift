@@ -262,21 +262,8 @@ final class NotificationAgent {
         markupEscaped(FamilyCtl.describe(row) + ".") + "\nApprove or Deny: your own password is asked in this session."
     }
 
-    /// `&`, `<` and `>` as entities (the markup of the Desktop Notifications
-    /// Specification is a subset of XML), so a name cannot add a link,
-    /// an image or formatting.
-    static func markupEscaped(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
+    /// `text` safe in a notification's body (``DisplayText/markupEscaped(_:)``).
+    static func markupEscaped(_ text: String) -> String { DisplayText.markupEscaped(text) }
 
     /// The agent's environment, `NAME=value`, for pinentry: the guardian's session.
     static func environment() -> [String] {

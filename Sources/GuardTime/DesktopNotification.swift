@@ -31,21 +31,7 @@ package enum DesktopNotification {
         }
         defer { csdbus_notifier_free(handle) }
         var id: UInt32 = 0
-        let posted = csdbus_notify(handle, 0, arguments[0], escaped(arguments[1]), 0, 0, &id)
+        let posted = csdbus_notify(handle, 0, arguments[0], DisplayText.markupEscaped(arguments[1]), 0, 0, &id)
         return posted == 0 ? 0 : 1
-    }
-
-    /// `text` safe as the body's markup: `&`, `<` and `>` escaped.
-    static func escaped(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            default: out.append(character)
-            }
-        }
-        return out
     }
 }

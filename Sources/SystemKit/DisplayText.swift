@@ -52,6 +52,23 @@ public enum DisplayText {
         let digits = String(value, radix: 16, uppercase: true)
         return String(repeating: "0", count: max(0, width - digits.count)) + digits
     }
+
+    /// `text` with `&`, `<` and `>` as entities, for the body of a desktop
+    /// notification (whose markup, in the Desktop Notifications
+    /// Specification, is a subset of XML), so a name cannot add a link, an
+    /// image or formatting.
+    public static func markupEscaped(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
 }
 
 extension StringProtocol {
