@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+import TestSupport
+
+private let desktopToolsPresent = ["/usr/bin/dbus-run-session", "/usr/bin/dbus-send", "/usr/bin/pinentry-tty"]
+    .allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
+    && (try? run(DesktopSession.python, ["-c", "import dbus, gi.repository.GLib"]))?.succeeded == true
+
+/// A child's app asks for more time, and a parent approves it from their
+/// desktop: the agent's notification says what is asked, Approve and the
+/// parent's password in pinentry give the minutes asked, and the app hears it.
+@Suite(.serialized, .enabled(if: canRunGuard && desktopToolsPresent,
+                             "needs root, useradd, `swift build` products, dbus-run-session, pinentry-tty and python3-dbus"))
+struct DesktopAgentTimeTests {
+    @Test func moreTimeAskedByTheAppIsGivenFromTheParentsDesktop() async throws {
+        try await withGuard(extraConfiguration: "InSessionApproval=yes") { guardd in
+            let approved = try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput)
+            #expect(approved.standardOutput == "status: approved\n", "\(approved.standardError)")
+            try await guardd.app(["limits", "set", "--daily", "1h"]).requireSuccess()
+            let desktop = try DesktopSession(as: guardd.guardian, socket: guardd.socket)
+            defer { desktop.stop() }
+            #expect(await eventually { ((try? desktop.terminal()) ?? "").contains("notifications through") },
+                    "\((try? desktop.terminal()) ?? "")")
+
+            let app = try RunningApp(arguments: guardd.commandLine(as: guardd.child, executable: guardd.appExecutable,
+                                                                   ["more-time", "25", "--reason", "homework", "--stdin"]))
+            defer { app.stop() }
+            let notified = { ((try? desktop.calls()) ?? []).filter { $0.call == "Notify" } }
+            #expect(await eventually { !notified().isEmpty }, "\((try? desktop.terminal()) ?? "")")
+            let posted = try #require(notified().first)
+            let body = posted.body ?? ""
+            #expect(body.contains("25") && body.contains(guardd.child.name), "the notification says what is asked: \(body)")
+            #expect(posted.actions == ["approve", "Approve", "deny", "Deny"])
+
+            #expect(try desktop.click(posted.id, "approve"))
+            #expect(try desktop.type(guardd.guardian.password ?? "", at: "Password:"),
+                    "pinentry never asked: \((try? desktop.terminal()) ?? "")")
+            #expect(await app.exitStatus() == 0, "\(app.standardError)")
+            #expect(app.standardOutput == "more time: 25 minutes given\n", "\(app.standardError)")
+            let limits = try await guardd.familyctl(["limits", "--json", "--user", guardd.child.name]).requireSuccess()
+            let object = try JSONSerialization.jsonObject(with: Data(limits.standardOutput.utf8)) as? [String: Any]
+            let child = (object?["children"] as? [[String: Any]])?.first
+            #expect(child?["extra"] as? Int == 1500, "\(limits.standardOutput)")
+        }
+    }
+}
