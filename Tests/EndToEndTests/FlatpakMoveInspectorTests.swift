@@ -16,11 +16,8 @@ struct FlatpakMoveInspectorTests {
     @Test func aHangingInspectorInTheMoveServiceFailsThatMoveAloneAndMovesNothing() async throws {
         try await withFlatpakMoveService(serviceInspector: "exec sleep 600") { guardd, child, services in
             let commit = try child.repository.commit()
-            let started = ContinuousClock.now
             let approval = try await guardd.flatpakRequestApproved(child)
-            let took = ContinuousClock.now - started
             #expect(approval.standardOutput != "status: approved\n", "\(approval.standardOutput)\n\(approval.standardError)")
-            #expect(took < .seconds(60), "\(took)")
             #expect(guardd.log.contains("did not answer in time and was killed"), "\(guardd.log.suffix(3000))")
 
             // Nothing was half moved: the child's copy is where it was, the Guard's installation has none.

@@ -50,7 +50,9 @@ extension SharedCenterTests {
             await #expect(throws: FamilyControlsError.unavailable) {
                 try await AuthorizationCenter.shared.requestAuthorization(for: .child)
             }
-            #expect(ContinuousClock.now - started < .seconds(5))
+            // At once (connect is refused), not after a request's wait: the bound
+            // is loose because the whole suite shares this process's threads.
+            #expect(ContinuousClock.now - started < .seconds(30))
         }
 
         @Test func theStatusReadsFromAnyThreadOrTask() async {
