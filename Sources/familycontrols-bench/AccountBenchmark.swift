@@ -112,25 +112,7 @@ private struct AccountBenchmark {
     /// Medians of `runs` runs of each command, alternating, after a warm-up.
     private func measure(_ with: [String], _ without: [String]) throws
         -> (with: Double, without: Double, withCPU: Double, withoutCPU: Double) {
-        var a: [Double] = [], b: [Double] = [], aCPU: [Double] = [], bCPU: [Double] = []
-        for index in -10..<runs {
-            for (command, isWith) in [(with, true), (without, false)] {
-                let start = monotonicSeconds()
-                let (status, cpu) = try runMeasured(command)
-                let elapsed = monotonicSeconds() - start
-                guard status == 0 else {
-                    throw Failure(description: "\(command.joined(separator: " ")) failed (wait status \(status))")
-                }
-                guard index >= 0 else { continue }
-                if isWith {
-                    a.append(elapsed)
-                    aCPU.append(cpu)
-                } else {
-                    b.append(elapsed)
-                    bCPU.append(cpu)
-                }
-            }
-        }
-        return (median(a), median(b), median(aCPU), median(bCPU))
+        let timings = try compareCommands(with, without, runs: runs, warmUp: 10)
+        return (timings.ours, timings.theirs, timings.oursCPU, timings.theirsCPU)
     }
 }

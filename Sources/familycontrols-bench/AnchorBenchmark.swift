@@ -156,34 +156,11 @@ private struct AnchorBenchmark {
             + "ratio \(formatted(cpuRatio, digits: 2))×")
     }
 
-    /// Medians of `runs` runs of each command, alternating, after a warm-up:
-    /// wall-clock time, and processor time.
     private func compare(_ ours: [String], _ theirs: [String]) throws -> Timings {
-        var a: [Double] = [], b: [Double] = [], aCPU: [Double] = [], bCPU: [Double] = []
-        for index in -5..<runs {
-            for (command, isOurs) in [(ours, true), (theirs, false)] {
-                let start = monotonicSeconds()
-                let (status, cpu) = try runMeasured(command)
-                let elapsed = monotonicSeconds() - start
-                guard status == 0 else {
-                    throw Failure(description: "\(command.joined(separator: " ")) failed (wait status \(status))")
-                }
-                guard index >= 0 else { continue }
-                if isOurs {
-                    a.append(elapsed)
-                    aCPU.append(cpu)
-                } else {
-                    b.append(elapsed)
-                    bCPU.append(cpu)
-                }
-            }
-        }
-        return Timings(ours: median(a), theirs: median(b), oursCPU: median(aCPU), theirsCPU: median(bCPU))
+        try compareCommands(ours, theirs, runs: runs, warmUp: 5)
     }
 
-    struct Timings {
-        var ours, theirs, oursCPU, theirsCPU: Double
-    }
+    typealias Timings = CommandTimings
 
     private func waitUntil(_ what: String, _ ready: () throws -> Bool) throws {
         for _ in 0..<200 {
@@ -192,6 +169,36 @@ private struct AnchorBenchmark {
         }
         throw Failure(description: "gave up waiting for \(what)")
     }
+}
+
+/// Two commands' median wall-clock and processor times, in seconds.
+struct CommandTimings {
+    var ours, theirs, oursCPU, theirsCPU: Double
+}
+
+/// Medians of `runs` runs of each command, alternating, after `warmUp`
+/// runs of each: wall-clock time, and processor time.
+func compareCommands(_ ours: [String], _ theirs: [String], runs: Int, warmUp: Int) throws -> CommandTimings {
+    var a: [Double] = [], b: [Double] = [], aCPU: [Double] = [], bCPU: [Double] = []
+    for index in -warmUp..<runs {
+        for (command, isOurs) in [(ours, true), (theirs, false)] {
+            let start = monotonicSeconds()
+            let (status, cpu) = try runMeasured(command)
+            let elapsed = monotonicSeconds() - start
+            guard status == 0 else {
+                throw AnchorBenchmark.Failure(description: "\(command.joined(separator: " ")) failed (wait status \(status))")
+            }
+            guard index >= 0 else { continue }
+            if isOurs {
+                a.append(elapsed)
+                aCPU.append(cpu)
+            } else {
+                b.append(elapsed)
+                bCPU.append(cpu)
+            }
+        }
+    }
+    return CommandTimings(ours: median(a), theirs: median(b), oursCPU: median(aCPU), theirsCPU: median(bCPU))
 }
 
 /// Starts `arguments` with standard input, output and error on /dev/null.
