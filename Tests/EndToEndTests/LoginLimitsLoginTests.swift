@@ -166,7 +166,9 @@ struct LoginLimitsLoginTests {
                 let allowed = try await su(stack, child.name)
                 #expect(allowed.status == 0 && allowed.standardOutput.contains(Self.marker),
                         "Guard running: \(running): \(allowed.standardError)")
-                #expect(ContinuousClock.now - started < .seconds(5), "Guard running: \(running)")
+                // No wait on the Guard (the module never asks it): well under a
+                // connection's timeout even on a loaded machine.
+                #expect(ContinuousClock.now - started < .seconds(20), "Guard running: \(running)")
                 if running {
                     #expect(await eventually { guardd.log.contains("session: \(child.name) opened (service su-l") }, "\(guardd.log)")
                     #expect(guardd.log.components(separatedBy: "session: \(child.name) opened").count == 2,

@@ -124,9 +124,10 @@ struct RequiredMonitorTests {
             for (round, signal) in (["SEGV", "BUS", "ABRT", "37"] + Array(repeating: "SEGV", count: 8)).enumerated() {
                 let sent = ContinuousClock.now
                 #expect(try await guardd.shell("kill -\(signal) \(pid)").status == 0)
-                let next = try #require(try await runningPID(guardd, other: pid, timeout: .seconds(2)),
-                                        "round \(round) (\(signal)): not back within 2 s\n\(guardd.log.suffix(2000))")
-                #expect(ContinuousClock.now - sent < .seconds(2))
+                // At once, not after a back-off; 5 s leaves room for a loaded machine.
+                let next = try #require(try await runningPID(guardd, other: pid, timeout: .seconds(5)),
+                                        "round \(round) (\(signal)): not back within 5 s\n\(guardd.log.suffix(2000))")
+                #expect(ContinuousClock.now - sent < .seconds(5))
                 pid = next
             }
         }
