@@ -107,6 +107,6 @@ extension GuardFixture {
         let before = log.components(separatedBy: line).count
         guard let pid = process?.processIdentifier else { throw FixtureError("no Guard runs to reload") }
         kill(pid, SIGHUP)
-        try await waitUntil(timeout: 5) { self.log.components(separatedBy: line).count > before }
+        try await waitUntil(timeout: 30) { self.log.components(separatedBy: line).count > before }
     }
 }
