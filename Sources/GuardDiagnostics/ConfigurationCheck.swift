@@ -20,6 +20,13 @@ package struct ConfigurationFinding: Hashable, Sendable, CustomStringConvertible
     package var line: Int
     package var message: String
 
+    package init(severity: Severity, file: String, line: Int, message: String) {
+        self.severity = severity
+        self.file = file
+        self.line = line
+        self.message = message
+    }
+
     package var description: String {
         (line > 0 ? "\(file):\(line): " : "\(file): ") + "\(severity.rawValue): \(message)"
     }

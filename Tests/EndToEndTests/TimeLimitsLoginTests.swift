@@ -111,6 +111,15 @@ struct TimeLimitsLoginTests {
             #expect(after.status == 0, "a warning, not a refusal: \(after.standardError)")
             #expect(after.standardError.contains("\(file): warning: \(child) has GNOME parental controls' session limits (malcontent)"),
                     "\(after.standardError)")
+
+            // A store that cannot be read is said as such, never taken for "no limits".
+            let damaged = "\(guardd.directory)/damaged-state"
+            try FileManager.default.createDirectory(atPath: damaged, withIntermediateDirectories: true)
+            try "not a database".write(toFile: "\(damaged)/familycontrols.db", atomically: true, encoding: .utf8)
+            let unreadable = try await run(productPath("familycontrolsd"), ["--check-config", "--config", guardd.configPath,
+                                                                            "--state-dir", damaged, "--pam-dir", guardd.pamDirectory])
+            #expect(unreadable.standardError.contains("\(damaged)/familycontrols.db: warning: cannot read the time limits apps set"),
+                    "\(unreadable.standardError)")
         }
     }
 }

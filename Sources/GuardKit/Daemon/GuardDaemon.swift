@@ -256,7 +256,8 @@ package enum GuardDaemon {
             findings += ChildPrivilegeCheck.report(configPath: path, configuration: configuration, pamDirectory: pamDirectory,
                                                    stateDirectory: access(stateDirectory, F_OK) == 0 ? stateDirectory : nil).findings
         }
-        findings += MalcontentSessionLimits.findings(children: childrenWithTimeLimits(stateDirectory: stateDirectory))
+        let limited = childrenWithTimeLimits(stateDirectory: stateDirectory)
+        findings += limited.findings + MalcontentSessionLimits.findings(children: limited.children)
         for finding in findings { writeToStandardError("\(finding)\n") }
         let refused = findings.filter { $0.severity == .refused }.count
         let warnings = findings.count - refused
@@ -273,12 +274,19 @@ package enum GuardDaemon {
     }
 
     /// The children apps set time limits for, from the store in
-    /// `stateDirectory` when there is one; none when there is not.
-    private static func childrenWithTimeLimits(stateDirectory: String) -> [String] {
-        guard access(stateDirectory + "/familycontrols.db", F_OK) == 0,
-              let store = try? Store.open(directory: stateDirectory, logger: Logger(label: "store")),
-              let records = try? store.timeLimits() else { return [] }
-        return Array(Set(records.map(\.user)))
+    /// `stateDirectory` when there is one (none when there is not); a store
+    /// that cannot be read is a warning of its own, never "no limits".
+    private static func childrenWithTimeLimits(stateDirectory: String) -> (children: [String], findings: [ConfigurationFinding]) {
+        let path = stateDirectory + "/familycontrols.db"
+        guard access(path, F_OK) == 0 else { return ([], []) }
+        do throws(StoreError) {
+            let records = try Store.open(directory: stateDirectory, logger: Logger(label: "store")).timeLimits()
+            return (Array(Set(records.map(\.user))), [])
+        } catch {
+            return ([], [ConfigurationFinding(severity: .warning, file: path, line: 0,
+                                              message: "cannot read the time limits apps set (\(error)); "
+                                                  + "not checked against GNOME parental controls' session limits")])
+        }
     }
 
     /// Adopts systemd's socket when there is one; otherwise creates the socket,

@@ -87,8 +87,15 @@ extension MonitorKeeper.Supervisor {
     /// Ends the monitors a Guard before this one left running: each one
     /// still the same process (its start time) of the same user.
     func endLeftovers() {
-        guard let store = context.record,
-              let recorded = try? store.monitorProcesses(boot: Self.bootID() ?? "-") else { return }
+        guard let store = context.record else { return }
+        let recorded: [StoredMonitorProcess]
+        do throws(StoreError) {
+            recorded = try store.monitorProcesses(boot: Self.bootID() ?? "-")
+        } catch {
+            context.logger.error("monitor: cannot read the monitors an earlier Guard left running (\(error)); "
+                + "any still running are not ended")
+            return
+        }
         var ended = 0
         for process in recorded {
             guard let handle = ProcessHandle.open(pid: process.pid), LoginSessions.startTime(of: process.pid) == process.started,
