@@ -106,7 +106,7 @@ struct GuardSheetTests {
             defer { app.stop() }
             #expect(await app.waitForError(containing: "Allow “"), "\(app.standardError)")
 
-            // The sheet stays open (up to PromptTimeout=20s) while root decides.
+            // The sheet stays open (up to the fixture's PromptTimeout) while root decides.
             let set = try await guardd.familyctl(["set", "--user", guardd.child.name, "--app", GuardFixture.appID, "denied"])
             #expect(set.status == 0, "\(set.standardError)")
             #expect(app.process.isRunning, "the sheet was still open when the administrator's change was saved")

@@ -82,7 +82,7 @@ final class GuardFixture: @unchecked Sendable {
             Roots=\(appsRoot)/%u \(homesRoot)/%u/Applications
 
             [Authentication]
-            PromptTimeout=20s
+            \(extra.contains("PromptTimeout=") ? "" : "PromptTimeout=60s")
             GuardianCodeFile=\(codeFile)
             \(extra)
             """
