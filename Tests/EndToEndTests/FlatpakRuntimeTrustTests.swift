@@ -135,4 +135,29 @@ struct FlatpakRuntimeTrustTests {
             #expect(back.standardOutput == "status: approved\n", "\(back.standardError)\n\(guardd.log)")
         }
     }
+    @Test func theMovedAppRunOnARuntimeTheChildInstalledWithFlatpakRunRuntimeIsNotTheApprovedApp() async throws {
+        try await withFlatpakMoveService { guardd, child, _ in
+            let approved = try await guardd.flatpakRequestApproved(child)
+            #expect(approved.standardOutput == "status: approved\n", "\(approved.standardError)\n\(guardd.log)")
+
+            // A runtime of the child's own (its shell says so), installed for themself from their remote.
+            let id = "org.familycontrols.ChildsRuntime"
+            try await offload { _ = try child.repository.publishRuntime(marker: "the-childs-runtime", id: id) }
+            let ref = "\(id)/\(FlatpakTestRepository.architecture)/\(FlatpakTestRepository.branch)"
+            try await child.flatpak(["install", "--user", "-y", "--noninteractive", FlatpakChild.remote, "runtime/\(ref)"])
+                .requireSuccess()
+
+            // The moved app run on it asks as an app the Guard does not know as approved.
+            let asked = try await child.runDemo(["request", "--member", "child", "--stdin"], socket: guardd.socket,
+                                                runFlags: ["--runtime=\(ref)"])
+            #expect(asked.standardOutput != "status: approved\n", "\(asked.standardOutput)\(asked.standardError)")
+            #expect(guardd.log.contains("not the app's own runtime"), "\(asked.standardError)\n\(guardd.log)")
+            let stored = try await guardd.storedStatus(user: child.user.name, appID: FlatpakChild.appID)
+            #expect(stored == "approved", "the approval stays")
+
+            // On the runtime its deployment names, the same app is approved.
+            let back = try await child.runDemo(["request", "--member", "child", "--stdin"], socket: guardd.socket)
+            #expect(back.standardOutput == "status: approved\n", "\(back.standardError)\n\(guardd.log)")
+        }
+    }
 }

@@ -20,8 +20,11 @@ import TimeLimits
                 LocalMoment(UnixTime(seconds: midnight + 1)).day)
     }
 
+    /// Noon of a day two days ahead: counting from it never crosses a midnight.
+    private var noon: UnixTime { aroundMidnight(12 * 3600).time }
+
     @Test func aChildWithSessionsOpenSpendsTheTimeBetweenLooks() {
-        let start = UnixTime.now
+        let start = noon
         var counter = TimeCounter(day: LocalMoment(start).day)
         #expect(counter.advance(to: start, elapsed: 0, open: [1001]) == nil)
         _ = counter.advance(to: UnixTime(seconds: start.seconds + 30), elapsed: 30, open: [1001, 1002])
@@ -36,9 +39,10 @@ import TimeLimits
         // The keeper hands the counter the set of uids with a session: two of
         // one child's at once are one uid.
         let sessions: [UInt32] = [1001, 1001, 1001]
-        var counter = TimeCounter(day: LocalMoment(.now).day)
-        _ = counter.advance(to: .now, elapsed: 0, open: Set(sessions))
-        _ = counter.advance(to: .now, elapsed: 20, open: Set(sessions))
+        let start = noon
+        var counter = TimeCounter(day: LocalMoment(start).day)
+        _ = counter.advance(to: start, elapsed: 0, open: Set(sessions))
+        _ = counter.advance(to: UnixTime(seconds: start.seconds + 20), elapsed: 20, open: Set(sessions))
         #expect(counter.seconds(of: 1001) == 20)
     }
 
@@ -57,7 +61,7 @@ import TimeLimits
 
     @Test func timeTheMachineSleptIsNotCounted() {
         // The monotonic clock stands still in suspend: the wall clock's jump is not time spent.
-        let start = UnixTime.now
+        let start = noon
         var counter = TimeCounter(day: LocalMoment(start).day)
         _ = counter.advance(to: start, elapsed: 0, open: [1001])
         _ = counter.advance(to: UnixTime(seconds: start.seconds + 5), elapsed: 2, open: [1001])
@@ -67,7 +71,8 @@ import TimeLimits
     @Test func aRestartResumesFromTheStore() throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let day = LocalMoment(.now).day
+        let start = noon
+        let day = LocalMoment(start).day
         do {
             let store = try Store.open(directory: directory + "/store", logger: Logger(label: "t", minimumLevel: .error))
             try store.recordTimeUsed([1001: 1234, 1002: 5], on: day, at: .now)
@@ -78,8 +83,8 @@ import TimeLimits
         let used = try store.timeUsed(on: day)
         #expect(used == [1001: 1300, 1002: 5])
         var counter = TimeCounter(day: day, used: used)
-        _ = counter.advance(to: .now, elapsed: 0, open: [1001])
-        _ = counter.advance(to: .now, elapsed: 10, open: [1001])
+        _ = counter.advance(to: start, elapsed: 0, open: [1001])
+        _ = counter.advance(to: UnixTime(seconds: start.seconds + 10), elapsed: 10, open: [1001])
         #expect(counter.seconds(of: 1001) == 1310)
         // Old days are dropped when asked.
         try store.recordTimeUsed([1001: 1310], on: day, at: .now, keepFrom: "2001-01-01")

@@ -30,12 +30,13 @@ extension FlatpakChild {
     /// The `flatpak run` command line that runs the demo (the real app
     /// library) in the app's sandbox with `arguments`, the Guard's socket
     /// named by `FAMILYCONTROLS_SOCKET`, and its folder shared read-only
-    /// unless `shareSocket` is false (an app without the grant).
+    /// unless `shareSocket` is false (an app without the grant); `runFlags`
+    /// are more of `flatpak run`'s own (`--runtime=`).
     func demoCommand(_ arguments: [String], socket: String, shareSocket: Bool = true,
-                     flatpakEnvironment: [String] = []) -> [String] {
+                     flatpakEnvironment: [String] = [], runFlags: [String] = []) -> [String] {
         let folder = URL(fileURLWithPath: socket).deletingLastPathComponent().path
         let flags = ["--command=\(FlatpakTestRepository.demo)", "--env=FAMILYCONTROLS_SOCKET=\(socket)"]
-            + (shareSocket ? ["--filesystem=\(folder):ro"] : [])
+            + (shareSocket ? ["--filesystem=\(folder):ro"] : []) + runFlags
         let run = ["/usr/bin/dbus-run-session", "--", "/usr/bin/flatpak", "run"] + flags + [Self.appID] + arguments
         return flatpakEnvironment.isEmpty ? commandLine(run) : commandLine(["/usr/bin/env"] + flatpakEnvironment + run)
     }
@@ -51,9 +52,9 @@ extension FlatpakChild {
     /// of its output: the session bus `dbus-run-session` starts, and the
     /// services it activates, outlive it holding its output open.
     func runDemo(_ arguments: [String], socket: String, shareSocket: Bool = true, input: String = "",
-                 flatpakEnvironment: [String] = []) async throws -> ProcessResult {
+                 flatpakEnvironment: [String] = [], runFlags: [String] = []) async throws -> ProcessResult {
         let app = try RunningApp(arguments: demoCommand(arguments, socket: socket, shareSocket: shareSocket,
-                                                        flatpakEnvironment: flatpakEnvironment))
+                                                        flatpakEnvironment: flatpakEnvironment, runFlags: runFlags))
         app.write(input)
         app.endInput()
         let status = await app.exitStatus()

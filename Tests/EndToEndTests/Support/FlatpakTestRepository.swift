@@ -96,18 +96,19 @@ final class FlatpakTestRepository: Sendable {
         return try String(contentsOfFile: ref, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// The commit the repository's branch of the runtime points at now.
-    func runtimeCommit() throws -> String {
-        let ref = "\(repository)/refs/heads/runtime/\(Self.runtimeID)/\(Self.architecture)/\(Self.branch)"
+    /// The commit the repository's branch of the runtime `id` points at now.
+    func runtimeCommit(id: String = runtimeID) throws -> String {
+        let ref = "\(repository)/refs/heads/runtime/\(id)/\(Self.architecture)/\(Self.branch)"
         return try String(contentsOfFile: ref, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Exports a new commit of the runtime on top of the current one whose
     /// `/usr/bin/sh` is a script of someone else's (it writes `marker` to
     /// its standard error, then runs the real shell): what a child serving
-    /// a remote of their own publishes. - Returns: the new commit.
+    /// a remote of their own publishes; under another `id`, a runtime of
+    /// the child's own. - Returns: the new commit.
     @discardableResult
-    func publishRuntime(marker: String) throws -> String {
+    func publishRuntime(marker: String, id: String = runtimeID) throws -> String {
         let source = try Self.runtimeBuildFolder()
         let copy = "\(directory)/runtime-build"
         try? FileManager.default.removeItem(atPath: copy)
@@ -116,9 +117,10 @@ final class FlatpakTestRepository: Sendable {
         try "#!/usr/bin/sh.real\necho \(marker) >&2\nexec /usr/bin/sh.real \"$@\"\n"
             .write(toFile: "\(copy)/usr/bin/sh", atomically: true, encoding: .utf8)
         chmod("\(copy)/usr/bin/sh", 0o755)
+        try "[Runtime]\nname=\(id)\n".write(toFile: "\(copy)/metadata", atomically: true, encoding: .utf8)
         try run("/usr/bin/flatpak", ["build-export", "--runtime", repository, copy, Self.branch]).requireSuccess()
         try run("/usr/bin/flatpak", ["build-update-repo", repository]).requireSuccess()
-        return try runtimeCommit()
+        return try runtimeCommit(id: id)
     }
 
     /// Flatpak's name for this machine's architecture (`flatpak --default-arch`).
