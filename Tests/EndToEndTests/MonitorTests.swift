@@ -110,7 +110,7 @@ struct MonitorTests {
             try declareMonitor(guardd)
             let session = try await approvedAndLoggedIn(guardd)
             defer { session.stop() }
-            _ = try #require(try await runningPID(guardd, timeout: .seconds(20)), "\(guardd.log)")
+            _ = try #require(try await runningPID(guardd, timeout: .seconds(60)), "\(guardd.log)")
             try await Task.sleep(for: .milliseconds(500))
             let before = try Self.monitorThreadWakeUps(guardd)
             try await Task.sleep(for: .seconds(3))
