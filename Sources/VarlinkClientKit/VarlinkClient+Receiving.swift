@@ -33,7 +33,7 @@ extension VarlinkClient {
 
     /// Reads once from the socket and queues every reply completed by it.
     private func receiveMore(until deadline: MonotonicInstant?) throws(VarlinkClientError) {
-        if deadline != nil {
+        if let deadline, !mayWaitInReceive(until: deadline) {
             let ready: Int16?
             do { ready = try Poll.wait(for: Int16(POLLIN), on: socket.rawValue, until: deadline) } catch {
                 throw fail(.system(error))
@@ -66,5 +66,24 @@ extension VarlinkClient {
         } catch {
             throw fail(.replyTooLarge(limit: maximumFrameSize))
         }
+    }
+
+    /// Whether `recv` itself may wait for the reply: the socket's receive
+    /// timeout (`SO_RCVTIMEO`, set once to ``replyTimeout``) ends no later than
+    /// 1 ms after `deadline`. A call's first read is such a wait, one system
+    /// call instead of `poll` and `recv`; a later read of the same reply, with
+    /// less time left, polls.
+    private func mayWaitInReceive(until deadline: MonotonicInstant) -> Bool {
+        // A zero SO_RCVTIMEO would wait for good.
+        guard let replyTimeout, replyTimeout > .milliseconds(1) else { return false }
+        if receiveTimeout != replyTimeout {
+            let (seconds, attoseconds) = replyTimeout.components
+            var value = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+            guard setsockopt(socket.rawValue, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size)) == 0 else {
+                return false
+            }
+            receiveTimeout = replyTimeout
+        }
+        return MonotonicInstant.now.duration(to: deadline) >= replyTimeout - .milliseconds(1)
     }
 }

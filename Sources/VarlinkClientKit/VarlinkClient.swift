@@ -28,6 +28,8 @@ package final class VarlinkClient {
     let receiveBuffer: UnsafeMutableRawBufferPointer
     /// Once set, every operation fails with it: the connection is unusable.
     var terminalError: VarlinkClientError?
+    /// The socket's `SO_RCVTIMEO`, once set (see `receiveMore`).
+    var receiveTimeout: Duration?
 
     static let receiveBufferSize = 16 * 1024
 

@@ -74,6 +74,36 @@ struct ClientTests {
         }
     }
 
+    /// The first read of a reply waits in `recv` itself, bounded by the
+    /// socket's receive timeout (the client's reply timeout): it still ends
+    /// the call at that timeout, not later and not sooner.
+    @Test func theReplyTimeoutEndsACallThatGetsNoReply() throws {
+        try withServer { _, path, _ in
+            let client = try VarlinkClient(path: path, replyTimeout: .milliseconds(200))
+            let start = ContinuousClock.now
+            #expect(throws: VarlinkClientError.timedOut) { try client.call("org.example.test.Hang") }
+            let waited = ContinuousClock.now - start
+            #expect(waited >= .milliseconds(190) && waited < .seconds(3), "\(waited)")
+        }
+    }
+
+    /// A wait longer than the reply timeout outlasts the socket's receive timeout.
+    @Test func aLongerWaitThanTheReplyTimeoutGetsALateReply() throws {
+        try withServer { _, path, service in
+            let client = try VarlinkClient(path: path, replyTimeout: .milliseconds(100))
+            Thread.detachNewThread {
+                // Answered 400 ms after it is held: four of the client's reply timeouts.
+                while service.parkedCount() == 0 { usleep(5_000) }
+                usleep(400_000)
+                service.releaseParked()
+            }
+            let start = ContinuousClock.now
+            let reply = try client.call("org.example.test.Park", parameters: ["index": 7], timeout: .seconds(5))
+            #expect(reply == ["index": 7])
+            #expect(ContinuousClock.now - start >= .milliseconds(390))
+        }
+    }
+
     @Test func aReceiveTimeoutLosesNothing() throws {
         try withServer { _, path, _ in
             let client = try VarlinkClient(path: path)
