@@ -43,4 +43,42 @@ struct DesktopAgentTimeTests {
             #expect(child?["extra"] as? Int == 1500, "\(limits.standardOutput)")
         }
     }
+
+    /// The notification a parent sees for more time, on a real X server
+    /// (Xvfb) with a real notification daemon (dunst), through
+    /// `Config/screenshot-notification.sh`; with FAMILYCONTROLS_TIME_SCREENSHOT
+    /// set, the picture is kept there to be looked at.
+    @Test(.enabled(if: ["/usr/bin/Xvfb", "/usr/bin/xwininfo", "/usr/bin/dunst", "/usr/bin/import", "/usr/bin/identify"]
+                    .allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }, "needs xvfb, x11-utils, dunst and imagemagick"))
+    func theParentsNotificationOfMoreTimeIsCaptured() async throws {
+        try await withGuard(extraConfiguration: "InSessionApproval=yes") { guardd in
+            let approved = try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput)
+            #expect(approved.standardOutput == "status: approved\n", "\(approved.standardError)")
+            try await guardd.app(["limits", "set", "--daily", "1h"]).requireSuccess()
+            let app = try RunningApp(arguments: guardd.commandLine(as: guardd.child, executable: guardd.appExecutable,
+                                                                   ["more-time", "25", "--reason", "homework", "--stdin"]))
+            defer { app.stop() }
+            _ = try await guardd.waitForPendingRequest()
+
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            try FileManager.default.copyItem(atPath: "\(packageRoot)/Config/screenshot-notification.sh", toPath: "\(directory)/shot.sh")
+            try await sh("chown -R \(guardd.guardian.name) '\(directory)' && install -d -m 1777 -o root -g root /tmp/.X11-unix")
+                .requireSuccess()
+            let picture = "\(directory)/more-time.png"
+            let made = try await run("/usr/bin/setpriv", [
+                "--reuid=\(guardd.guardian.uid)", "--regid=\(guardd.guardian.gid)", "--clear-groups",
+                "/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "HOME=\(directory)", "LANG=C.UTF-8",
+                "FAMILYCTL=\(productPath("familyctl"))", "/bin/sh", "\(directory)/shot.sh", picture, "--socket", guardd.socket])
+            #expect(made.status == 0, "\(made.standardError)")
+            let shown = try await run("/usr/bin/identify", ["-format", "%w %h %k", picture]).requireSuccess().standardOutput
+            let fields = shown.split(separator: " ").compactMap { Int($0) }
+            #expect(fields.count == 3 && fields[0] == 900 && fields[1] == 200, "\(shown)")
+            #expect((fields.last ?? 0) > 20, "the screen shows nothing: \(shown)")
+            if let target = ProcessInfo.processInfo.environment["FAMILYCONTROLS_TIME_SCREENSHOT"] {
+                try? FileManager.default.removeItem(atPath: target)
+                try FileManager.default.copyItem(atPath: picture, toPath: target)
+            }
+        }
+    }
 }
