@@ -207,27 +207,11 @@ struct DesktopAgentTests {
             let app = try guardd.startApp(executable: guardd.appExecutable)
             defer { app.stop() }
             _ = try await app.waitForPendingRequest()
-            let directory = try makeTemporaryDirectory()
-            defer { try? FileManager.default.removeItem(atPath: directory) }
-            try FileManager.default.copyItem(atPath: "\(packageRoot)/Config/screenshot-notification.sh", toPath: "\(directory)/shot.sh")
-            try await sh("chown -R \(guardd.guardian.name) '\(directory)'").requireSuccess()
-            try await prepareXSocketDirectory()
-            let picture = "\(directory)/guardian-notification.png"
-            let made = try await run("/usr/bin/setpriv", [
-                "--reuid=\(guardd.guardian.uid)", "--regid=\(guardd.guardian.gid)", "--clear-groups",
-                "/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "HOME=\(directory)", "LANG=C.UTF-8",
-                "FAMILYCTL=\(productPath("familyctl"))", "/bin/sh", "\(directory)/shot.sh", picture, "--socket", guardd.socket])
-            #expect(made.status == 0, "\(made.standardError)")
-            let shown = try await run("/usr/bin/identify", ["-format", "%w %h %k", picture]).requireSuccess().standardOutput
-            let fields = shown.split(separator: " ").compactMap { Int($0) }
-            #expect(fields.count == 3 && fields[0] == 900 && fields[1] == 200, "\(shown)")
+            let shot = try await AgentScreenshot.take(guardd, keepAs: "FAMILYCONTROLS_SCREENSHOT")
+            #expect(shot.made.status == 0, "\(shot.made.standardError)")
+            #expect(shot.width == 900 && shot.height == 200, "\(shot.described)")
             // A blank screen has one or two colours; text drawn with anti-aliasing has many.
-            #expect((fields.last ?? 0) > 20, "the screen shows nothing: \(shown)")
-            if let target = ProcessInfo.processInfo.environment["FAMILYCONTROLS_SCREENSHOT"] {
-                let path = target.hasPrefix("/") ? target : "\(packageRoot)/\(target)"
-                try? FileManager.default.removeItem(atPath: path)
-                try FileManager.default.copyItem(atPath: picture, toPath: path)
-            }
+            #expect(shot.colours > 20, "the screen shows nothing: \(shot.described)")
         }
     }
 
@@ -243,37 +227,14 @@ struct DesktopAgentTests {
             let app = try guardd.startApp(executable: guardd.appExecutable)
             defer { app.stop() }
             let id = try await app.waitForPendingRequest()
-            let directory = try makeTemporaryDirectory()
-            defer { try? FileManager.default.removeItem(atPath: directory) }
-            try FileManager.default.copyItem(atPath: "\(packageRoot)/Config/screenshot-notification.sh", toPath: "\(directory)/shot.sh")
-            try await sh("chown -R \(guardd.guardian.name) '\(directory)'").requireSuccess()
-            try await prepareXSocketDirectory()
-            let picture = "\(directory)/guardian-pinentry.png"
-            let made = try await run("/usr/bin/setpriv", [
-                "--reuid=\(guardd.guardian.uid)", "--regid=\(guardd.guardian.gid)", "--clear-groups",
-                "/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "HOME=\(directory)", "LANG=C.UTF-8", "SCREENSHOT_CLICK=approve",
-                "FAMILYCTL=\(productPath("familyctl"))", "/bin/sh", "\(directory)/shot.sh", picture, "--socket", guardd.socket])
-            #expect(made.status == 0, "\(made.standardError)")
-            let shown = try await run("/usr/bin/identify", ["-format", "%w %h %k", picture]).requireSuccess().standardOutput
-            let fields = shown.split(separator: " ").compactMap { Int($0) }
-            #expect(fields.count == 3 && fields[0] == 900 && fields[1] == 440, "\(shown)")
-            #expect((fields.last ?? 0) > 20, "the screen shows nothing: \(shown)")
+            let shot = try await AgentScreenshot.take(guardd, click: "approve", keepAs: "FAMILYCONTROLS_PINENTRY_SCREENSHOT")
+            #expect(shot.made.status == 0, "\(shot.made.standardError)")
+            #expect(shot.width == 900 && shot.height == 440, "\(shot.described)")
+            #expect(shot.colours > 20, "the screen shows nothing: \(shot.described)")
             // The click reached the Guard through the agent: the decision's
             // conversation began, and with the dialog closed unanswered the request waits on.
             #expect(guardd.log.contains("request \(id)") || guardd.log.contains("decide"), "\(guardd.log.suffix(1500))")
             #expect(try await guardd.storedStatus() == "notDetermined")
-            if let target = ProcessInfo.processInfo.environment["FAMILYCONTROLS_PINENTRY_SCREENSHOT"] {
-                let path = target.hasPrefix("/") ? target : "\(packageRoot)/\(target)"
-                try? FileManager.default.removeItem(atPath: path)
-                try FileManager.default.copyItem(atPath: picture, toPath: path)
-            }
         }
-    }
-
-    /// What a booted system's tmpfiles make before any X server runs: the
-    /// sockets' folder, root's and sticky, which an X server not run as root
-    /// will not create.
-    private func prepareXSocketDirectory() async throws {
-        try await sh("install -d -m 1777 -o root -g root /tmp/.X11-unix").requireSuccess()
     }
 }

@@ -60,25 +60,10 @@ struct DesktopAgentTimeTests {
             defer { app.stop() }
             _ = try await guardd.waitForPendingRequest()
 
-            let directory = try makeTemporaryDirectory()
-            defer { try? FileManager.default.removeItem(atPath: directory) }
-            try FileManager.default.copyItem(atPath: "\(packageRoot)/Config/screenshot-notification.sh", toPath: "\(directory)/shot.sh")
-            try await sh("chown -R \(guardd.guardian.name) '\(directory)' && install -d -m 1777 -o root -g root /tmp/.X11-unix")
-                .requireSuccess()
-            let picture = "\(directory)/more-time.png"
-            let made = try await run("/usr/bin/setpriv", [
-                "--reuid=\(guardd.guardian.uid)", "--regid=\(guardd.guardian.gid)", "--clear-groups",
-                "/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "HOME=\(directory)", "LANG=C.UTF-8",
-                "FAMILYCTL=\(productPath("familyctl"))", "/bin/sh", "\(directory)/shot.sh", picture, "--socket", guardd.socket])
-            #expect(made.status == 0, "\(made.standardError)")
-            let shown = try await run("/usr/bin/identify", ["-format", "%w %h %k", picture]).requireSuccess().standardOutput
-            let fields = shown.split(separator: " ").compactMap { Int($0) }
-            #expect(fields.count == 3 && fields[0] == 900 && fields[1] == 200, "\(shown)")
-            #expect((fields.last ?? 0) > 20, "the screen shows nothing: \(shown)")
-            if let target = ProcessInfo.processInfo.environment["FAMILYCONTROLS_TIME_SCREENSHOT"] {
-                try? FileManager.default.removeItem(atPath: target)
-                try FileManager.default.copyItem(atPath: picture, toPath: target)
-            }
+            let shot = try await AgentScreenshot.take(guardd, keepAs: "FAMILYCONTROLS_TIME_SCREENSHOT")
+            #expect(shot.made.status == 0, "\(shot.made.standardError)")
+            #expect(shot.width == 900 && shot.height == 200, "\(shot.described)")
+            #expect(shot.colours > 20, "the screen shows nothing: \(shot.described)")
         }
     }
 }
