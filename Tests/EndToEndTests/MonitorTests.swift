@@ -173,7 +173,7 @@ struct MonitorTests {
 
             // Revoke: the monitor stops, for good.
             try await guardd.familyctl(["revoke", "--user", guardd.child.name, "--app", GuardFixture.appID]).requireSuccess()
-            #expect(await eventually(timeout: .seconds(5)) { Self.isGone(pid) }, "\(guardd.log)")
+            #expect(await eventually(timeout: .seconds(15)) { Self.isGone(pid) }, "\(guardd.log)")
             #expect(try await monitors(guardd).isEmpty)
             let log = try await guardianLog(guardd)
             #expect(log.contains("monitor of \(GuardFixture.appID) for \(guardd.child.name) started in session"), "\(log)")
@@ -204,7 +204,7 @@ struct MonitorTests {
             #expect(try await monitors(guardd).first?["restarts"]?.intValue == 3)
 
             #expect(try await asChild(guardd, "kill -STOP \(pid)").status == 0)
-            #expect(await eventually(timeout: .seconds(3)) {
+            #expect(await eventually(timeout: .seconds(10)) {
                 let state = Self.status(pid)["State"] ?? ""
                 return state.hasPrefix("S") || state.hasPrefix("R")
             }, "the stop is undone: \(Self.status(pid))")
@@ -229,7 +229,7 @@ struct MonitorTests {
             // The session ends: the monitor stops with it.
             session.write("done\n")
             #expect(await session.exitStatus() == 0)
-            #expect(await eventually(timeout: .seconds(5)) { Self.isGone(pid) }, "\(guardd.log)")
+            #expect(await eventually(timeout: .seconds(15)) { Self.isGone(pid) }, "\(guardd.log)")
             var left = try await monitors(guardd)
             for _ in 0..<50 where !left.isEmpty {
                 try await Task.sleep(for: .milliseconds(100))
@@ -357,7 +357,7 @@ struct MonitorTests {
             #expect(await eventually { guardd.log.contains("monitor up as pid \(pid) in session c5") }, "\(guardd.log)")
 
             try writeSession("closing")
-            #expect(await eventually(timeout: .seconds(5)) { Self.isGone(pid) }, "\(guardd.log)")
+            #expect(await eventually(timeout: .seconds(15)) { Self.isGone(pid) }, "\(guardd.log)")
             #expect(try await guardianLog(guardd).contains("stopped in session c5: its session ended"))
         }
     }

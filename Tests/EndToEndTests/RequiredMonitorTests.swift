@@ -142,7 +142,7 @@ struct RequiredMonitorTests {
             let pid = try #require(try await runningPID(guardd), "\(guardd.log)")
             // One stop is seen at once (the Guard is the parent: SIGCHLD), not at a tick.
             #expect(try await guardd.shell("kill -STOP \(pid)").status == 0)
-            #expect(await eventually(timeout: .seconds(2)) { guardd.log.contains("was stopped by signal 19; continued") }, "\(guardd.log)")
+            #expect(await eventually(timeout: .seconds(10)) { guardd.log.contains("was stopped by signal 19; continued") }, "\(guardd.log)")
             let started = ContinuousClock.now
             let loop = try childLoop(guardd, signal: "STOP", seconds: 12)
             defer { loop.stop() }
@@ -177,7 +177,7 @@ struct RequiredMonitorTests {
                 chmod 755 '\(app)/familycontrols-demo'
                 kill -9 \(pid)
                 """).requireSuccess()
-            let next = try #require(try await runningPID(guardd, other: pid, timeout: .seconds(5)), "\(guardd.log)")
+            let next = try #require(try await runningPID(guardd, other: pid, timeout: .seconds(10)), "\(guardd.log)")
             // Past the Guard's next reading of the approvals (10 s).
             try await Task.sleep(for: .seconds(12))
             #expect(!guardd.log.contains("decoy monitor running"), "\(guardd.log.suffix(3000))")
@@ -283,7 +283,7 @@ struct RequiredMonitorTests {
             for round in 1...15 {
                 #expect(await eventually { answers() >= round }, "round \(round): \(guardd.log.suffix(2000))")
                 kill(pid_t(pid), SIGKILL)
-                pid = try #require(try await runningPID(guardd, other: pid, timeout: .seconds(5)), "round \(round)")
+                pid = try #require(try await runningPID(guardd, other: pid, timeout: .seconds(10)), "round \(round)")
             }
             #expect(await eventually { guardd.log.components(separatedBy: prefix + "identified").count - 1 >= 16 },
                     "\(guardd.log.suffix(3000))")

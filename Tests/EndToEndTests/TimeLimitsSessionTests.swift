@@ -52,7 +52,7 @@ struct TimeLimitsSessionTests {
             #expect(await eventually { session.standardOutput.contains("in") }, "\(session.standardError)")
             let started = ContinuousClock.now
             // Warned (5 and 1 minutes before: at once, for 20 s), then ended.
-            #expect(await eventually(timeout: .seconds(5)) { guardd.log.contains("time: \(guardd.child.name) warned") },
+            #expect(await eventually(timeout: .seconds(15)) { guardd.log.contains("time: \(guardd.child.name) warned") },
                     "\(guardd.log.suffix(3000))")
             #expect(await eventually(timeout: .seconds(40)) { !session.process.isRunning }, "\(guardd.log.suffix(3000))")
             let took = ContinuousClock.now - started
