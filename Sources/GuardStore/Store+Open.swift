@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import SystemKit
 import FamilyConfiguration
 import SQLite
@@ -26,6 +29,25 @@ extension Store {
         try configure(database, logger: logger)
         try StoreSchema.migrate(database, logger: logger)
         return Store(database: database)
+    }
+
+    /// Opens the store in `directory` for reading only: nothing is created,
+    /// configured, migrated or written, so a check beside a running Guard
+    /// (`--check-config`, perhaps of a newer version) leaves its store as it is.
+    /// - Returns: the store and its schema version; nil when there is no database file.
+    /// - Throws: ``StoreError``: a file that is not a Family Controls store, a
+    ///   schema newer than this code, or a SQLite failure.
+    package static func openForReading(directory: String) throws(StoreError) -> (store: Store, version: Int)? {
+        let path = (directory.hasSuffix("/") ? directory : directory + "/") + fileName
+        guard access(path, F_OK) == 0 else { return nil }
+        let database: SQLiteDatabase
+        do {
+            database = try SQLiteDatabase(path: path, flags: [.readOnly, .fullMutex, .noFollow, .extendedResultCodes])
+        } catch {
+            throw StoreConnection.storeError(error, path: path)
+        }
+        let version = try StoreSchema.checkCompatibility(database)
+        return (Store(database: database), version)
     }
 
     private static func configure(_ database: SQLiteDatabase, logger: Logger) throws(StoreError) {

@@ -15,7 +15,9 @@ extension Store {
     }
 
     /// Records the session time each of `used` (uid to seconds, each at most
-    /// a day) used on `day`, replacing what was recorded, in one transaction;
+    /// a day) used on `day`, in one transaction. A day's time only grows: a
+    /// smaller count (a Guard that could not read the store at its start and
+    /// counted from 0) never replaces a larger one recorded;
     /// rows older than `keepFrom` (a day, `YYYY-MM-DD`) are removed.
     /// Durable when it returns.
     /// - Throws: ``StoreError``.
@@ -26,7 +28,7 @@ extension Store {
                 for (uid, seconds) in used.sorted(by: { $0.key < $1.key }) {
                     try connection.execute("""
                         INSERT INTO time_used (uid, day, seconds, updated) VALUES (?1, ?2, ?3, ?4)
-                        ON CONFLICT (uid, day) DO UPDATE SET seconds = excluded.seconds, updated = excluded.updated
+                        ON CONFLICT (uid, day) DO UPDATE SET seconds = max(seconds, excluded.seconds), updated = excluded.updated
                         """, [.integer(Int64(uid)), .text(day), .integer(Int64(min(max(seconds, 0), 86_400))),
                               .real(time.seconds)])
                 }

@@ -16,6 +16,8 @@ package enum StoreSchema {
 
     /// The schema version this code writes and reads.
     package static var currentVersion: Int { migrations.last?.version ?? 0 }
+    /// The first version with the `time_limits` table.
+    package static let timeLimitsVersion = 13
 
     // STRICT tables reject a value of the wrong type instead of storing it;
     // CHECKs keep the enumerations readable by the code that decodes them.
@@ -272,7 +274,7 @@ package enum StoreSchema {
     // reported, never trusted), and the more time guardians gave, one row a
     // grant, for the day it counts on.
     private static let version13 = StoreMigration(
-        version: 13,
+        version: timeLimitsVersion,
         summary: "the time limits apps set for their children, and more time guardians gave",
         sql: """
             CREATE TABLE time_limits (

@@ -48,7 +48,7 @@ package enum LoginLimitsFile {
         let start = fields.joined(separator: " ") + " "
         let names = child.appNames.map { DisplayText.sanitized($0, limit: 200) }.filter { !$0.isEmpty }
         var joined = names.isEmpty ? "an approved app" : names.joined(separator: ", ")
-        while start.utf8.count + joined.utf8.count > lineLimit { joined.removeLast() }
+        while !joined.isEmpty, start.utf8.count + joined.utf8.count > lineLimit { joined.removeLast() }
         return start + joined
     }
 

@@ -27,6 +27,10 @@ extension LoginHours {
             }
         }
         self.init(days: days)
+        if let busy = self.days.firstIndex(where: { $0.count > Self.mostRangesADay }) {
+            throw TimeLimitsError("\(Self.weekdayNames[busy]) has \(self.days[busy].count) ranges of hours; "
+                + "a day has at most \(Self.mostRangesADay)")
+        }
     }
 
     private static func weekdays(_ word: String) throws(TimeLimitsError) -> [Int] {

@@ -25,6 +25,10 @@ public struct LoginHours: Hashable, Sendable, CustomStringConvertible {
         self.days = days.map(Self.merged)
     }
 
+    /// The most ranges a day holds: the login-limits file's bound, which the
+    /// PAM module reads (docs/design/login-limits.md).
+    public static let mostRangesADay = 32
+
     /// Every hour of every day: no limit.
     public static let always = LoginHours(days: Array(repeating: [Range(start: 0, end: 1440)], count: 7))
 
@@ -101,9 +105,11 @@ public struct LoginHours: Hashable, Sendable, CustomStringConvertible {
 
     /// The `WINDOWS` field of the login-limits file: seven groups, Monday
     /// first, joined by `/`, each `none` or `HHMM-HHMM` ranges joined by `,`.
+    /// A day of more than ``mostRangesADay`` ranges (two apps' hours combined)
+    /// keeps its first ones: fewer hours, never more.
     public var stateField: String {
         days.map { ranges in
-            ranges.isEmpty ? "none" : ranges.map { "\(Self.digits($0.start))-\(Self.digits($0.end))" }.joined(separator: ",")
+            ranges.isEmpty ? "none" : ranges.prefix(Self.mostRangesADay).map { "\(Self.digits($0.start))-\(Self.digits($0.end))" }.joined(separator: ",")
         }.joined(separator: "/")
     }
 

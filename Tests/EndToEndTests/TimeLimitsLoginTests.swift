@@ -112,6 +112,21 @@ struct TimeLimitsLoginTests {
             #expect(after.standardError.contains("\(file): warning: \(child) has GNOME parental controls' session limits (malcontent)"),
                     "\(after.standardError)")
 
+            // A store of a Guard older than time limits is read as it is, never
+            // migrated by the check (that Guard may still be running from it).
+            let older = "\(guardd.directory)/older-state"
+            try FileManager.default.createDirectory(atPath: older, withIntermediateDirectories: true)
+            try await run("/usr/bin/sqlite3", ["\(guardd.stateDirectory)/familycontrols.db", ".backup '\(older)/familycontrols.db'"])
+                .requireSuccess()
+            try await run("/usr/bin/sqlite3", ["\(older)/familycontrols.db",
+                                               "DROP TABLE more_time; DROP TABLE time_limits; PRAGMA user_version = 12;"])
+                .requireSuccess()
+            let checkedOlder = try await run(productPath("familycontrolsd"), ["--check-config", "--config", guardd.configPath,
+                                                                              "--state-dir", older, "--pam-dir", guardd.pamDirectory])
+            #expect(checkedOlder.status == 0 && !checkedOlder.standardError.contains("malcontent"), "\(checkedOlder.standardError)")
+            let version = try await run("/usr/bin/sqlite3", ["\(older)/familycontrols.db", "PRAGMA user_version"]).requireSuccess()
+            #expect(version.standardOutput == "12\n", "the check migrated the store: \(version.standardOutput)")
+
             // A store that cannot be read is said as such, never taken for "no limits".
             let damaged = "\(guardd.directory)/damaged-state"
             try FileManager.default.createDirectory(atPath: damaged, withIntermediateDirectories: true)

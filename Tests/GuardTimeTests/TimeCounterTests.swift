@@ -35,9 +35,10 @@ import TimeLimits
         #expect(counter.seconds(of: 1002) == 10)
     }
 
-    @Test func twoSessionsAtOnceCountOnce() throws {
+    @Test func aChildWithSessionsIsOneUIDSoTheTimeIsAddedOnce() throws {
         // The keeper hands the counter the set of uids with a session: two of
-        // one child's at once are one uid.
+        // one child's at once are one uid, so the counter adds the time once.
+        // (That two real sessions count once is `TimeKeeperTests`' first test.)
         let sessions: [UInt32] = [1001, 1001, 1001]
         let start = noon
         var counter = TimeCounter(day: LocalMoment(start).day)
@@ -86,6 +87,9 @@ import TimeLimits
         _ = counter.advance(to: start, elapsed: 0, open: [1001])
         _ = counter.advance(to: UnixTime(seconds: start.seconds + 10), elapsed: 10, open: [1001])
         #expect(counter.seconds(of: 1001) == 1310)
+        // A smaller count (a Guard that counted from 0) never lowers the day's time.
+        try store.recordTimeUsed([1001: 10], on: day, at: .now)
+        #expect(try store.timeUsed(on: day)[1001] == 1300)
         // Old days are dropped when asked.
         try store.recordTimeUsed([1001: 1310], on: day, at: .now, keepFrom: "2001-01-01")
         #expect(try store.timeUsed(on: "2000-01-01").isEmpty)

@@ -27,6 +27,25 @@ struct LoginHoursTests {
         #expect(throws: TimeLimitsError.self) { try LoginHours(parsing: text) }
     }
 
+    /// The login-limits file holds at most 32 ranges a day (the PAM module
+    /// reads a longer day as damaged, and the line's bound): more are refused
+    /// as written, and two apps' hours combined into more keep the first 32.
+    @Test func aDayHoldsAtMost32RangesAsWrittenAndInTheFile() throws {
+        func ranges(_ count: Int, from first: Int) -> String {
+            (0..<count).map { LoginHours.clock(first + $0 * 4) + "-" + LoginHours.clock(first + $0 * 4 + 1) }.joined(separator: " ")
+        }
+        #expect(throws: TimeLimitsError.self) { try LoginHours(parsing: "Mon-Sun " + ranges(33, from: 0)) }
+        let allowed = try LoginHours(parsing: "Mon-Sun " + ranges(32, from: 0))
+        #expect(allowed.days[0].count == 32)
+        // Two apps' hours combined can make more (built here as the combination builds them).
+        var many = Array(repeating: [LoginHours.Range](), count: 7)
+        many[0] = (0..<40).map { LoginHours.Range(start: $0 * 4, end: $0 * 4 + 1) }
+        let combined = LoginHours(days: many)
+        let monday = combined.stateField.split(separator: "/")[0]
+        #expect(monday.split(separator: ",").count == 32, "\(monday)")
+        #expect(monday.hasPrefix("0000-0001,"), "the first ranges are kept")
+    }
+
     @Test func overlappingRangesMergeAndIntersectionIsWhatBothAllow() throws {
         let wide = try LoginHours(parsing: "Mon-Sun 08:00-12:00 11:00-20:00")
         #expect(wide.description == "Mon-Sun 08:00-20:00")

@@ -274,13 +274,16 @@ package enum GuardDaemon {
     }
 
     /// The children apps set time limits for, from the store in
-    /// `stateDirectory` when there is one (none when there is not); a store
-    /// that cannot be read is a warning of its own, never "no limits".
+    /// `stateDirectory` when there is one (none when there is not, or when it
+    /// predates time limits), read without writing to it: a running Guard's
+    /// store is never migrated by a check. A store that cannot be read is a
+    /// warning of its own, never "no limits".
     private static func childrenWithTimeLimits(stateDirectory: String) -> (children: [String], findings: [ConfigurationFinding]) {
         let path = stateDirectory + "/familycontrols.db"
-        guard access(path, F_OK) == 0 else { return ([], []) }
         do throws(StoreError) {
-            let records = try Store.open(directory: stateDirectory, logger: Logger(label: "store")).timeLimits()
+            guard let (store, version) = try Store.openForReading(directory: stateDirectory),
+                  version >= StoreSchema.timeLimitsVersion else { return ([], []) }
+            let records = try store.timeLimits()
             return (Array(Set(records.map(\.user))), [])
         } catch {
             return ([], [ConfigurationFinding(severity: .warning, file: path, line: 0,

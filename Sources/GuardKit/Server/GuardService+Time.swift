@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import FamilyControlsModel
+import Synchronization
 import SystemKit
 import GuardIdentity
 import GuardSessions
@@ -14,18 +15,27 @@ import TimeLimits
 
 /// The limits the policy records (what approved apps set, with the more
 /// time guardians gave), as the time keeper reads them. A failure to read
-/// them is logged and read as no limits at that look; the login-limits file
-/// and the sessions follow at the next.
-struct RecordedTimeLimits: TimeLimitsSource {
+/// them is logged and answered with the last limits read, never with none:
+/// "no limits" would rewrite the login-limits file without the children and
+/// stop their sessions' counting.
+final class RecordedTimeLimits: TimeLimitsSource {
     let policy: ChildLimitsPolicy
     let logger: Logger
+    private let lastRead = Mutex<[ChildTimeLimits]>([])
+
+    init(policy: ChildLimitsPolicy, logger: Logger) {
+        self.policy = policy
+        self.logger = logger
+    }
 
     func childrenWithLimits() -> [ChildTimeLimits] {
         do throws(GuardFailure) {
-            return try policy.inForce()
+            let children = try policy.inForce()
+            lastRead.withLock { $0 = children }
+            return children
         } catch {
-            logger.error("time: cannot read the time limits in force: \(error.message)")
-            return []
+            logger.error("time: cannot read the time limits in force: \(error.message); keeping the limits last read")
+            return lastRead.withLock { $0 }
         }
     }
 }

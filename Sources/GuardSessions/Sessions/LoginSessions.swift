@@ -159,11 +159,14 @@ package final class LoginSessions: Sendable {
     package func keepRecord(in store: Store, logger: Logger) -> Int {
         var restored = 0
         let recorded: [StoredLoginSession]
+        var readable = true
         do throws(StoreError) {
             recorded = try store.loginSessions()
         } catch {
-            logger.warning("session: cannot read the recorded sessions: \(error); taking up none")
+            logger.warning("session: cannot read the recorded sessions: \(error); taking up none, and leaving the record "
+                + "as it is until a session opens or closes")
             recorded = []
+            readable = false
         }
         for stored in recorded {
             let session = LoginSession(user: stored.user, uid: stored.uid, service: stored.service, tty: stored.tty,
@@ -180,7 +183,8 @@ package final class LoginSessions: Sendable {
             }
         }
         record.withLock { $0 = (store, logger) }
-        entries.withLock { write($0) }
+        // The record is what was taken up; one that could not be read is not wiped for nothing.
+        if readable { entries.withLock { write($0) } }
         return restored
     }
 
