@@ -101,7 +101,10 @@ dbus-run-session -- sh -c '
     sleep 1
     PINENTRY=/usr/bin/pinentry-gtk-2 "$0" agent "$@" >"$HOME/agent.log" 2>&1 &
     agent=$!
-    sleep 3
+    # Captured once dunst shows the notification (up to 30 s on a loaded machine).
+    i=0
+    until [ "$(dunstctl count displayed 2>/dev/null || echo 0)" -ge 1 ] || [ $i -gt 150 ]; do i=$((i + 1)); sleep 0.2; done
+    sleep 0.5
     if [ -n "$SCREENSHOT_CLICK" ]; then
         dunstctl context
         # The dialog: pinentry-gtk-2 has mapped its window once xwininfo names it.

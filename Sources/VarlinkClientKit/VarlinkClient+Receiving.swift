@@ -69,10 +69,13 @@ extension VarlinkClient {
     }
 
     /// Whether `recv` itself may wait for the reply: the socket's receive
-    /// timeout (`SO_RCVTIMEO`, set once to ``replyTimeout``) ends no later than
-    /// 1 ms after `deadline`. A call's first read is such a wait, one system
-    /// call instead of `poll` and `recv`; a later read of the same reply, with
-    /// less time left, polls.
+    /// timeout (`SO_RCVTIMEO`, set once to ``replyTimeout``) is asked to end no
+    /// later than 1 ms after `deadline`. A call's first read is such a wait, one
+    /// system call instead of `poll` and `recv`; a later read of the same reply,
+    /// with less time left, polls. The kernel's timer wheel may end a long wait
+    /// late, by up to about an eighth of it (a Guard that never answers is
+    /// given up on at about 135 s instead of 120): the price of the shorter
+    /// round trip, paid only when the service has stopped answering.
     private func mayWaitInReceive(until deadline: MonotonicInstant) -> Bool {
         // A zero SO_RCVTIMEO would wait for good.
         guard let replyTimeout, replyTimeout > .milliseconds(1) else { return false }

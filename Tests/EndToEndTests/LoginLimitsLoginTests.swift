@@ -258,10 +258,8 @@ struct LoginLimitsLoginTests {
         try await withStack { stack, child, _ in
             let password = try #require(child.password)
             let now = LoginLimits.now()
-            let away = (now.minute + 720) % 1440
-            let range = "\(LoginLimits.clock(max(0, away - 60)))-\(LoginLimits.clock(min(1440, away + 60)))"
             try LoginLimits.write(lines: [LoginLimits.line(uid: child.uid, day: now.day,
-                                                           windows: Array(repeating: range, count: 7).joined(separator: "/"))],
+                                                           windows: LoginLimits.twelveHoursAway(now))],
                                   to: stack.limits)
             let asChild = ["/usr/bin/setpriv", "--reuid=\(child.uid)", "--regid=\(child.gid)", "--init-groups", "/usr/bin/env"]
             for zone in ["UTC-12", "UTC+12"] {

@@ -183,11 +183,8 @@ struct PAMAccountModuleTests {
     @Test func aTimeZoneOfTheCallersEnvironmentDoesNotMoveTheHours() async throws {
         try await withChildAndAdult { fixture, child, _ in
             let now = LoginLimits.now()
-            // Hours twelve hours away from now, which TZ would move now into.
-            let away = (now.minute + 720) % 1440
-            let range = "\(LoginLimits.clock(max(0, away - 60)))-\(LoginLimits.clock(min(1440, away + 60)))"
             try LoginLimits.write(lines: [LoginLimits.line(uid: child.uid, day: now.day,
-                                                           windows: Array(repeating: range, count: 7).joined(separator: "/"))],
+                                                           windows: LoginLimits.twelveHoursAway(now))],
                                   to: fixture.limits)
             for zone in ["UTC+12", "UTC-12", "<X>+12", ":Pacific/Kiritimati", "/etc/../usr/share/zoneinfo/Etc/GMT+12"] {
                 let result = try await fixture.account(child.name, environment: ["TZ": zone])

@@ -47,10 +47,11 @@ struct TimeLimitsSessionTests {
             try await guardd.familyctl(["set", "--user", guardd.child.name, "--app", GuardFixture.appID, "approved"]).requireSuccess()
             try await guardd.familyctl(["limits", "set", "--user", guardd.child.name, "--app", GuardFixture.appID,
                                         "--daily", "20s", "--at-end", "end"]).requireSuccess()
+            // Before the login: the Guard counts from the session's opening, before its shell says anything.
+            let started = ContinuousClock.now
             let session = try logins.login(guardd.child.name, "echo in; read line")
             defer { session.stop() }
             #expect(await eventually { session.standardOutput.contains("in") }, "\(session.standardError)")
-            let started = ContinuousClock.now
             // Warned (5 and 1 minutes before: at once, for 20 s), then ended.
             #expect(await eventually(timeout: .seconds(15)) { guardd.log.contains("time: \(guardd.child.name) warned") },
                     "\(guardd.log.suffix(3000))")

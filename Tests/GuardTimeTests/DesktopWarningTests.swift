@@ -23,10 +23,12 @@ struct DesktopWarningTests {
     log, ready = sys.argv[1], sys.argv[2]
 
     class Server(dbus.service.Object):
-        @dbus.service.method("org.freedesktop.Notifications", in_signature="susssasa{sv}i", out_signature="u")
-        def Notify(self, app, replaces, icon, summary, body, actions, hints, timeout):
+        @dbus.service.method("org.freedesktop.Notifications", in_signature="susssasa{sv}i", out_signature="u",
+                             sender_keyword="sender")
+        def Notify(self, app, replaces, icon, summary, body, actions, hints, timeout, sender=None):
             with open(log, "a") as f:
-                f.write(json.dumps({"app": str(app), "summary": str(summary), "body": str(body), "uid": os.getuid()}) + "\n")
+                f.write(json.dumps({"app": str(app), "summary": str(summary), "body": str(body),
+                                    "caller": int(bus.get_unix_user(sender))}) + "\n")
             return 1
 
         @dbus.service.method("org.freedesktop.Notifications", out_signature="as")
@@ -78,13 +80,20 @@ struct DesktopWarningTests {
                 let posted = try #require(calls.split(separator: "\n").first.flatMap {
                     try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
                 }, "the server got: \(calls)")
+                #expect(posted["caller"] as? Int == Int(child.uid), "posted by the child's own process: \(posted)")
                 #expect(posted["summary"] as? String == "FamilyControls")
                 #expect(posted["body"] as? String == "5 minutes left: then your screen will lock (time limit set by FamilyControls &lt;Demo&gt; &amp; co)")
 
-                // A session without a bus gets no helper, and a helper that cannot reach a server says so.
+                // A helper that cannot reach a server tells no desktop.
                 loginSession.bus = "unix:path=\(desktop)/nothing-here"
                 #expect(!messenger.tell(message, in: [MonitorSession(name: "pam-4243", session: loginSession)])
                     .contains("the desktop of session pam-4243"))
+                // A session without a bus (and no runtime folder of the child's with one) gets no helper at all.
+                loginSession.bus = nil
+                loginSession.runtimeDirectory = "\(desktop)/no-runtime"
+                let before = (try? String(contentsOfFile: "\(desktop)/calls.jsonl", encoding: .utf8)) ?? ""
+                #expect(messenger.tell(message, in: [MonitorSession(name: "pam-4244", session: loginSession)]).isEmpty)
+                #expect(((try? String(contentsOfFile: "\(desktop)/calls.jsonl", encoding: .utf8)) ?? "") == before)
             }
         }
     }

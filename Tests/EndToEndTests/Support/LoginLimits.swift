@@ -47,6 +47,14 @@ struct LoginLimits {
         return Array(repeating: range, count: 7).joined(separator: "/")
     }
 
+    /// Every day the same two hours, twelve hours away from now: the hours a
+    /// time zone of the child's own would move now into.
+    static func twelveHoursAway(_ now: Now) -> String {
+        let away = (now.minute + 720) % 1440
+        let range = "\(clock(max(0, away - 60)))-\(clock(min(1440, away + 60)))"
+        return Array(repeating: range, count: 7).joined(separator: "/")
+    }
+
     /// Seven groups, today's (and every other day's) `none` but `days`: a
     /// weekday offset from today and its group.
     static func windows(_ now: Now, _ days: [Int: String]) -> String {
