@@ -20,11 +20,11 @@ package enum MalcontentSessionLimits {
               let bytes = try? FileDescriptor.readFile("\(folder)/\(user)", limit: 1 << 20) else { return false }
         var inGroup = false
         for raw in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
-            let line = raw.trimmingSpaces
+            let line = raw.trimmingWhitespace()
             if line.hasPrefix("[") {
                 inGroup = line == group
             } else if inGroup, line.hasPrefix("LimitType") {
-                let value = line.drop { $0 != "=" }.dropFirst().trimmingSpaces
+                let value = line.drop { $0 != "=" }.dropFirst().trimmingWhitespace()
                 // GVariant text: "1" or "uint32 1"; 0 is "no limit".
                 return value.split(separator: " ").last.map { $0 != "0" } ?? false
             }
@@ -44,11 +44,3 @@ package enum MalcontentSessionLimits {
     }
 }
 
-private extension Substring {
-    var trimmingSpaces: Substring {
-        var text = self
-        while let first = text.first, first == " " || first == "\t" || first == "\r" { text.removeFirst() }
-        while let last = text.last, last == " " || last == "\t" || last == "\r" { text.removeLast() }
-        return text
-    }
-}
