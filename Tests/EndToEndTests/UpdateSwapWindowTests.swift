@@ -99,7 +99,7 @@ struct UpdateSwapWindowTests {
             let racer = try await startRacer(guardd, folders: [guardd.appDirectory, guardd.stagingDirectory],
                                              stopFile: stopFile, once: "taken")
             guardd.stop()
-            try await guardd.start(environment: ["FAMILYCONTROLSD_TEST_UPDATE_PAUSE": "swap-taken:6"])
+            try await guardd.start(environment: ["FAMILYCONTROLSD_TEST_UPDATE_PAUSE": "swap-taken:20"])
             try await guardd.waitUntilReconciled()
             let updating = try RunningApp(arguments: guardd.commandLine(as: guardd.child, executable: guardd.appExecutable,
                                                                        ["update", "--stdin"]))
