@@ -25,47 +25,71 @@ int csystem_pidfd_send_signal(int pidfd, int signal, unsigned int flags) {
 #endif
 }
 
-/* The helper's descriptor 3 is `keep`, whatever number it has here. */
-int csystem_spawn_helper(const char *path, char *const argv[], char *const envp[], int keep, int *pid) {
-#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 34)
-    /* dup2 onto itself would leave close-on-exec set: move it off 3 first. */
-    int source = keep;
-    if (keep == 3) {
-        source = fcntl(keep, F_DUPFD_CLOEXEC, 4);
-        if (source < 0) return errno;
-    }
-    posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attributes;
-    int result = posix_spawn_file_actions_init(&actions);
-    if (result != 0) goto close_source;
-    result = posix_spawnattr_init(&attributes);
-    if (result != 0) goto destroy_actions;
-    sigset_t empty, all;
-    sigemptyset(&empty);
-    sigfillset(&all);
-    if ((result = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)) != 0
-        || (result = posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)) != 0
-        || (result = posix_spawn_file_actions_adddup2(&actions, source, 3)) != 0
-        || (result = posix_spawn_file_actions_addclosefrom_np(&actions, 4)) != 0
-        || (result = posix_spawnattr_setsigmask(&attributes, &empty)) != 0
-        || (result = posix_spawnattr_setsigdefault(&attributes, &all)) != 0
-        || (result = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)) != 0) {
-        goto destroy_attributes;
-    }
-    pid_t child = 0;
-    result = posix_spawn(&child, path, &actions, &attributes, argv, envp);
-    if (result == 0) *pid = (int)child;
-destroy_attributes:
-    posix_spawnattr_destroy(&attributes);
-destroy_actions:
-    posix_spawn_file_actions_destroy(&actions);
-close_source:
-    if (source != keep) close(source);
-    return result;
-#else
-    (void)path; (void)argv; (void)envp; (void)keep; (void)pid;
-    return ENOSYS;
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
+
+/* The child's side of csystem_spawn_helper: system calls only (it was
+   forked from a process that may have other threads), then the exec; on
+   failure errno goes down `report` and it exits. */
+static void csystem_become_helper(const char *path, char *const argv[], char *const envp[], int keep, int parent,
+                                  int report) {
+    struct sigaction plain;
+    memset(&plain, 0, sizeof plain);
+    plain.sa_handler = SIG_DFL;
+    for (int signal = 1; signal < NSIG; signal++) (void)sigaction(signal, &plain, NULL);
+    sigset_t empty;
+    sigemptyset(&empty);
+    if (sigprocmask(SIG_SETMASK, &empty, NULL) != 0) goto fail;
+    /* Killed with the thread that started it; if that already ended, never run. */
+    if (prctl(PR_SET_PDEATHSIG, (unsigned long)SIGKILL, 0UL, 0UL, 0UL) != 0) goto fail;
+    if (getppid() != (pid_t)parent) _exit(127);
+    if (keep == 3) {
+        if (fcntl(3, F_SETFD, 0) != 0) goto fail;
+    } else if (dup2(keep, 3) < 0) {
+        goto fail;
+    }
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null < 0) goto fail;
+    if (dup2(null, 0) < 0 || dup2(null, 1) < 0) goto fail;
+    /* Everything above 3 closes at exec, `report` with it. */
+    if (syscall(SYS_close_range, 4U, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+        for (int fd = 4; fd < 65536; fd++) if (fd != report) (void)close(fd);
+    }
+    execve(path, argv, envp);
+fail:;
+    int failure = errno;
+    (void)!write(report, &failure, sizeof failure);
+    _exit(127);
+}
+
+int csystem_spawn_helper(const char *path, char *const argv[], char *const envp[], int keep, int *pid) {
+    int report[2];
+    if (pipe2(report, O_CLOEXEC) != 0) return errno;
+    pid_t parent = getpid();
+    pid_t child = fork();
+    if (child == 0) {
+        close(report[0]);
+        csystem_become_helper(path, argv, envp, keep, (int)parent, report[1]);
+    }
+    int saved = errno;
+    close(report[1]);
+    if (child < 0) {
+        close(report[0]);
+        return saved;
+    }
+    /* The exec closes the report's end: nothing read means it ran. */
+    int failure = 0;
+    ssize_t got;
+    do { got = read(report[0], &failure, sizeof failure); } while (got < 0 && errno == EINTR);
+    close(report[0]);
+    if (got == (ssize_t)sizeof failure) {
+        int status;
+        while (waitpid(child, &status, 0) < 0 && errno == EINTR) {}
+        return failure != 0 ? failure : ECHILD;
+    }
+    *pid = (int)child;
+    return 0;
 }
 
 /* Descriptors 0-2 of the child are `input`, `output` and `error`, whatever
@@ -142,10 +166,6 @@ int csystem_pidfd_wait_event(int pidfd, int *code, int *status) {
     *status = info.si_status;
     return 0;
 }
-
-#ifndef CLOSE_RANGE_CLOEXEC
-#define CLOSE_RANGE_CLOEXEC (1U << 2)
-#endif
 
 /* The child's side of csystem_spawn_as_user: system calls only, then it
    waits for its parent's word on `hold` and execs; on failure the step and

@@ -44,10 +44,13 @@ public final class HelperProcess {
     /// Starts `path` with `arguments` (`argv[1...]`) and nothing in its
     /// environment but `environment` (`NAME=value`), with `descriptor` as its
     /// descriptor 3, standard error shared, `/dev/null` as standard input
-    /// and output, every other descriptor closed, no signal blocked or ignored.
+    /// and output, every other descriptor closed, no signal blocked or
+    /// ignored, and killed when the calling thread ends (`PR_SET_PDEATHSIG`):
+    /// an owner killed in the middle of the helper's job takes it along
+    /// (a Flatpak mover's `flatpak`, which its recovery must not race).
     ///
-    /// Maps to `posix_spawn(3)` (`csystem_spawn_helper`) and `pidfd_open(2)`;
-    /// safe to call from any thread of a multi-threaded process.
+    /// Maps to `fork(2)` and `execve(2)` (`csystem_spawn_helper`) and
+    /// `pidfd_open(2)`; safe to call from any thread of a multi-threaded process.
     public static func spawn(_ path: String, arguments: [String], environment: [String],
                              descriptor: CInt) throws(Errno) -> HelperProcess {
         var argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]

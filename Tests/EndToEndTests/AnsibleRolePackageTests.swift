@@ -24,37 +24,39 @@ extension MachinePackageTests {
         private let cache = "/var/cache/familycontrols-ansible"
 
         @Test func theRoleInstallsThePackageWhoseGuardReadsItsDropInsAndASecondRunChangesNothing() async throws {
-            try await withThrowawayUser(prefix: "t") { teacher in
-                try await withThrowawayUser(prefix: "q") { pupil in
-                    let deb = try await ReleaseBuild.debianPackage()
-                    let before = try MachineFiles.take(DebianMachine.conffiles + DebianMachine.pamStack)
-                    defer {
-                        try? FileManager.default.removeItem(atPath: folder)
-                        try? FileManager.default.removeItem(atPath: cache)
-                        if DebianMachine.status() != "not-installed" {
-                            _ = try? TestSupport.run("/usr/bin/dpkg", ["--purge", "familycontrols"],
-                                                     environment: ["DEBIAN_FRONTEND": "noninteractive", "FAMILYCONTROLS_KEEP_LOCKS": "yes"])
+            try await MachineInstallation.exclusively {
+                try await withThrowawayUser(prefix: "t") { teacher in
+                    try await withThrowawayUser(prefix: "q") { pupil in
+                        let deb = try await ReleaseBuild.debianPackage()
+                        let before = try MachineFiles.take(DebianMachine.conffiles + DebianMachine.pamStack)
+                        defer {
+                            try? FileManager.default.removeItem(atPath: folder)
+                            try? FileManager.default.removeItem(atPath: cache)
+                            if DebianMachine.status() != "not-installed" {
+                                _ = try? TestSupport.run("/usr/bin/dpkg", ["--purge", "familycontrols"],
+                                                         environment: ["DEBIAN_FRONTEND": "noninteractive", "FAMILYCONTROLS_KEEP_LOCKS": "yes"])
+                            }
+                            try? before.restore()
                         }
-                        try? before.restore()
-                    }
-                    let playbook = try AnsiblePlaybook()
-                    let host = AnsiblePlaybook.Host.local("here", [
-                        "familycontrols_package_path": deb,
-                        "familycontrols_families": [["name": "5B", "guardians": [teacher.name], "children": [pupil.name]]],
-                    ])
-                    let first = try await playbook.run([host])
-                    #expect(first.succeeded, "\(first)")
-                    #expect(DebianMachine.status() == "installed")
-                    let dropIn = "\(folder)/50-ansible-family-5B.conf"
-                    #expect(try String(contentsOfFile: dropIn, encoding: .utf8)
-                        .hasSuffix("[Family 5B]\nGuardians=\(teacher.name)\nChildren=\(pupil.name)\n"))
-                    // The installed Guard reads it, with the package's main file and PAM services.
-                    let check = try await run("/usr/sbin/familycontrolsd", ["--check-config", "--configuration-only"])
-                    #expect(check.status == 0, "\(check.standardError)")
-                    #expect(check.standardOutput.contains("with 1 drop-in in \(folder): OK"), "\(check.standardOutput)")
+                        let playbook = try AnsiblePlaybook()
+                        let host = AnsiblePlaybook.Host.local("here", [
+                            "familycontrols_package_path": deb,
+                            "familycontrols_families": [["name": "5B", "guardians": [teacher.name], "children": [pupil.name]]],
+                        ])
+                        let first = try await playbook.run([host])
+                        #expect(first.succeeded, "\(first)")
+                        #expect(DebianMachine.status() == "installed")
+                        let dropIn = "\(folder)/50-ansible-family-5B.conf"
+                        #expect(try String(contentsOfFile: dropIn, encoding: .utf8)
+                            .hasSuffix("[Family 5B]\nGuardians=\(teacher.name)\nChildren=\(pupil.name)\n"))
+                        // The installed Guard reads it, with the package's main file and PAM services.
+                        let check = try await run("/usr/sbin/familycontrolsd", ["--check-config", "--configuration-only"])
+                        #expect(check.status == 0, "\(check.standardError)")
+                        #expect(check.standardOutput.contains("with 1 drop-in in \(folder): OK"), "\(check.standardOutput)")
 
-                    let second = try await playbook.run([host])
-                    #expect(second.succeeded && second.changed("here") == 0, "\(second)")
+                        let second = try await playbook.run([host])
+                        #expect(second.succeeded && second.changed("here") == 0, "\(second)")
+                    }
                 }
             }
         }

@@ -144,27 +144,32 @@ struct CapabilityBoundTests {
     /// leaves writable under the read-only `/etc`.
     @Test(.enabled(if: canUseOneTimeCodes, "needs libpam-oath and oathtool (Debian packages; .ci/run installs them)"))
     func aOneTimeCodeApprovesAndIsUsedUp() async throws {
-        let folder = try #require(ShippedUnit.load().writablePaths.first { $0.hasSuffix("/oath") }, "no oath folder in ReadWritePaths=")
-        let made = !FileManager.default.fileExists(atPath: folder)
-        try await sh("install -d -m 0700 '\(folder)'").requireSuccess()
-        defer { if made { try? FileManager.default.removeItem(atPath: folder) } }
-        try await withGuard(extraConfiguration: "InSessionApproval=yes\nMaxAttempts=1\nFailureDelay=0",
-                            sandbox: try .unit()) { guardd in
-            let secret = "3132333435363738393031323334353637383930"
-            let users = "\(folder)/\(guardd.guardian.name).oath"
-            defer { try? FileManager.default.removeItem(atPath: users) }
-            try "HOTP \(guardd.guardian.name) - \(secret)\n".write(toFile: users, atomically: true, encoding: .utf8)
-            chmod(users, 0o600)
-            try "auth required pam_oath.so usersfile=\(users) window=5\naccount required pam_permit.so\n"
-                .write(toFile: "\(guardd.pamDirectory)/familycontrols-guardian", atomically: true, encoding: .utf8)
-            let code = try await run("/usr/bin/oathtool", ["--hotp", secret, "-c", "0"]).requireSuccess()
-                .standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
-            let approved = try await guardd.app(["request", "--member", "child", "--stdin"],
-                                                input: "continue\n\(guardd.guardian.name)\n\(code)\n")
-            #expect(approved.status == 0, "\(approved.standardError)\n\(guardd.log)")
-            // The counter moved on: pam_oath rewrote its file (fields: type, user, PIN, secret, counter, …).
-            let fields = try String(contentsOfFile: users, encoding: .utf8).split(whereSeparator: \.isWhitespace)
-            #expect(fields.count > 4 && fields[4] == "0", "\(fields)")
+        // The folder is the machine's: no package test installs or purges it meanwhile.
+        try await MachineInstallation.shared {
+            let folder = try #require(ShippedUnit.load().writablePaths.first { $0.hasSuffix("/oath") }, "no oath folder in ReadWritePaths=")
+            // Removed afterwards as far up as this test made it (/etc/familycontrols on a machine without the package).
+            let parent = String(folder[..<(folder.lastIndex(of: "/") ?? folder.endIndex)])
+            let made = FileManager.default.fileExists(atPath: parent) ? (FileManager.default.fileExists(atPath: folder) ? nil : folder) : parent
+            try await sh("install -d -m 0700 '\(folder)'").requireSuccess()
+            defer { if let made { try? FileManager.default.removeItem(atPath: made) } }
+            try await withGuard(extraConfiguration: "InSessionApproval=yes\nMaxAttempts=1\nFailureDelay=0",
+                                sandbox: try .unit()) { guardd in
+                let secret = "3132333435363738393031323334353637383930"
+                let users = "\(folder)/\(guardd.guardian.name).oath"
+                defer { try? FileManager.default.removeItem(atPath: users) }
+                try "HOTP \(guardd.guardian.name) - \(secret)\n".write(toFile: users, atomically: true, encoding: .utf8)
+                chmod(users, 0o600)
+                try "auth required pam_oath.so usersfile=\(users) window=5\naccount required pam_permit.so\n"
+                    .write(toFile: "\(guardd.pamDirectory)/familycontrols-guardian", atomically: true, encoding: .utf8)
+                let code = try await run("/usr/bin/oathtool", ["--hotp", secret, "-c", "0"]).requireSuccess()
+                    .standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
+                let approved = try await guardd.app(["request", "--member", "child", "--stdin"],
+                                                    input: "continue\n\(guardd.guardian.name)\n\(code)\n")
+                #expect(approved.status == 0, "\(approved.standardError)\n\(guardd.log)")
+                // The counter moved on: pam_oath rewrote its file (fields: type, user, PIN, secret, counter, …).
+                let fields = try String(contentsOfFile: users, encoding: .utf8).split(whereSeparator: \.isWhitespace)
+                #expect(fields.count > 4 && fields[4] == "0", "\(fields)")
+            }
         }
     }
 

@@ -29,26 +29,28 @@ extension MachinePackageTests {
         /// Installs the package, runs `body`, and purges it, whatever happens; the
         /// machine's files at the conffile paths are put back exactly as they were.
         private func withPackageInstalled(_ body: (_ install: ProcessResult) async throws -> Void) async throws {
-            let deb = try await ReleaseBuild.debianPackage()
-            let before = try MachineFiles.take(Self.conffiles + DebianMachine.pamStack)
-            do {
-                // An administrator's configuration is there already (install.sh, or by hand).
-                try FileManager.default.createDirectory(atPath: "/etc/familycontrols", withIntermediateDirectories: true)
-                try "# the administrator's own\n[Family]\n".write(toFile: Self.conffiles[0], atomically: false, encoding: .utf8)
-                chmod(Self.conffiles[0], 0o644)
-                let install = try await dpkg(["--force-confdef", "--force-confold", "-i", deb])
-                try await body(install)
-            } catch {
-                _ = try? await dpkg(["--purge", "familycontrols"], environment: ["FAMILYCONTROLS_KEEP_LOCKS": "yes"])
+            try await MachineInstallation.exclusively {
+                let deb = try await ReleaseBuild.debianPackage()
+                let before = try MachineFiles.take(Self.conffiles + DebianMachine.pamStack)
+                do {
+                    // An administrator's configuration is there already (install.sh, or by hand).
+                    try FileManager.default.createDirectory(atPath: "/etc/familycontrols", withIntermediateDirectories: true)
+                    try "# the administrator's own\n[Family]\n".write(toFile: Self.conffiles[0], atomically: false, encoding: .utf8)
+                    chmod(Self.conffiles[0], 0o644)
+                    let install = try await dpkg(["--force-confdef", "--force-confold", "-i", deb])
+                    try await body(install)
+                } catch {
+                    _ = try? await dpkg(["--purge", "familycontrols"], environment: ["FAMILYCONTROLS_KEEP_LOCKS": "yes"])
+                    try before.restore()
+                    throw error
+                }
+                if Self.status() != "not-installed" {
+                    _ = try? await dpkg(["--purge", "familycontrols"], environment: ["FAMILYCONTROLS_KEEP_LOCKS": "yes"])
+                }
                 try before.restore()
-                throw error
+                #expect(try MachineFiles.take(Self.conffiles + DebianMachine.pamStack) == before,
+                        "the machine's own files are back as they were")
             }
-            if Self.status() != "not-installed" {
-                _ = try? await dpkg(["--purge", "familycontrols"], environment: ["FAMILYCONTROLS_KEEP_LOCKS": "yes"])
-            }
-            try before.restore()
-            #expect(try MachineFiles.take(Self.conffiles + DebianMachine.pamStack) == before,
-                    "the machine's own files are back as they were")
         }
 
         @Test func installServeAndPurgeLeaveTheMachineAsItWas() async throws {
@@ -182,19 +184,21 @@ extension MachinePackageTests {
         /// made by the preinst, so it is there already once dpkg has unpacked,
         /// and no moment of an install makes every user's `flatpak` fail.
         @Test func theGuardsFlatpakRepositoryIsThereBeforeFlatpakIsToldOfIt() async throws {
-            let deb = try await ReleaseBuild.debianPackage()
-            let before = try MachineFiles.take(Self.conffiles + DebianMachine.pamStack)
-            let named = "/etc/flatpak/installations.d/familycontrols.conf"
-            let unpacked = try await dpkg(["--unpack", deb])
-            let unpackedFile = FileManager.default.fileExists(atPath: named) || FileManager.default.fileExists(atPath: named + ".dpkg-new")
-            let repository = FileManager.default.fileExists(atPath: "/var/lib/familycontrols-flatpak/repo/config")
-            _ = try? await dpkg(["--purge", "familycontrols"])
-            try before.restore()
-            #expect(unpacked.status == 0, "\(unpacked.standardError)")
-            #expect(unpackedFile, "dpkg unpacked \(named)")
-            #expect(repository, "the Guard's repository is there before dpkg puts \(named) in place")
-            #expect(!FileManager.default.fileExists(atPath: "/var/lib/familycontrols-flatpak"), "the purge removes the repository it made")
-            #expect(!FileManager.default.fileExists(atPath: named), "the purge removes \(named)")
+            try await MachineInstallation.exclusively {
+                let deb = try await ReleaseBuild.debianPackage()
+                let before = try MachineFiles.take(Self.conffiles + DebianMachine.pamStack)
+                let named = "/etc/flatpak/installations.d/familycontrols.conf"
+                let unpacked = try await dpkg(["--unpack", deb])
+                let unpackedFile = FileManager.default.fileExists(atPath: named) || FileManager.default.fileExists(atPath: named + ".dpkg-new")
+                let repository = FileManager.default.fileExists(atPath: "/var/lib/familycontrols-flatpak/repo/config")
+                _ = try? await dpkg(["--purge", "familycontrols"])
+                try before.restore()
+                #expect(unpacked.status == 0, "\(unpacked.standardError)")
+                #expect(unpackedFile, "dpkg unpacked \(named)")
+                #expect(repository, "the Guard's repository is there before dpkg puts \(named) in place")
+                #expect(!FileManager.default.fileExists(atPath: "/var/lib/familycontrols-flatpak"), "the purge removes the repository it made")
+                #expect(!FileManager.default.fileExists(atPath: named), "the purge removes \(named)")
+            }
         }
 
         /// `dpkg --purge` while a Guard still serves from the store (one the

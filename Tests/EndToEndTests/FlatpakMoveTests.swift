@@ -345,7 +345,9 @@ struct FlatpakMoveTests {
                 try await Task.sleep(for: .seconds(delay))
                 kill(mover.processIdentifier, SIGKILL)
                 mover.waitUntilExit()
-                // The flatpak it had started may still be finishing: let it.
+                // The flatpak it had started dies with it (HelperProcess's
+                // parent-death signal): a moment for that kill to land, so a
+                // flatpak that outlived it would be seen finishing its job here.
                 try await Task.sleep(for: .seconds(0.5))
 
                 let childCopy = child.activeCommit() == commit

@@ -1,6 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Dispatch
+import Foundation
+import Synchronization
 import SystemKit
 import Testing
 
@@ -50,6 +53,37 @@ struct HelperProcessTests {
         #expect(helper.kill() == .killed(signal: SIGKILL, dumpedCore: false))
         // Reaped: no zombie is left under this pid.
         #expect(Glibc.kill(pid, 0) == -1 && errno == ESRCH)
+    }
+
+    /// A program (which cannot ask for it itself) is killed when the thread
+    /// that started it ends, as it is when its owner is killed mid-job.
+    @Test func aHelperIsKilledWhenTheThreadThatStartedItEnds() throws {
+        let (_, theirs) = try Socket.makePacketPair()
+        let descriptor = theirs.rawValue
+        let started = DispatchSemaphore(value: 0)
+        let pid = Mutex<pid_t>(0)
+        Thread.detachNewThread {
+            // Let go without the kill a release would send: only the thread's end is left to end it.
+            if let helper = try? HelperProcess.spawn("/bin/sleep", arguments: ["600"], environment: [],
+                                                     descriptor: descriptor) {
+                pid.withLock { $0 = helper.pid }
+                _ = Unmanaged.passRetained(helper)
+            }
+            started.signal()
+        }
+        started.wait()
+        let helper = pid.withLock { $0 }
+        try #require(helper > 0, "the helper did not start")
+        var status: CInt = 0
+        let deadline = MonotonicInstant.now.advanced(by: .seconds(10))
+        while waitpid(helper, &status, WNOHANG) == 0, MonotonicInstant.now < deadline { usleep(20_000) }
+        if Glibc.kill(helper, 0) == 0, waitpid(helper, &status, WNOHANG) == 0 {
+            Glibc.kill(helper, SIGKILL)
+            _ = waitpid(helper, &status, 0)
+            Issue.record("the helper outlived the thread that started it by 10 s")
+            return
+        }
+        #expect(status & 0x7f == SIGKILL, "wait status \(status): not killed by SIGKILL")
     }
 
     @Test func aProgramThatCannotStartIsAnError() throws {

@@ -209,14 +209,15 @@ int csystem_pidfd_open(int pid, unsigned int flags);
 /// `kill(2)` would); signal 0 only checks that the process exists.
 int csystem_pidfd_send_signal(int pidfd, int signal, unsigned int flags);
 
-/// Starts `path` with `argv` and `envp` (`posix_spawn(3)`, which glibc runs
-/// with `clone(CLONE_VM | CLONE_VFORK)`: safe from a multi-threaded process,
-/// nothing runs between the clone and the exec). The new process gets
-/// `/dev/null` as descriptors 0 and 1, keeps descriptor 2 (standard error),
-/// gets `keep` as descriptor 3, and every other descriptor closed
-/// (`posix_spawn_file_actions_addclosefrom_np`, glibc 2.34); its signal mask
-/// is empty and every signal has its default action.
-/// Returns 0 and the pid in `*pid`, or an errno value (`posix_spawn` does not set errno).
+/// Starts `path` with `argv` and `envp` (`fork(2)`, then only system calls
+/// until `execve(2)`: safe from a multi-threaded process). The new process
+/// gets `/dev/null` as descriptors 0 and 1, keeps descriptor 2 (standard
+/// error), gets `keep` as descriptor 3, and every other descriptor closed;
+/// its signal mask is empty, every signal has its default action, and it is
+/// sent `SIGKILL` when the calling thread ends (`PR_SET_PDEATHSIG`), so a
+/// caller that is killed takes it along (a program it runs cannot ask for
+/// that itself, as ``csystem_set_parent_death_signal`` does).
+/// Returns 0 and the pid in `*pid`, or an errno value (errno of the exec when it failed).
 int csystem_spawn_helper(const char *path, char *const argv[], char *const envp[], int keep, int *pid);
 
 /// Starts `file` (looked up in `PATH` when it has no slash, `posix_spawnp(3)`)

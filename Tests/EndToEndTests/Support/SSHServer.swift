@@ -76,7 +76,7 @@ final class SSHServer: @unchecked Sendable {
     /// - Parameters:
     ///   - logins: the users who may log in, each with the teacher's key.
     ///   - socket: the Guard socket sessions are given; nil gives none.
-    ///   - installed: whether sessions find `familyctl` in `PATH`.
+    ///   - installed: whether sessions find `familyctl` in `PATH` (not: `PATH` is an empty folder).
     ///   - root: whether root may log in too, with the same key (as an
     ///     administrator's configuration management tool does).
     ///   - pam: sshd's own PAM (`UsePAM yes`, the `sshd` service of
@@ -102,7 +102,9 @@ final class SSHServer: @unchecked Sendable {
         // sshd's privilege separation needs its empty folder.
         try FileManager.default.createDirectory(atPath: "/run/sshd", withIntermediateDirectories: true)
         port = try freeLoopbackPort()
-        var environment = "PATH=\(bin):/usr/bin:/bin"
+        // Not installed: only the empty folder, so a package another test has
+        // on this machine for a while (its /usr/bin/familyctl) is not found either.
+        var environment = installed ? "PATH=\(bin):/usr/bin:/bin" : "PATH=\(bin)"
         if let socket { environment += " FAMILYCONTROLS_SOCKET=\(socket)" }
         let configuration = """
             Port \(port)
