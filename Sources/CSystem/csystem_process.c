@@ -29,18 +29,24 @@ int csystem_pidfd_send_signal(int pidfd, int signal, unsigned int flags) {
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
 
-/* The child's side of csystem_spawn_helper: system calls only (it was
-   forked from a process that may have other threads), then the exec; on
-   failure errno goes down `report` and it exits. */
-static void csystem_become_helper(const char *path, char *const argv[], char *const envp[], int keep, int parent,
-                                  int report) {
+/* In a forked child before its exec: every signal to its default action,
+   none blocked. */
+static int csystem_plain_signals(void) {
     struct sigaction plain;
     memset(&plain, 0, sizeof plain);
     plain.sa_handler = SIG_DFL;
     for (int signal = 1; signal < NSIG; signal++) (void)sigaction(signal, &plain, NULL);
     sigset_t empty;
     sigemptyset(&empty);
-    if (sigprocmask(SIG_SETMASK, &empty, NULL) != 0) goto fail;
+    return sigprocmask(SIG_SETMASK, &empty, NULL);
+}
+
+/* The child's side of csystem_spawn_helper: system calls only (it was
+   forked from a process that may have other threads), then the exec; on
+   failure errno goes down `report` and it exits. */
+static void csystem_become_helper(const char *path, char *const argv[], char *const envp[], int keep, int parent,
+                                  int report) {
+    if (csystem_plain_signals() != 0) goto fail;
     /* Killed with the thread that started it; if that already ended, never run. */
     if (prctl(PR_SET_PDEATHSIG, (unsigned long)SIGKILL, 0UL, 0UL, 0UL) != 0) goto fail;
     if (getppid() != (pid_t)parent) _exit(127);
@@ -174,13 +180,7 @@ static void csystem_become(const char *path, int program, char *const argv[], ch
                            int cwd_fd, unsigned int uid, unsigned int gid, unsigned int real_gid,
                            const unsigned int *groups, int count, int input, int output, int hold, int report) {
     int failure[2] = { 1, 0 };
-    struct sigaction plain;
-    memset(&plain, 0, sizeof plain);
-    plain.sa_handler = SIG_DFL;
-    for (int signal = 1; signal < NSIG; signal++) (void)sigaction(signal, &plain, NULL);
-    sigset_t empty;
-    sigemptyset(&empty);
-    if (sigprocmask(SIG_SETMASK, &empty, NULL) != 0) goto fail;
+    if (csystem_plain_signals() != 0) goto fail;
     if (setsid() < 0) goto fail;
     if (dup2(input, 0) < 0 || dup2(output, 1) < 0 || dup2(output, 2) < 0) goto fail;
     /* Everything else closes at exec, `report` with it. */

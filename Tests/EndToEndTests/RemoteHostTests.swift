@@ -258,7 +258,8 @@ struct RemoteHostTests {
         chmod(nothing, 0o755)
         let noGuard = try SSHServer(keys: keys, logins: [teacher], socket: "\(nothing)/guard.socket")
         defer { noGuard.stop() }
-        let notInstalled = try SSHServer(keys: keys, logins: [teacher], socket: "\(nothing)/guard.socket", installed: false)
+        let notInstalled = try SSHServer(keys: keys, logins: [teacher], socket: "\(nothing)/guard.socket", installed: false,
+                                         systemPath: false)
         defer { notInstalled.stop() }
         let closed = try freeLoopbackPort()
         let cases: [(port: Int, status: Int32, message: String)] = [

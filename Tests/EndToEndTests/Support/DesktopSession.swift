@@ -229,7 +229,8 @@ final class DesktopSession: @unchecked Sendable {
                                        ["uint32:%d" % cmd["id"], "string:" + cmd["action"]], capture_output=True)
                     reply({"ok": r.returncode == 0})
                 elif what == "type":
-                    deadline, typed = time.time() + 20, False
+                    # A pure wait, ended by the prompt: 45 s for a machine running the whole suite.
+                    deadline, typed = time.time() + 45, False
                     while time.time() < deadline:
                         if cmd["prompt"].encode() in out[mark:]:
                             time.sleep(0.2)

@@ -76,13 +76,16 @@ final class SSHServer: @unchecked Sendable {
     /// - Parameters:
     ///   - logins: the users who may log in, each with the teacher's key.
     ///   - socket: the Guard socket sessions are given; nil gives none.
-    ///   - installed: whether sessions find `familyctl` in `PATH` (not: `PATH` is an empty folder).
+    ///   - installed: whether sessions find the `familyctl` just built in `PATH`.
+    ///   - systemPath: whether `PATH` also holds /usr/bin and /bin; without
+    ///     them, a machine without `familyctl` stays one while a package
+    ///     another test installs on this machine puts one in /usr/bin.
     ///   - root: whether root may log in too, with the same key (as an
     ///     administrator's configuration management tool does).
     ///   - pam: sshd's own PAM (`UsePAM yes`, the `sshd` service of
     ///     /etc/pam.d), with password and keyboard-interactive logins too.
     ///   - launchPrefix: what sshd runs under (a private mount namespace).
-    init(keys: SSHKeys, logins: [ThrowawayUser], socket: String?, installed: Bool = true, root: Bool = false,
+    init(keys: SSHKeys, logins: [ThrowawayUser], socket: String?, installed: Bool = true, systemPath: Bool = true, root: Bool = false,
          pam: Bool = false, launchPrefix: [String] = []) throws {
         directory = try makeTemporaryDirectory()
         chmod(directory, 0o755)
@@ -102,9 +105,7 @@ final class SSHServer: @unchecked Sendable {
         // sshd's privilege separation needs its empty folder.
         try FileManager.default.createDirectory(atPath: "/run/sshd", withIntermediateDirectories: true)
         port = try freeLoopbackPort()
-        // Not installed: only the empty folder, so a package another test has
-        // on this machine for a while (its /usr/bin/familyctl) is not found either.
-        var environment = installed ? "PATH=\(bin):/usr/bin:/bin" : "PATH=\(bin)"
+        var environment = systemPath ? "PATH=\(bin):/usr/bin:/bin" : "PATH=\(bin)"
         if let socket { environment += " FAMILYCONTROLS_SOCKET=\(socket)" }
         let configuration = """
             Port \(port)
