@@ -1,5 +1,7 @@
 import AuthorizationRules
+import Dispatch
 import FamilyControls
+import Foundation
 import GuardProtocol
 import Synchronization
 
@@ -10,7 +12,7 @@ final class InMemoryGuardEngine: AuthorizationBackend {
         var id: Int
         var purpose: Sheet.Purpose
         var handedOut = false
-        var continuation: CheckedContinuation<Answer, Never>
+        var reply: SheetReply
     }
     private struct Watcher {
         var id: Int
@@ -36,7 +38,7 @@ final class InMemoryGuardEngine: AuthorizationBackend {
         /// The stored authorization as the shared rules read it.
         var recorded: RecordedAuthorization? {
             guard status.isApproval, let approvedMember else { return nil }
-            return RecordedAuthorization(status: status, member: approvedMember, approvedBy: "the guardian")
+            return RecordedAuthorization(status: status, member: approvedMember, approvedBy: InMemoryGuardEngine.guardian)
         }
 
         mutating func makeID() -> Int {
@@ -67,36 +69,12 @@ final class InMemoryGuardEngine: AuthorizationBackend {
     // MARK: AuthorizationBackend
 
     func request(_ member: FamilyControlsMember, prompter: any Prompter) async -> Result<AuthorizationStatus, GuardFailure> {
-        let early: Result<AuthorizationStatus, GuardFailure>? = state.withLock { state in
+        let running = state.withLock { state in
             state.requests.append(member)
-            guard state.isRunning else { return .failure(Self.unavailable) }
-            if let user = state.user, let refusal = AuthorizationRules.admission(member, isChild: user == .child, app: Self.app) {
-                return .failure(refusal)
-            }
-            switch AuthorizationRules.requestStart(member, current: state.recorded, app: Self.app) {
-            case .answerApproved: return .success(state.status)
-            case .refuse(let refusal): return .failure(refusal)
-            case .ask: return nil
-            }
+            return state.isRunning
         }
-        if let early { return early }
-        switch await answer(for: .request(member)) {
-        case .approve:
-            change(to: .approved, member: member)
-            return .success(.approved)
-        case .deny:
-            switch AuthorizationRules.dontAllow(.request, now: state.withLock { $0.recorded }, app: Self.app) {
-            case .deny(let refusal):
-                change(to: .denied, member: member)
-                return .failure(refusal)
-            case .approvedMeanwhile, .keepApproval:
-                return .success(.approved)
-            }
-        case .cancel:
-            return .failure(AuthorizationRules.ended(timedOut: false))
-        case .fail(let error):
-            return .failure(GuardFailure(error, error.errorDescription ?? error.caseName))
-        }
+        guard running else { return .failure(Self.unavailable) }
+        return await run(.request(member))
     }
 
     /// The in-memory Guard holds no app folder to swap: an update is
@@ -107,36 +85,26 @@ final class InMemoryGuardEngine: AuthorizationBackend {
     }
 
     func revoke(prompter: any Prompter) async -> Result<Void, GuardFailure> {
-        enum Next { case done(Result<Void, GuardFailure>), revokeNow, askGuardian }
-        let next: Next = state.withLock { state in
+        let running = state.withLock { state in
             state.revocations += 1
-            guard state.isRunning else { return .done(.failure(Self.unavailable)) }
-            switch AuthorizationRules.revokeStart(current: state.recorded, app: Self.app) {
-            // Denied and undecided apps: no effect, and the call completed.
-            case .noEffect: return .done(.success(()))
-            case .revokeAtOnce: return .revokeNow
-            case .askGuardian: return .askGuardian
-            case .refuse(let refusal): return .done(.failure(refusal))
-            }
+            return state.isRunning
         }
-        switch next {
-        case .done(let result):
-            return result
-        case .revokeNow:
-            change(to: .notDetermined, member: nil)
-            return .success(())
-        case .askGuardian:
-            switch await answer(for: .revoke) {
-            case .approve:
-                change(to: .notDetermined, member: nil)
-                return .success(())
-            case .deny:
-                let refusal = AuthorizationRules.guardianDecided(.revoke, approve: false, by: "the guardian", app: Self.app)
-                return .failure(refusal ?? AuthorizationRules.ended(timedOut: false))
-            case .cancel:
-                return .failure(AuthorizationRules.ended(timedOut: false))
-            case .fail(let error):
-                return .failure(GuardFailure(error, error.errorDescription ?? error.caseName))
+        guard running else { return .failure(Self.unavailable) }
+        return await run(.revoke).map { _ in () }
+    }
+
+    /// Runs the Guard's own sequence (``AppRequestFlow``) over this Guard's
+    /// steps, on a thread of its own: they block on the test's answers, as
+    /// the Guard's block on people.
+    private func run(_ purpose: AppRequestFlow<InMemoryRequestSteps>.Purpose) async -> Result<AuthorizationStatus, GuardFailure> {
+        let steps = InMemoryRequestSteps(engine: self, purpose: purpose)
+        return await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                do throws(GuardFailure) {
+                    continuation.resume(returning: .success(try AppRequestFlow(purpose, steps: steps).run()))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
             }
         }
     }
@@ -226,50 +194,90 @@ final class InMemoryGuardEngine: AuthorizationBackend {
     }
 
     func answer(sheet id: Int, with answer: Answer) {
-        let continuation = state.withLock { state -> CheckedContinuation<Answer, Never>? in
+        let reply = state.withLock { state -> SheetReply? in
             guard let index = state.sheets.firstIndex(where: { $0.id == id }) else { return nil }
-            return state.sheets.remove(at: index).continuation
+            return state.sheets.remove(at: index).reply
         }
-        continuation?.resume(returning: answer)
+        reply?.give(answer)
     }
 
     /// Cancels every sheet still waiting, so no call of the app hangs.
     func cancelWaitingSheets() {
         let waiting = state.withLock { state in
             defer { state.sheets.removeAll() }
-            return state.sheets.map(\.continuation)
+            return state.sheets.map(\.reply)
         }
-        for continuation in waiting { continuation.resume(returning: .cancel) }
+        for reply in waiting { reply.give(.cancel) }
     }
 
     // MARK: Internals
 
     private static let unavailable = GuardFailure(.unavailable, "the Guard is not running")
     /// The app and its user as the rules name them: this Guard knows no names.
-    private static let app = AskingApp(user: "the user", appID: "the app", displayName: "the app")
+    static let app = AskingApp(user: "the user", appID: "the app", displayName: "the app")
+    /// Who decides from their own session.
+    static let guardian = "the guardian"
 
-    /// The queued answer, or the one the test gives at the sheet.
-    private func answer(for purpose: Sheet.Purpose) async -> Answer {
-        await withCheckedContinuation { continuation in
-            let (queued, watcher): (Answer?, (Watcher, Sheet)?) = state.withLock { state in
-                if !state.answers.isEmpty { return (state.answers.removeFirst(), nil) }
-                let id = state.makeID()
-                var sheet = WaitingSheet(id: id, purpose: purpose, continuation: continuation)
-                guard !state.watchers.isEmpty else {
-                    state.sheets.append(sheet)
-                    return (nil, nil)
-                }
-                sheet.handedOut = true
+    // MARK: The steps' side (InMemoryRequestSteps)
+
+    /// One request or revoke at a time, as the Guard's turn per user and app.
+    private let turn = DispatchSemaphore(value: 1)
+
+    func inTurn<R>(_ body: () throws(GuardFailure) -> R) throws(GuardFailure) -> R {
+        turn.wait()
+        defer { turn.signal() }
+        return try body()
+    }
+
+    /// The refusal of a request as `member` from this Guard's user, if any.
+    func admission(_ member: FamilyControlsMember) -> GuardFailure? {
+        state.withLock { state in
+            state.user.flatMap { AuthorizationRules.admission(member, isChild: $0 == .child, app: Self.app) }
+        }
+    }
+
+    var recorded: RecordedAuthorization? { state.withLock { $0.recorded } }
+
+    /// The test's answer at the sheet for `purpose` (a queued one, or the
+    /// one the test gives at the sheet), waited for on the calling thread:
+    /// the flow's own, never one of the concurrency pool's.
+    func waitForAnswer(for purpose: Sheet.Purpose) -> Answer {
+        let reply = SheetReply()
+        let (queued, watcher): (Answer?, (Watcher, Sheet)?) = state.withLock { state in
+            if !state.answers.isEmpty { return (state.answers.removeFirst(), nil) }
+            let id = state.makeID()
+            var sheet = WaitingSheet(id: id, purpose: purpose, reply: reply)
+            guard !state.watchers.isEmpty else {
                 state.sheets.append(sheet)
-                return (nil, (state.watchers.removeFirst(), Sheet(purpose: purpose, id: id, engine: self)))
+                return (nil, nil)
             }
-            if let queued { continuation.resume(returning: queued) }
-            if let (watcher, sheet) = watcher { watcher.continuation.resume(returning: sheet) }
+            sheet.handedOut = true
+            state.sheets.append(sheet)
+            return (nil, (state.watchers.removeFirst(), Sheet(purpose: purpose, id: id, engine: self)))
+        }
+        if let queued { return queued }
+        if let (watcher, sheet) = watcher { watcher.continuation.resume(returning: sheet) }
+        return reply.wait()
+    }
+
+    /// One sheet's answer: given once, from any thread; waited for on the flow's.
+    private final class SheetReply: @unchecked Sendable {
+        private var answer = Answer.cancel
+        private let given = DispatchSemaphore(value: 0)
+
+        func give(_ answer: Answer) {
+            self.answer = answer
+            given.signal()
+        }
+
+        func wait() -> Answer {
+            given.wait()
+            return answer
         }
     }
 
     /// Stores `status` and tells every follower, as the Guard's status hub does.
-    private func change(to status: AuthorizationStatus, member: FamilyControlsMember?) {
+    func change(to status: AuthorizationStatus, member: FamilyControlsMember?) {
         let followers = state.withLock { state in
             state.status = status
             state.approvedMember = status.isApproval ? member : nil

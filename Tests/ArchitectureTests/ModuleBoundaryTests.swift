@@ -196,6 +196,26 @@ import TestSupport
                 "AuthorizationRules reaches \(rules.sorted())")
     }
 
+    /// Both Guards run one sequence of a request (`AppRequestFlow`) over
+    /// their own steps, and neither walks it again by itself: where a
+    /// request starts, and what Don't Allow and a revoke without a guardian
+    /// lead to, is asked of the rules in the flow alone.
+    @Test func theGuardAndTheInMemoryGuardRunOneSequence() throws {
+        let sources = try ContractTypeTests.sources()
+        for folder in ["GuardPolicy/", "FamilyControlsTesting/"] {
+            let texts = sources.filter { $0.path.hasPrefix(folder) }
+            #expect(texts.contains { $0.text.contains("AppRequestFlow(") }, "\(folder) does not run AppRequestFlow")
+            #expect(texts.contains { $0.text.contains(": AppRequestSteps") }, "\(folder) supplies no AppRequestSteps")
+        }
+        let walks = ["AuthorizationRules.requestStart(", "AuthorizationRules.revokeStart(", "AuthorizationRules.dontAllow(",
+                     "AuthorizationRules.revokeWithoutGuardian(", "AuthorizationRules.guardianDecided("]
+        for source in sources where !source.path.hasPrefix("AuthorizationRules/") {
+            for walk in walks {
+                #expect(!source.text.contains(walk), "\(source.path) asks \(walk)…) itself, outside AppRequestFlow")
+            }
+        }
+    }
+
     /// The epoll server is the Guard's alone: apps and familyctl link the client.
     @Test func onlyTheGuardLinksTheVarlinkServer() throws {
         let graph = try graph()
