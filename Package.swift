@@ -211,7 +211,7 @@ let package = Package(
         .testTarget(name: "ArchitectureTests", dependencies: ["TestSupport"]),
         .testTarget(name: "SystemKitTests", dependencies: ["SystemKit", "TestSupport"]),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink", "VarlinkClientKit", "VarlinkServerKit"]),
-        .testTarget(name: "AuthorizationRulesTests", dependencies: ["AuthorizationRules", "GuardProtocol"]),
+        .testTarget(name: "AuthorizationRulesTests", dependencies: ["AuthorizationRules", "GuardProtocol", "FamilyControlsModel"]),
         .testTarget(name: "GuardProtocolTests", dependencies: ["GuardProtocol", "Varlink", "SystemKit"]),
         .testTarget(name: "FamilyControlsTests", dependencies: ["FamilyControls", "FamilyControlsTesting", "TestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "TestSupport"]),

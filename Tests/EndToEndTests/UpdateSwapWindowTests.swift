@@ -127,7 +127,8 @@ struct UpdateSwapWindowTests {
             // Held since before the update: the staged folder becomes the app's.
             let racer = try await startRacer(guardd, folders: [guardd.stagingDirectory], stopFile: stopFile, once: "locked")
             guardd.stop()
-            try await guardd.start(environment: ["FAMILYCONTROLSD_TEST_UPDATE_PAUSE": "swap-given-back:2"])
+            // 10 s for the racer to get in: 2 s were too few for it on a machine running the whole suite.
+            try await guardd.start(environment: ["FAMILYCONTROLSD_TEST_UPDATE_PAUSE": "swap-given-back:10"])
             try await guardd.waitUntilReconciled()
             let updated = try await guardd.app(["update", "--stdin"])
             #expect(updated.status == 0, "\(updated.standardError)")

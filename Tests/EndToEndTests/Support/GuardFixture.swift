@@ -134,13 +134,16 @@ final class GuardFixture: @unchecked Sendable {
         self.process = process
         logHandle = log
         starts += 1
-        let deadline = Date().addingTimeInterval(20)
+        // A pure wait, ended by the first answer: 60 s, for a machine running
+        // the whole suite (a start took over 20 s there, while a directory
+        // test had SSSD in nsswitch.conf and the release build was compiling).
+        let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
             if (try? VarlinkClient(path: socket, connectTimeout: .milliseconds(200))) != nil { return }
             guard process.isRunning else { throw FixtureError("familycontrolsd exited: \(log)") }
             Thread.sleep(forTimeInterval: 0.05)
         }
-        throw FixtureError("familycontrolsd did not answer on \(socket) within 20 s")
+        throw FixtureError("familycontrolsd did not answer on \(socket) within 60 s")
     }
 
     /// Waits until the Guard's start-up reconcile, which runs beside serving, has finished.
