@@ -109,7 +109,9 @@ final class FlatpakChild: @unchecked Sendable {
     /// (`dbus-run-session`) and waits until the app runs in its sandbox.
     func start() async throws -> RunningFlatpakApp {
         // Another test's flatpak may hold /run/flatpak/per-app-dirs-ref a moment (its
-        // clean-up takes the lock bubblewrap asks for without waiting): start again then.
+        // clean-up takes the lock bubblewrap asks for without waiting), or the last
+        // instance's clean-up may remove the app's per-app tmp folder while this run
+        // mounts it ("bwrap: Can't get type of source …/.flatpak/APPID/tmp"): start again then.
         for attempt in 1... {
             let app = try RunningFlatpakApp(command: commandLine(["/usr/bin/dbus-run-session", "--", "/usr/bin/flatpak",
                                                                   "run", Self.appID]),
@@ -118,7 +120,8 @@ final class FlatpakChild: @unchecked Sendable {
             do {
                 try await app.waitUntilSandboxed(child: self)
                 return app
-            } catch where attempt < 3 && app.output.contains("Unable to lock file /run/flatpak/") {
+            } catch where attempt < 3 && (app.output.contains("Unable to lock file /run/flatpak/")
+                                            || app.output.contains("Can't get type of source") && app.output.contains("/.flatpak/")) {
                 try await Task.sleep(for: .milliseconds(500))
             }
         }

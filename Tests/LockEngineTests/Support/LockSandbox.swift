@@ -80,11 +80,27 @@ enum LockFiles {
     static func write(_ path: String, _ contents: String, _ mode: mode_t, owner: ChildUser? = nil) throws {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         guard fd >= 0 else { throw LockTestError("create \(path): errno \(errno)") }
-        defer { close(fd) }
         let bytes = Array(contents.utf8)
-        guard Glibc.write(fd, bytes, bytes.count) == bytes.count else { throw LockTestError("write \(path)") }
+        let wrote = Glibc.write(fd, bytes, bytes.count)
+        close(fd)
+        guard wrote == bytes.count else { throw LockTestError("write \(path)") }
         if let owner { try chown(path, owner) }
         chmod(path, mode)
+        waitUntilNoWriter(path)
+    }
+
+    /// Waits (up to 5 s) until nothing holds `path` open for writing: a
+    /// process another test of this one starts holds a copy of every
+    /// descriptor between its fork and its exec, close-on-exec or not, and a
+    /// lock taken then would rightly call the file open for writing (asked
+    /// as the lock asks, ``SystemKit/FileDescriptor/writers(releasingLease:)``).
+    private static func waitUntilNoWriter(_ path: String) {
+        guard let reader = try? FileDescriptor.open(path, O_RDONLY | O_NOFOLLOW) else { return }
+        defer { reader.close() }
+        for _ in 0..<250 {
+            guard reader.writers(releasingLease: true) == .present else { return }
+            usleep(20_000)
+        }
     }
 
     static func symlink(_ target: String, at path: String, owner: ChildUser? = nil) throws {
