@@ -30,7 +30,10 @@ struct InspectorFailureTests {
             #expect(!refused.standardError.contains("Allow “"), "no alert for an app the Guard could not identify")
             #expect(refused.standardError.contains("desktop entry"), "\(refused.standardError)")
             #expect(guardd.log.contains(logged), "\(what): \(guardd.log.suffix(2000))")
-            #expect(took < .seconds(30), "\(took)")
+            // Killed at its 5 s deadline, not waited for (the hanging one sleeps
+            // 600 s): 5.0 s alone, 55 s once on a two-core machine running the
+            // whole suite; the log line above says it was killed.
+            #expect(took < .seconds(120), "\(took)")
             #expect(try await guardd.storedStatus() == "notDetermined")
             // The Guard serves on: an administrator's call, then the app's own status.
             let status = try await guardd.familyctl(["status"])
