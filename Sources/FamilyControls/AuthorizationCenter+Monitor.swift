@@ -106,8 +106,7 @@ package struct MonitorClaim: Sendable, Equatable {
 
     /// The claim this process's environment makes; nil unless both variables are set and not empty.
     package static func fromEnvironment() -> MonitorClaim? {
-        guard let app = getenv(appVariable), app.pointee != 0,
-              let session = getenv(sessionVariable), session.pointee != 0 else { return nil }
-        return MonitorClaim(appID: String(cString: app), session: String(cString: session))
+        guard let app = ProcessVariables.value(appVariable), let session = ProcessVariables.value(sessionVariable) else { return nil }
+        return MonitorClaim(appID: app, session: session)
     }
 }

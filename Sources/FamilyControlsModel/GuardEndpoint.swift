@@ -19,8 +19,7 @@ package enum GuardEndpoint {
     /// not empty, else ``defaultSocket``.
     package static func socketPath(option: String? = nil) -> String {
         if let option { return option }
-        if let value = getenv(socketVariable), value.pointee != 0 { return String(cString: value) }
-        return defaultSocket
+        return ProcessVariables.value(socketVariable) ?? defaultSocket
     }
 }
 

@@ -12,25 +12,25 @@ extension SharedCenterTests {
         }
 
         @Test func noGuardFailsWithUnavailableQuickly() async throws {
-            setenv("FAMILYCONTROLS_SOCKET", "/tmp/fc-no-guard-\(UUID().uuidString).socket", 1)
-            defer { unsetenv("FAMILYCONTROLS_SOCKET") }
-            for member in FamilyControlsMember.allCases {
-                let started = ContinuousClock.now
-                await #expect(throws: FamilyControlsError.unavailable) {
-                    try await AuthorizationCenter.shared.requestAuthorization(for: member)
+            try await withProcessVariables(["FAMILYCONTROLS_SOCKET": "/tmp/fc-no-guard-\(UUID().uuidString).socket"]) {
+                for member in FamilyControlsMember.allCases {
+                    let started = ContinuousClock.now
+                    await #expect(throws: FamilyControlsError.unavailable) {
+                        try await AuthorizationCenter.shared.requestAuthorization(for: member)
+                    }
+                    // No wait on any timeout (a request's own is minutes): well under the
+                    // client's 1 s connect bound when idle; loose here because other
+                    // suites load both cores, and 5 s was once not enough.
+                    #expect(ContinuousClock.now - started < .seconds(20))
                 }
-                // No wait on any timeout (a request's own is minutes): well under the
-                // client's 1 s connect bound when idle; loose here because other
-                // suites load both cores, and 5 s was once not enough.
-                #expect(ContinuousClock.now - started < .seconds(20))
+                let revoked: Result<Void, any Error> = await withCheckedContinuation { continuation in
+                    AuthorizationCenter.shared.revokeAuthorization { continuation.resume(returning: $0) }
+                }
+                #expect((try? revoked.get()) == nil)
+                #expect((revoked.failureValue as? FamilyControlsError) == .unavailable)
+                #expect(AuthorizationCenter.shared.lastErrorMessage?.contains("does not exist") == true)
+                await MainActor.run { #expect(AuthorizationCenter.shared.authorizationStatus == .notDetermined) }
             }
-            let revoked: Result<Void, any Error> = await withCheckedContinuation { continuation in
-                AuthorizationCenter.shared.revokeAuthorization { continuation.resume(returning: $0) }
-            }
-            #expect((try? revoked.get()) == nil)
-            #expect((revoked.failureValue as? FamilyControlsError) == .unavailable)
-            #expect(AuthorizationCenter.shared.lastErrorMessage?.contains("does not exist") == true)
-            await MainActor.run { #expect(AuthorizationCenter.shared.authorizationStatus == .notDetermined) }
         }
 
         @Test func aSocketNobodyAnswersOnIsUnavailableToo() async throws {
@@ -44,15 +44,15 @@ extension SharedCenterTests {
             }
             close(fd)  // bound, never listening: a stale socket file
             defer { unlink(path) }
-            setenv("FAMILYCONTROLS_SOCKET", path, 1)
-            defer { unsetenv("FAMILYCONTROLS_SOCKET") }
-            let started = ContinuousClock.now
-            await #expect(throws: FamilyControlsError.unavailable) {
-                try await AuthorizationCenter.shared.requestAuthorization(for: .child)
+            try await withProcessVariables(["FAMILYCONTROLS_SOCKET": path]) {
+                let started = ContinuousClock.now
+                await #expect(throws: FamilyControlsError.unavailable) {
+                    try await AuthorizationCenter.shared.requestAuthorization(for: .child)
+                }
+                // At once (connect is refused), not after a request's wait: the bound
+                // is loose because the whole suite shares this process's threads.
+                #expect(ContinuousClock.now - started < .seconds(30))
             }
-            // At once (connect is refused), not after a request's wait: the bound
-            // is loose because the whole suite shares this process's threads.
-            #expect(ContinuousClock.now - started < .seconds(30))
         }
 
         @Test func theStatusReadsFromAnyThreadOrTask() async {
@@ -69,31 +69,31 @@ extension SharedCenterTests {
         }
 
         @MainActor @Test func aCompletionHandlerGivenOnTheMainActorRunsThere() async {
-            setenv("FAMILYCONTROLS_SOCKET", "/tmp/fc-no-guard-\(UUID().uuidString).socket", 1)
-            defer { unsetenv("FAMILYCONTROLS_SOCKET") }
-            // Not Sendable, and isolated to the main actor like a view model's closure.
-            var results: [Bool] = []
-            await withCheckedContinuation { continuation in
-                AuthorizationCenter.shared.revokeAuthorization { result in
-                    #expect(DispatchQueue.getSpecific(key: mainKey) == true, "the handler was given on the main actor")
-                    results.append((try? result.get()) != nil)
-                    continuation.resume()
+            await withProcessVariables(["FAMILYCONTROLS_SOCKET": "/tmp/fc-no-guard-\(UUID().uuidString).socket"]) {
+                // Not Sendable, and isolated to the main actor like a view model's closure.
+                var results: [Bool] = []
+                await withCheckedContinuation { continuation in
+                    AuthorizationCenter.shared.revokeAuthorization { result in
+                        #expect(DispatchQueue.getSpecific(key: mainKey) == true, "the handler was given on the main actor")
+                        results.append((try? result.get()) != nil)
+                        continuation.resume()
+                    }
                 }
+                #expect(results == [false])
             }
-            #expect(results == [false])
         }
 
         @Test func aCompletionHandlerGivenElsewhereRunsOnTheLibrarysTask() async {
-            setenv("FAMILYCONTROLS_SOCKET", "/tmp/fc-no-guard-\(UUID().uuidString).socket", 1)
-            defer { unsetenv("FAMILYCONTROLS_SOCKET") }
-            let onMain = await withCheckedContinuation { continuation in
-                DispatchQueue.global().async {
-                    AuthorizationCenter.shared.revokeAuthorization { _ in
-                        continuation.resume(returning: Thread.isMainThread || DispatchQueue.getSpecific(key: mainKey) == true)
+            await withProcessVariables(["FAMILYCONTROLS_SOCKET": "/tmp/fc-no-guard-\(UUID().uuidString).socket"]) {
+                let onMain = await withCheckedContinuation { continuation in
+                    DispatchQueue.global().async {
+                        AuthorizationCenter.shared.revokeAuthorization { _ in
+                            continuation.resume(returning: Thread.isMainThread || DispatchQueue.getSpecific(key: mainKey) == true)
+                        }
                     }
                 }
+                #expect(!onMain)
             }
-            #expect(!onMain)
         }
 
         @MainActor @Test func observationSeesTheStatusProperty() {

@@ -82,15 +82,8 @@ extension SharedCenterTests {
     @Suite struct MonitorContextTests {
         /// Runs `body` with the Guard's socket and the monitor's variables set as given.
         private func with(socket: String, app: String?, session: String?, _ body: () async throws -> Void) async rethrows {
-            setenv("FAMILYCONTROLS_SOCKET", socket, 1)
-            if let app { setenv("FAMILYCONTROLS_MONITOR", app, 1) } else { unsetenv("FAMILYCONTROLS_MONITOR") }
-            if let session { setenv("FAMILYCONTROLS_MONITOR_SESSION", session, 1) } else { unsetenv("FAMILYCONTROLS_MONITOR_SESSION") }
-            defer {
-                unsetenv("FAMILYCONTROLS_SOCKET")
-                unsetenv("FAMILYCONTROLS_MONITOR")
-                unsetenv("FAMILYCONTROLS_MONITOR_SESSION")
-            }
-            try await body()
+            try await withProcessVariables(["FAMILYCONTROLS_SOCKET": socket, MonitorClaim.appVariable: app,
+                                                   MonitorClaim.sessionVariable: session], body)
         }
 
         @Test(.enabled(if: geteuid() == 0, "the library accepts only a Guard that runs as root: the test's service must"))
