@@ -20,10 +20,10 @@ let package = Package(
             name: "CLibPAM",
             providers: [.apt(["libpam0g-dev"])]
         ),
+        // libpam itself is loaded at the first transaction (cpam.c says why).
         .target(
             name: "CPAM",
-            dependencies: ["CLibPAM"],
-            linkerSettings: [.linkedLibrary("pam")]
+            dependencies: ["CLibPAM"]
         ),
         .systemLibrary(
             name: "CSQLite",
@@ -180,7 +180,7 @@ let package = Package(
             dependencies: ["FamilyControlsModel", "FamilyControlsCombine", "SystemKit", "Varlink", "VarlinkClientKit",
                            "GuardProtocol"]
         ),
-        .target(name: "FamilyControlsTesting", dependencies: ["FamilyControls", "AuthorizationRules"]),
+        .target(name: "FamilyControlsTesting", dependencies: ["FamilyControls", "AuthorizationRules", "TimeLimits"]),
 
         // Thin executables.
         .executableTarget(name: "familycontrolsd", dependencies: ["GuardKit"]),

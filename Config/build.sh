@@ -26,6 +26,13 @@
 #                                    symbol bindings, half a millisecond
 #   Config/exports.map               nothing exported from the programs
 #                                    (the runtime asks for --export-dynamic)
+#   -disable-concrete-type-metadata- a generic type's metadata (Set<String>)
+#     mangled-name-accessors         from a call with its conformances, not
+#                                    by demangling its name at run time, which
+#                                    checks each requirement by scanning every
+#                                    conformance in the program (familyctl
+#                                    status did 3 such scans, none now; the
+#                                    Guard's start 13, now 3)
 #   -function-sections and           the code a Guard runs, from start to
 #   --symbol-ordering-file           serving, packed together: the kernel maps
 #                                    code around each page touched, so
@@ -62,6 +69,22 @@ stamp="$build_path/text-order.stamp"
 [ -e "$list" ] || : > "$list"
 extra_products="$*"
 
+# swift build, run once more when it dies of a signal, up to three runs in
+# all: SwiftPM itself sometimes crashes on Linux (a bad pointer in
+# libdispatch's event loop while it runs its tools, twice in a row seen on a
+# loaded machine), and a school's install should not fail on that. A failed
+# compile or link exits with its own status and is not run again.
+swift_build() {
+    runs=1 status=0
+    swift build "$@" || status=$?
+    while [ "$status" -gt 128 ] && [ "$runs" -lt 3 ]; do
+        echo "build.sh: swift build was killed by signal $((status - 128)); running it once more" >&2
+        runs=$((runs + 1)) status=0
+        swift build "$@" || status=$?
+    done
+    return "$status"
+}
+
 # Builds every product, linked with the list as it is now, into $bin.
 build() {
     # The linker reads the list by name; a name that changes with the contents
@@ -76,14 +99,15 @@ build() {
     done
     set -- -c release --static-swift-stdlib --disable-local-rpath --scratch-path "$build_dir" \
         -Xswiftc -use-ld=lld -Xswiftc -Xfrontend -Xswiftc -function-sections \
+        -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors \
         -Xswiftc -Xclang-linker -Xswiftc -static-libgcc -Xlinker "-L$static_libs" \
         -Xlinker -z -Xlinker now -Xlinker -z -Xlinker pack-relative-relocs \
         -Xlinker "--version-script=$PWD/Config/exports.map" \
         -Xlinker "--symbol-ordering-file=$order" -Xlinker --no-warn-symbol-ordering
     for product in $products $extra_products; do
-        swift build "$@" --product "$product" >&2
+        swift_build "$@" --product "$product" >&2
     done
-    bin=$(swift build "$@" --show-bin-path)
+    bin=$(swift_build "$@" --show-bin-path)
 }
 
 # What the programs are, to tell whether the list was recorded from them.

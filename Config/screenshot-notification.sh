@@ -16,6 +16,12 @@
 # (pinentry-gtk-2 on the same display) instead; nothing is typed, and the
 # dialog is closed unanswered, so the request stays undecided.
 #
+# With SCREENSHOT_BUS_FILE=PATH it starts no agent: it writes its session
+# bus's address to PATH and captures the first notification something else
+# posts there (the child's time warning, which the Guard's own program posts
+# as the child: DesktopWarningTests.theChildsWarningIsCapturedOnADesktop,
+# FAMILYCONTROLS_WARNING_SCREENSHOT=Config/images/child-time-warning.png).
+#
 # Needs: xvfb, x11-utils, dunst, imagemagick, dbus, and for the click pinentry-gtk2
 # (Config/install.sh installs them).
 set -eu
@@ -36,33 +42,51 @@ fi
 # The first display number no X server holds, and whose keymap file (which
 # Xvfb's xkbcomp writes as /tmp/server-N.xkm and cannot replace if another
 # user's server left it) is free.
+free_display() {
+    while [ -e "/tmp/.X$number-lock" ] || [ -e "/tmp/.X11-unix/X$number" ] \
+        || { [ -e "/tmp/server-$number.xkm" ] && [ ! -O "/tmp/server-$number.xkm" ]; }; do
+        number=$((number + 1))
+    done
+}
+# Whether the display's lock names our server: another program may have taken
+# the same free number a moment before ours, and its server answers there too.
+ours() { [ "$(tr -d ' ' 2>/dev/null <"/tmp/.X$number-lock")" = "$xvfb" ]; }
 number=${SCREENSHOT_DISPLAY:-97}
-while [ -e "/tmp/.X$number-lock" ] || [ -e "/tmp/.X11-unix/X$number" ] \
-    || { [ -e "/tmp/server-$number.xkm" ] && [ ! -O "/tmp/server-$number.xkm" ]; }; do
-    number=$((number + 1))
-done
 work=$(mktemp -d)
 # SIGKILL: a test runner's children may inherit SIGTERM blocked.
-# Killed outright, Xvfb leaves its lock, socket and keymap behind: removed here.
+# Killed outright, Xvfb leaves its lock, socket and keymap behind: removed
+# here, and only when they are our server's.
 trap 'kill -KILL ${xvfb:-0} 2>/dev/null || true
-      rm -f "/tmp/.X$number-lock" "/tmp/.X11-unix/X$number" "/tmp/server-$number.xkm"; rm -rf "$work"' EXIT
+      if [ -n "${xvfb:-}" ] && ours; then rm -f "/tmp/.X$number-lock" "/tmp/.X11-unix/X$number"; fi
+      [ -O "/tmp/server-$number.xkm" ] && rm -f "/tmp/server-$number.xkm"; rm -rf "$work"' EXIT
 
 click=${SCREENSHOT_CLICK:-}
 height=200
 [ -n "$click" ] && height=440
-Xvfb ":$number" -screen 0 "900x${height}x24" -nolisten tcp >"$work/xvfb.log" 2>&1 &
-xvfb=$!
-# Ready when a client is answered, not when its socket appears: the server
-# binds before it compiles its keymap, and may still fail after.
-i=0
-until xwininfo -display ":$number" -root >/dev/null 2>&1; do
-    i=$((i + 1))
-    if [ $i -gt 150 ] || ! kill -0 $xvfb 2>/dev/null; then
+# Ready when our server answers, not when its socket appears: the server
+# binds before it compiles its keymap, and may still fail after. A server
+# that could not take the number (another took it first) is tried again on
+# the next one.
+attempt=0
+while :; do
+    free_display
+    Xvfb ":$number" -screen 0 "900x${height}x24" -nolisten tcp >"$work/xvfb.log" 2>&1 &
+    xvfb=$!
+    i=0 ready=no
+    while kill -0 $xvfb 2>/dev/null && [ $i -le 300 ]; do
+        if ours && xwininfo -display ":$number" -root >/dev/null 2>&1; then ready=yes; break; fi
+        i=$((i + 1))
+        sleep 0.1
+    done
+    [ $ready = yes ] && break
+    kill -KILL $xvfb 2>/dev/null || true
+    attempt=$((attempt + 1))
+    if [ $attempt -ge 5 ]; then
         echo "screenshot-notification.sh: Xvfb did not start on :$number" >&2
         cat "$work/xvfb.log" >&2
         exit 1
     fi
-    sleep 0.1
+    number=$((number + 1))
 done
 
 # A desktop's look: a grey background, one large, readable notification.
@@ -93,14 +117,24 @@ chmod 0755 "$work/choose"
 printf '[global]\n    dmenu = %s\n' "$work/choose" >>"$work/dunstrc"
 
 export DISPLAY=":$number" HOME="$work" XDG_CONFIG_HOME="$work" FAMILYCTL_SCREENSHOT_OUT="$out" \
-    SCREENSHOT_CLICK="$click" SCREENSHOT_HEIGHT="$height"
+    SCREENSHOT_CLICK="$click" SCREENSHOT_HEIGHT="$height" SCREENSHOT_BUS_FILE="${SCREENSHOT_BUS_FILE:-}"
 dbus-run-session -- sh -c '
     convert -size "900x$SCREENSHOT_HEIGHT" xc:"#3b4252" "$HOME/background.png" && display -window root "$HOME/background.png" 2>/dev/null &
     dunst -config "$HOME/dunstrc" >"$HOME/dunst.log" 2>&1 &
     dunst=$!
-    sleep 1
-    PINENTRY=/usr/bin/pinentry-gtk-2 "$0" agent "$@" >"$HOME/agent.log" 2>&1 &
-    agent=$!
+    # Ready once dunst owns the notifications name (asked without starting
+    # one through D-Bus activation): seconds on a loaded machine.
+    i=0
+    until dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+            org.freedesktop.DBus.NameHasOwner string:org.freedesktop.Notifications 2>/dev/null | grep -q "boolean true" \
+          || [ $i -gt 150 ]; do i=$((i + 1)); sleep 0.2; done
+    agent=
+    if [ -n "$SCREENSHOT_BUS_FILE" ]; then
+        printf "%s" "$DBUS_SESSION_BUS_ADDRESS" >"$SCREENSHOT_BUS_FILE.new" && mv "$SCREENSHOT_BUS_FILE.new" "$SCREENSHOT_BUS_FILE"
+    else
+        PINENTRY=/usr/bin/pinentry-gtk-2 "$0" agent "$@" >"$HOME/agent.log" 2>&1 &
+        agent=$!
+    fi
     # Captured once dunst shows the notification (up to 30 s on a loaded machine).
     i=0
     until [ "$(dunstctl count displayed 2>/dev/null || echo 0)" -ge 1 ] || [ $i -gt 150 ]; do i=$((i + 1)); sleep 0.2; done
@@ -114,7 +148,7 @@ dbus-run-session -- sh -c '
     fi
     import -display "$DISPLAY" -window root "$FAMILYCTL_SCREENSHOT_OUT"
     made=$?
-    [ $made = 0 ] || cat "$HOME/dunst.log" "$HOME/agent.log" >&2
+    [ $made = 0 ] || cat "$HOME/dunst.log" "$HOME/agent.log" >&2 2>/dev/null
     kill -KILL $agent $dunst 2>/dev/null || true
     pkill -KILL -u "$(id -u)" -x pinentry-gtk-2 2>/dev/null || true
     exit $made

@@ -1,7 +1,8 @@
 #!/bin/sh
-# Prints the functions the Guard in BIN_DIR runs from start to serving
-# `familyctl status`, and those its familyctl runs for status, --version and
-# authenticate, in the order valgrind's callgrind first meets them.
+# Prints the functions familyctl runs for status and --version, then those
+# the Guard in BIN_DIR runs to serve `familyctl status`, then those it ran to
+# start, then those familyctl runs to authenticate, each in the order
+# valgrind's callgrind first meets them.
 # Config/build.sh runs it on the programs it has just built and links them
 # again with the list, which puts those functions side by side at the front
 # of the program's code; nothing generated is committed.
@@ -10,7 +11,9 @@
 # (fault-around, 64 KB), so a few hundred kilobytes of code run at start,
 # scattered over five megabytes, kept nearly all of it resident. Packed
 # together, the idle Guard keeps ~2 MB less (familycontrols-bench startup and
-# anchors).
+# anchors). The Guard lets go of its start-up's pages once it serves
+# (MappedFilePages); the code it serves with, at the front and side by side,
+# is then what comes back.
 #
 # Needs root (it starts a Guard on a private socket and store, and a PAM
 # service that permits everything, /etc/pam.d/familycontrols-order-PID, for
@@ -54,6 +57,19 @@ until "$bin/familyctl" status --socket "$work/guard.socket" >/dev/null 2>&1; do
     [ $i -lt 300 ] || { echo "text-order.sh: the Guard did not answer:" >&2; cat "$work/guard.log" >&2; exit 1; }
     sleep 0.1
 done
+# What the Guard ran to start, then what it runs to serve: dumped apart, so
+# the serving code can be put first (below).
+# callgrind_control says what went wrong on its output and exits 0: the
+# dumps themselves are checked.
+timeout 60 callgrind_control --dump=started "$guard_pid" >>"$work/control.log" 2>&1 || true
+for _ in 1 2 3; do
+    "$bin/familyctl" status --socket "$work/guard.socket" >/dev/null 2>&1 ||
+        { echo "text-order.sh: the Guard under valgrind did not answer status:" >&2; cat "$work/guard.log" >&2; exit 1; }
+done
+timeout 60 callgrind_control --dump=serving "$guard_pid" >>"$work/control.log" 2>&1 || true
+for dump in "$work/guard.out.1" "$work/guard.out.2"; do
+    [ -s "$dump" ] || { echo "text-order.sh: callgrind_control made no $dump:" >&2; cat "$work/control.log" >&2; exit 1; }
+done
 (record status "$work/familyctl" status --socket "$work/guard.socket" >/dev/null 2>&1)
 (record version "$work/familyctl" --version >/dev/null 2>&1)
 (record authenticate "$work/familyctl" authenticate root --member individual --config "$work/permit.conf" \
@@ -82,7 +98,7 @@ awk '
             if (name !~ /^0x/ && name !~ /[ (]/ && !(name in seen)) { seen[name] = 1; print name }
         }
     }
-' "$work/guard.out" "$work/status.out" "$work/version.out" "$work/authenticate.out" > "$work/order.txt"
+' "$work/status.out" "$work/version.out" "$work/guard.out.2" "$work/guard.out.1" "$work/guard.out" "$work/authenticate.out" > "$work/order.txt"
 count=$(wc -l < "$work/order.txt")
 [ "$count" -gt 500 ] || { echo "text-order.sh: only $count functions recorded" >&2; exit 1; }
 cat "$work/order.txt"

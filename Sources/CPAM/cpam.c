@@ -2,10 +2,65 @@
 #include "CPAM.h"
 
 #ifdef __linux__
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <shadow.h>
 #include <time.h>
+
+/* libpam's calls, looked up once. Each pointer has the type the header
+   declares, so the compiler checks every call made through it. */
+static struct {
+    __typeof__(&pam_start) start;
+    __typeof__(&pam_start_confdir) start_confdir;
+    __typeof__(&pam_end) end;
+    __typeof__(&pam_authenticate) authenticate;
+    __typeof__(&pam_acct_mgmt) acct_mgmt;
+    __typeof__(&pam_set_item) set_item;
+    __typeof__(&pam_get_item) get_item;
+    __typeof__(&pam_strerror) strerror;
+    /* Empty once loaded; why not, otherwise. */
+    char problem[256];
+    /* Set once everything above is; read without taking the once. */
+    _Atomic int loaded;
+} libpam;
+static pthread_once_t libpam_once = PTHREAD_ONCE_INIT;
+
+static void *libpam_symbol(void *library, const char *name) {
+    void *symbol = dlsym(library, name);
+    if (symbol == NULL && libpam.problem[0] == '\0') {
+        snprintf(libpam.problem, sizeof(libpam.problem), "libpam.so.0 has no %s", name);
+    }
+    return symbol;
+}
+
+static void libpam_load(void) {
+    /* By its soname, as the loader would find it at start; never unloaded. */
+    void *library = dlopen("libpam.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (library == NULL) {
+        const char *reason = dlerror();
+        snprintf(libpam.problem, sizeof(libpam.problem), "%s", reason != NULL ? reason : "libpam.so.0 cannot be loaded");
+        return;
+    }
+    libpam.start = (__typeof__(libpam.start))libpam_symbol(library, "pam_start");
+    libpam.start_confdir = (__typeof__(libpam.start_confdir))libpam_symbol(library, "pam_start_confdir");
+    libpam.end = (__typeof__(libpam.end))libpam_symbol(library, "pam_end");
+    libpam.authenticate = (__typeof__(libpam.authenticate))libpam_symbol(library, "pam_authenticate");
+    libpam.acct_mgmt = (__typeof__(libpam.acct_mgmt))libpam_symbol(library, "pam_acct_mgmt");
+    libpam.set_item = (__typeof__(libpam.set_item))libpam_symbol(library, "pam_set_item");
+    libpam.get_item = (__typeof__(libpam.get_item))libpam_symbol(library, "pam_get_item");
+    libpam.strerror = (__typeof__(libpam.strerror))libpam_symbol(library, "pam_strerror");
+    if (libpam.problem[0] == '\0') {
+        libpam.loaded = 1;
+    }
+}
+
+const char *cpam_unavailable(void) {
+    pthread_once(&libpam_once, libpam_load);
+    return libpam.problem[0] == '\0' ? NULL : libpam.problem;
+}
 
 void cpam_zero(void *pointer, size_t length) {
     if (pointer != NULL && length > 0) {
@@ -95,25 +150,45 @@ int cpam_converse(int num_msg, const struct pam_message **msg,
 
 int cpam_start(const char *service, const char *user, const char *confdir,
                cpam_conversation *conversation, pam_handle_t **handle) {
+    if (cpam_unavailable() != NULL) {
+        return PAM_SYSTEM_ERR;
+    }
     /* libpam copies this struct, so a stack value is enough. */
     struct pam_conv conv = { cpam_converse, conversation };
     if (confdir != NULL) {
-        return pam_start_confdir(service, user, &conv, confdir, handle);
+        return libpam.start_confdir(service, user, &conv, confdir, handle);
     }
-    return pam_start(service, user, &conv, handle);
+    return libpam.start(service, user, &conv, handle);
+}
+
+int cpam_authenticate(pam_handle_t *handle, int flags) {
+    return libpam.authenticate(handle, flags);
+}
+
+int cpam_acct_mgmt(pam_handle_t *handle, int flags) {
+    return libpam.acct_mgmt(handle, flags);
+}
+
+int cpam_end(pam_handle_t *handle, int status) {
+    return libpam.end(handle, status);
+}
+
+const char *cpam_strerror(int code) {
+    return libpam.loaded ? libpam.strerror(NULL, code) : NULL;
 }
 
 int cpam_set_string_item(pam_handle_t *handle, int item, const char *value) {
-    return pam_set_item(handle, item, value);
+    return libpam.set_item(handle, item, value);
 }
 
 const char *cpam_get_string_item(pam_handle_t *handle, int item) {
     const void *value = NULL;
-    if (pam_get_item(handle, item, &value) != PAM_SUCCESS) {
+    if (libpam.get_item(handle, item, &value) != PAM_SUCCESS) {
         return NULL;
     }
     return value;
 }
+
 cpam_password_state cpam_shadow_password_state(const char *user) {
     struct spwd entry;
     struct spwd *found = NULL;

@@ -88,7 +88,7 @@ package struct Family: Sendable {
     package func everyChildGroupResolves() -> Bool {
         for family in configuration.allFamilies {
             for case .group(let name) in family.children {
-                guard let found = try? UserDatabase.group(named: name), found != nil else { return false }
+                guard (try? UserDatabase.group(named: name)) != nil else { return false }
             }
         }
         return true

@@ -27,6 +27,16 @@ package protocol AuthorizationBackend: Sendable {
     /// Follows the app's status: `update` hears every change, on any thread,
     /// until the returned value is stopped.
     func follow(_ update: @escaping @Sendable (AuthorizationStatus) -> Void) -> any StatusFollowing
+
+    /// Makes `limits` the app's login limits for its child (Linux only);
+    /// looser ones wait for a parent or guardian, which `prompter` is told of.
+    func setTimeLimits(_ limits: LoginLimits, prompter: any Prompter) async -> Result<LoginLimitsOutcome, GuardFailure>
+
+    /// Asks a parent or guardian for more session time today (Linux only): the time given.
+    func requestMoreTime(minutes: Int, reason: String?, prompter: any Prompter) async -> Result<Duration, GuardFailure>
+
+    /// The login limits in force for the app's child (Linux only), nil for none.
+    func timeLimits() async -> Result<LoginLimitsInForce?, GuardFailure>
 }
 
 /// A running ``AuthorizationBackend/follow(_:)``.

@@ -45,12 +45,6 @@ extension AuthorizationCenter {
     ///   ``lastErrorMessage`` says why.
     public func requestUpdate() async throws -> AppUpdateOutcome {
         let (backend, generation) = currentBackend
-        switch await backend.update(prompter: prompter) {
-        case .success(let outcome):
-            return outcome
-        case .failure(let failure):
-            record(failure, generation: generation)
-            throw failure.error
-        }
+        return try settled(await backend.update(prompter: prompter), generation: generation)
     }
 }

@@ -190,6 +190,16 @@ public final class AuthorizationCenter: ObservableObject, PublishingObservable, 
         }
     }
 
+    /// The value of a call, or its failure recorded for ``lastErrorMessage`` and thrown as the public error.
+    func settled<T>(_ result: Result<T, GuardFailure>, generation: Int) throws -> T {
+        switch result {
+        case .success(let value): return value
+        case .failure(let failure):
+            record(failure, generation: generation)
+            throw failure.error
+        }
+    }
+
     /// Sets the status and, after a success, follows the backend's changes.
     @MainActor private func settle(_ status: AuthorizationStatus, follow: Bool, generation: Int) {
         guard state.withLock({ $0.generation == generation }) else { return }

@@ -17,12 +17,8 @@ package struct GuardBackend: AuthorizationBackend {
     package func request(_ member: FamilyControlsMember, prompter: any Prompter) async -> Result<AuthorizationStatus, GuardFailure> {
         let cancellation = Cancellation()
         return await withTaskCancellationHandler {
-            await Self.blocking {
-                do throws(GuardFailure) {
-                    return .success(try GuardClient.request(member, prompter: prompter, connected: cancellation.attach))
-                } catch {
-                    return .failure(error)
-                }
+            await Self.blocking { () throws(GuardFailure) in
+                try GuardClient.request(member, prompter: prompter, connected: cancellation.attach)
             }
         } onCancel: {
             cancellation.cancel()
@@ -32,13 +28,8 @@ package struct GuardBackend: AuthorizationBackend {
     package func revoke(prompter: any Prompter) async -> Result<Void, GuardFailure> {
         let cancellation = Cancellation()
         return await withTaskCancellationHandler {
-            await Self.blocking {
-                do throws(GuardFailure) {
-                    try GuardClient.revoke(prompter: prompter, connected: cancellation.attach)
-                    return .success(())
-                } catch {
-                    return .failure(error)
-                }
+            await Self.blocking { () throws(GuardFailure) in
+                try GuardClient.revoke(prompter: prompter, connected: cancellation.attach)
             }
         } onCancel: {
             cancellation.cancel()
@@ -48,12 +39,8 @@ package struct GuardBackend: AuthorizationBackend {
     package func update(prompter: any Prompter) async -> Result<AppUpdateOutcome, GuardFailure> {
         let cancellation = Cancellation()
         return await withTaskCancellationHandler {
-            await Self.blocking {
-                do throws(GuardFailure) {
-                    return .success(try GuardClient.update(prompter: prompter, connected: cancellation.attach))
-                } catch {
-                    return .failure(error)
-                }
+            await Self.blocking { () throws(GuardFailure) in
+                try GuardClient.update(prompter: prompter, connected: cancellation.attach)
             }
         } onCancel: {
             cancellation.cancel()
@@ -63,13 +50,7 @@ package struct GuardBackend: AuthorizationBackend {
     package var monitorClaim: MonitorClaim? { MonitorClaim.fromEnvironment() }
 
     package func identifyMonitor() async -> Result<IdentifiedMonitor?, GuardFailure> {
-        await Self.blocking {
-            do throws(GuardFailure) {
-                return .success(try GuardClient.identifyMonitor())
-            } catch {
-                return .failure(error)
-            }
-        }
+        await Self.blocking { () throws(GuardFailure) in try GuardClient.identifyMonitor() }
     }
 
     package func follow(_ update: @escaping @Sendable (AuthorizationStatus) -> Void) -> any StatusFollowing {
@@ -81,12 +62,14 @@ package struct GuardBackend: AuthorizationBackend {
     /// queue they fail at once.
     static let calls = BlockingExecutor(name: "FamilyControls", maximumThreads: 4, maximumQueued: 256)
 
-    /// Runs blocking work on ``calls`` and awaits it.
+    /// Runs blocking work on ``calls`` and awaits its value or its failure.
     static func blocking<T: Sendable>(
-        _ body: @escaping @Sendable () -> Result<T, GuardFailure>
+        _ body: @escaping @Sendable () throws(GuardFailure) -> T
     ) async -> Result<T, GuardFailure> {
         do throws(BlockingExecutor.Saturated) {
-            return try await calls.run(body)
+            return try await calls.run { () -> Result<T, GuardFailure> in
+                do throws(GuardFailure) { return .success(try body()) } catch { return .failure(error) }
+            }
         } catch {
             return .failure(GuardFailure(.unavailable, "too many calls to the Guard at once in this app; try again"))
         }

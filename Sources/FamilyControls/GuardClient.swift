@@ -92,21 +92,26 @@ enum GuardClient {
     /// from the kernel's word on it, or none. One short call, bounded as a
     /// status read is.
     static func identifyMonitor() throws(GuardFailure) -> IdentifiedMonitor? {
+        try call(Guard.IdentifyMonitor.self, Guard.IdentifyMonitor.Parameters()).monitor.map {
+            IdentifiedMonitor(appID: $0.appID, user: $0.user, session: $0.session)
+        }
+    }
+
+    /// One short call of `Method` on a connection of its own, bounded as a
+    /// status read is; its reply, checked against the interface.
+    static func call<Method: GuardMethod>(_ method: Method.Type, _ parameters: Method.Parameters) throws(GuardFailure) -> Method.Reply {
         let client = try connect()
         defer { client.close() }
-        let reply: Guard.IdentifyMonitor.Reply
         do throws(VarlinkClientError) {
-            let parameters = try client.call(Guard.IdentifyMonitor.method, parameters: Guard.IdentifyMonitor.Parameters().object,
-                                             timeout: .seconds(5))
+            let reply = try client.call(Method.method, parameters: parameters.object, timeout: .seconds(5))
             do throws(ProtocolDecodingError) {
-                reply = try Guard.IdentifyMonitor.Reply(parameters, at: "", strict: false)
+                return try Method.Reply(reply, at: "", strict: false)
             } catch {
-                throw VarlinkClientError.protocolViolation("the reply to IdentifyMonitor is not what the interface says: \(error)")
+                throw VarlinkClientError.protocolViolation("the reply to \(Method.name) is not what the interface says: \(error)")
             }
         } catch {
             throw GuardFailure(error, connecting: false)
         }
-        return reply.monitor.map { IdentifiedMonitor(appID: $0.appID, user: $0.user, session: $0.session) }
     }
 
     /// Calls `Method` with `more`, relays every prompt to `prompter`, and

@@ -1,7 +1,3 @@
-import GuardProtocol
-import Varlink
-import VarlinkClientKit
-
 /// The login hours and daily session time an approved app keeps for its
 /// child, which the system enforces at every login and during each session
 /// (Linux only: in the spirit of ManagedSettings' `ManagedSettingsStore`,
@@ -42,6 +38,16 @@ public struct LoginLimitsInForce: Sendable, Hashable {
     public var timeLeft: Duration?
     /// The names of the apps that set them.
     public var setBy: [String]
+
+    package init(hours: String?, dailyAllowance: Duration?, atEnd: LoginLimits.AtEnd, moreTimeToday: Duration,
+                 timeLeft: Duration?, setBy: [String]) {
+        self.hours = hours
+        self.dailyAllowance = dailyAllowance
+        self.atEnd = atEnd
+        self.moreTimeToday = moreTimeToday
+        self.timeLeft = timeLeft
+        self.setBy = setBy
+    }
 }
 
 /// How ``TimeLimitsStore/apply(_:)`` took effect.
@@ -57,7 +63,20 @@ public enum LoginLimitsOutcome: Sendable, Hashable {
 /// its approved folder, may; the system identifies the app from the running
 /// program, never from what it says.
 public struct TimeLimitsStore: Sendable {
-    public init() {}
+    /// The center whose Guard keeps the limits, and whose
+    /// ``AuthorizationCenter/prompter`` is told of a parent's decision.
+    public let center: AuthorizationCenter
+
+    /// A store on ``AuthorizationCenter/shared``, the system's Guard.
+    public init() {
+        center = .shared
+    }
+
+    /// A store on `center`'s Guard: an in-memory one's in an app's own tests
+    /// (`FamilyControlsTesting`).
+    public init(center: AuthorizationCenter) {
+        self.center = center
+    }
 
     /// Makes `limits` this app's limits for its child. Limits as strict as
     /// the app's limits in force or stricter take effect at once; looser ones
@@ -69,65 +88,22 @@ public struct TimeLimitsStore: Sendable {
     ///   `.authorizationCanceled` when a parent or guardian said no or none
     ///   decided in time, `.unavailable`; ``AuthorizationCenter/lastErrorMessage`` says why.
     public func apply(_ limits: LoginLimits) async throws -> LoginLimitsOutcome {
-        let prompter = AuthorizationCenter.shared.prompter
-        let daily = limits.dailyAllowance.map { "\($0.components.seconds)s" }
-        let parameters = Guard.SetTimeLimits.Parameters(hours: limits.hours, daily: daily,
-                                                        atEnd: limits.atEnd == .end ? .end : .lock)
-        let reply = try await Self.run { () throws(GuardFailure) in
-            try GuardClient.converse(Guard.SetTimeLimits.self, parameters, prompter: prompter, connected: { _ in })
-        }
-        return reply.outcome == .approved ? .approvedByGuardian : .applied
+        let (backend, generation) = center.currentBackend
+        return try center.settled(await backend.setTimeLimits(limits, prompter: center.prompter), generation: generation)
     }
 
     /// Asks a parent or guardian for `minutes` more session time today,
     /// with the child's `reason`; waits until one decides.
     /// - Returns: the time given (a parent or guardian may give another amount).
     public func requestMoreTime(minutes: Int, reason: String? = nil) async throws -> Duration {
-        let prompter = AuthorizationCenter.shared.prompter
-        let parameters = Guard.RequestMoreTime.Parameters(minutes: Int64(minutes), reason: reason)
-        let reply = try await Self.run { () throws(GuardFailure) in
-            try GuardClient.converse(Guard.RequestMoreTime.self, parameters, prompter: prompter, connected: { _ in })
-        }
-        return .seconds(reply.granted ?? 0)
+        let (backend, generation) = center.currentBackend
+        return try center.settled(await backend.requestMoreTime(minutes: minutes, reason: reason, prompter: center.prompter),
+                                  generation: generation)
     }
 
     /// The limits in force for the app's child; nil when there are none.
     public func current() async throws -> LoginLimitsInForce? {
-        let reply = try await Self.run { () throws(GuardFailure) in
-            let client = try GuardClient.connect()
-            defer { client.close() }
-            do throws(VarlinkClientError) {
-                let parameters = try client.call(Guard.GetTimeLimits.method, parameters: Guard.GetTimeLimits.Parameters().object,
-                                                 timeout: .seconds(5))
-                do throws(ProtocolDecodingError) {
-                    return try Guard.GetTimeLimits.Reply(parameters, at: "", strict: false)
-                } catch {
-                    throw VarlinkClientError.protocolViolation("the reply to GetTimeLimits is not what the interface says: \(error)")
-                }
-            } catch {
-                throw GuardFailure(error, connecting: false)
-            }
-        }
-        guard let limits = reply.limits else { return nil }
-        let daily: Duration? = limits.daily.map { Duration.seconds($0) }
-        let left: Duration? = limits.left.map { Duration.seconds($0) }
-        let names: [String] = limits.apps.map { $0.name ?? $0.app }
-        let atEnd: LoginLimits.AtEnd = limits.atEnd == .end ? .end : .lock
-        return LoginLimitsInForce(hours: limits.hours, dailyAllowance: daily, atEnd: atEnd,
-                                  moreTimeToday: .seconds(limits.extra), timeLeft: left, setBy: names)
-    }
-
-    /// Runs `body` on the library's pool; a failure is recorded for
-    /// ``AuthorizationCenter/lastErrorMessage`` and thrown as the public error.
-    private static func run<T: Sendable>(_ body: @escaping @Sendable () throws(GuardFailure) -> T) async throws -> T {
-        let result = await GuardBackend.blocking { () -> Result<T, GuardFailure> in
-            do throws(GuardFailure) { return .success(try body()) } catch { return .failure(error) }
-        }
-        switch result {
-        case .success(let value): return value
-        case .failure(let failure):
-            AuthorizationCenter.shared.record(failure, generation: AuthorizationCenter.shared.currentBackend.generation)
-            throw failure.error
-        }
+        let (backend, generation) = center.currentBackend
+        return try center.settled(await backend.timeLimits(), generation: generation)
     }
 }

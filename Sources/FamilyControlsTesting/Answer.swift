@@ -3,7 +3,9 @@ import FamilyControls
 /// How the person at the authentication sheet answers, or how the Guard fails.
 public enum Answer: Sendable, Hashable {
     /// The guardian, or the individual, authenticates and approves. For a
-    /// revoke: the guardian authenticates and the approval is lifted.
+    /// revoke: the guardian authenticates and the approval is lifted. For
+    /// looser login limits or more time: a parent or guardian approves them
+    /// (all the minutes asked).
     case approve
     /// "Don't Allow": the request fails with
     /// ``FamilyControlsError/authorizationCanceled`` and the status becomes
@@ -25,6 +27,12 @@ public struct Sheet: Sendable {
         case request(FamilyControlsMember)
         /// A revoke of a child's approval, which a guardian must authenticate.
         case revoke
+        /// Login limits looser than those in force (Linux only), which a
+        /// parent or guardian decides from their own session.
+        case timeLimits(LoginLimits)
+        /// More session time today (Linux only), which a parent or guardian
+        /// decides from their own session.
+        case moreTime(minutes: Int, reason: String?)
     }
 
     /// What the sheet is for.

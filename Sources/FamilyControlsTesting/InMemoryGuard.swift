@@ -117,20 +117,42 @@ public final class InMemoryGuard: Sendable {
     public var monitorIdentifications: Int { engine.identifications }
     #endif
 
+    // MARK: Login limits (Linux only)
+
+    /// A ``TimeLimitsStore`` on this Guard, for an app that sets its child's
+    /// login limits: the same rules as the system's Guard (only an app
+    /// approved for a child; stricter at once; looser limits and more time
+    /// a parent's or guardian's decision, at the sheet:
+    /// ``Sheet/Purpose-swift.enum/timeLimits(_:)`` and
+    /// ``Sheet/Purpose-swift.enum/moreTime(minutes:reason:)``).
+    public var timeLimitsStore: TimeLimitsStore { TimeLimitsStore(center: center) }
+
+    /// The login limits the app keeps for its child, as the Guard holds
+    /// them; nil for none.
+    public var timeLimits: LoginLimits? { engine.keptTimeLimits }
+
+    /// The child's session time today, from which
+    /// ``LoginLimitsInForce/timeLeft`` is counted (none at first).
+    public var timeUsedToday: Duration {
+        get { engine.timeUsedToday }
+        set { engine.timeUsedToday = newValue }
+    }
+
     // MARK: The sheet
 
     /// Answers the next sheets, in order, as they open: a request that is not
-    /// already approved, and a revoke of a child's approval, each take one.
+    /// already approved, a revoke of a child's approval, looser login limits
+    /// and a request for more time each take one.
     /// A sheet with no queued answer waits for ``nextSheet(timeout:)``.
     public func willAnswer(_ answers: Answer...) {
         engine.queue(answers)
     }
 
-    /// Waits until a request or revoke is at the sheet with no queued answer,
+    /// Waits until a request, a revoke or a parent's decision is at the sheet with no queued answer,
     /// and returns it: the app is now waiting for a person, and the test
     /// decides with ``Sheet/answer(_:)``.
     /// - Throws: ``TimedOut`` when no sheet opens within `timeout`.
-    public func nextSheet(timeout: Duration = .seconds(5)) async throws -> Sheet {
+    public func nextSheet(timeout: Duration = .seconds(30)) async throws -> Sheet {
         try await engine.nextSheet(timeout: timeout)
     }
 

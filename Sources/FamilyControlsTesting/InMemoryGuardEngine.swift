@@ -4,21 +4,22 @@ import FamilyControls
 import Foundation
 import GuardProtocol
 import Synchronization
+import TimeLimits
 
 /// The in-memory Guard's state and its answers to the center: the
 /// `AuthorizationBackend` an ``InMemoryGuard`` hands its center.
 final class InMemoryGuardEngine: AuthorizationBackend {
-    private struct WaitingSheet {
+    struct WaitingSheet {
         var id: Int
         var purpose: Sheet.Purpose
         var handedOut = false
         var reply: SheetReply
     }
-    private struct Watcher {
+    struct Watcher {
         var id: Int
         var continuation: CheckedContinuation<Sheet, any Error>
     }
-    private struct State {
+    struct State {
         let user: FamilyControlsMember?
         var status: AuthorizationStatus
         var approvedMember: FamilyControlsMember?
@@ -34,6 +35,10 @@ final class InMemoryGuardEngine: AuthorizationBackend {
         /// The session this process runs in as the app's monitor, if it does.
         var monitorSession: String?
         var identifications = 0
+        /// The app's login limits for its child, as the Guard keeps them.
+        var timeLimits: TimeLimits?
+        /// More time given today, and the time used today.
+        var moreTime = 0, timeUsed = 0
 
         /// The stored authorization as the shared rules read it.
         var recorded: RecordedAuthorization? {
@@ -46,7 +51,7 @@ final class InMemoryGuardEngine: AuthorizationBackend {
             return nextID
         }
     }
-    private let state: Mutex<State>
+    let state: Mutex<State>
 
     init(user: FamilyControlsMember?, status: AuthorizationStatus) {
         let approvedMember = status.isApproval ? user ?? .child : nil
@@ -190,7 +195,7 @@ final class InMemoryGuardEngine: AuthorizationBackend {
     }
 
     private static func noSheet(_ timeout: Duration) -> TimedOut {
-        TimedOut(waitingFor: "a request or revoke at the authentication sheet", timeout: timeout)
+        TimedOut(waitingFor: "a request, a revoke or a parent's decision at the sheet", timeout: timeout)
     }
 
     func answer(sheet id: Int, with answer: Answer) {
@@ -212,7 +217,7 @@ final class InMemoryGuardEngine: AuthorizationBackend {
 
     // MARK: Internals
 
-    private static let unavailable = GuardFailure(.unavailable, "the Guard is not running")
+    static let unavailable = GuardFailure(.unavailable, "the Guard is not running")
     /// The app and its user as the rules name them: this Guard knows no names.
     static let app = AskingApp(user: "the user", appID: "the app", displayName: "the app")
     /// Who decides from their own session.
@@ -261,7 +266,7 @@ final class InMemoryGuardEngine: AuthorizationBackend {
     }
 
     /// One sheet's answer: given once, from any thread; waited for on the flow's.
-    private final class SheetReply: @unchecked Sendable {
+    final class SheetReply: @unchecked Sendable {
         private var answer = Answer.cancel
         private let given = DispatchSemaphore(value: 0)
 

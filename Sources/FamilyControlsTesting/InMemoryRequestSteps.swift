@@ -40,7 +40,7 @@ final class InMemoryRequestSteps: AppRequestSteps, Sendable {
 
     func pendingUpdate() -> Never? { nil }
 
-    func awaitUpdate(_ update: Never) -> AuthorizationStatus { switch update {} }
+    func awaitUpdate(_ update: Never) -> AuthorizationStatus { update }
 
     func recorded() -> RecordedAuthorization? { engine.recorded }
 

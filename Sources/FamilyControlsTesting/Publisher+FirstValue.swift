@@ -9,8 +9,10 @@ extension Publisher where Failure == Never, Output: Sendable {
     /// model.revokeAccess()
     /// _ = try await model.$isWorking.firstValue { !$0 }
     /// ```
+    /// The wait ends as soon as the value comes; the bound is generous for a
+    /// loaded machine (a CI runner building while it tests).
     /// - Throws: ``TimedOut`` when no such value comes within `timeout`.
-    public func firstValue(timeout: Duration = .seconds(5),
+    public func firstValue(timeout: Duration = .seconds(30),
                            where predicate: @escaping @Sendable (Output) -> Bool) async throws -> Output {
         // Subscribe now, so that no value sent after this call is missed.
         let values = self.values

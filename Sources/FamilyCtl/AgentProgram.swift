@@ -18,21 +18,9 @@ enum AgentProgram {
     /// `/usr/libexec/familycontrols`), whichever is an executable file; nil
     /// when neither is.
     static func path() -> (found: String?, looked: [String]) {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard count > 0 else { return (nil, ["/proc/self/exe"]) }
-        let own = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let folder = own.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        let installed = folder.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-            + "/libexec/familycontrols/" + name
-        let candidates = [folder + "/" + name, installed]
-        for candidate in candidates {
-            var info = stat()
-            if stat(candidate, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, access(candidate, X_OK) == 0 {
-                return (candidate, candidates)
-            }
-        }
-        return (nil, candidates)
+        let candidates = CompanionProgram.candidates(named: name, fallback: "/usr/bin/familyctl")
+        let found = candidates.first { CompanionProgram.regularFile($0) != nil && access($0, X_OK) == 0 }
+        return (found, candidates)
     }
 
     /// Replaces this process with the agent program, given familyctl's own

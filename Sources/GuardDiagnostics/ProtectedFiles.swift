@@ -96,7 +96,8 @@ struct ProtectedFiles {
         targets.append(Target(path: path, outcome: outcome, why: why, steps: Self.steps(path)))
     }
 
-    /// The target and every folder above it, as written and as resolved.
+    /// The target and every folder above it, as written, through each link
+    /// on the way, and as resolved.
     private static func steps(_ path: String) -> [Step] {
         var steps: [Step] = []
         func walk(_ start: String, follow: Bool) {
@@ -115,10 +116,25 @@ struct ProtectedFiles {
                 first = false
             }
         }
+        // A link to /dev/null masks the file (systemd's `mask`, a silenced login script): nothing written to
+        // /dev/null is ever read back, so only the links and the folders holding them matter.
+        let mask = "/dev/null"
         walk(path, follow: false)
+        // Every link on the way to the file, and the folders holding it: one
+        // in a folder the child may write can be pointed at a file of theirs.
+        var hop = path
+        for _ in 0..<40 {
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let count = readlink(hop, &buffer, buffer.count - 1)
+            guard count > 0 else { break }
+            let target = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            hop = target.hasPrefix("/") ? target : parent(of: hop) + "/" + target
+            if hop != mask { walk(hop, follow: false) }
+        }
         if let resolved = realpath(path, nil) {
-            walk(String(cString: resolved), follow: true)
+            let target = String(cString: resolved)
             free(resolved)
+            if target != mask { walk(target, follow: true) }
         }
         return steps
     }

@@ -90,6 +90,9 @@ package struct GuardLimits: Sendable {
     /// The longest the time keeper waits before looking at the sessions and
     /// the clock again (logind's sessions end without telling it).
     package var timeLookInterval: Duration = .seconds(5)
+    /// How long a warning that reached no terminal and no desktop is told
+    /// again at each look: a desktop starts after the login that made it due.
+    package var timeWarningToldAgainFor: Duration = .seconds(90)
     /// Days of session time kept in the store.
     package var timeDaysKept = 35
 

@@ -20,7 +20,7 @@ struct StoreConnection {
         _ sql: String, _ values: [SQLiteValue] = [], row: (SQLiteStatement) throws(StoreError) -> T
     ) throws(StoreError) -> [T] {
         let statement = try sqlite { () throws(SQLiteError) in
-            let statement = try database.prepare(sql)
+            let statement = try database.cachedStatement(sql)
             try statement.bind(values)
             return statement
         }

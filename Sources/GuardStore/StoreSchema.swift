@@ -303,10 +303,14 @@ package enum StoreSchema {
             """
     )
 
-    /// Brings the database up to the last of `migrations`, one transaction per step.
+    /// Brings the database up to the last of `migrations`. A new store is
+    /// made in one transaction: it exists whole or not at all, with one
+    /// flush to disk instead of one per step (on a disk busy writing, each
+    /// flush can take seconds). An existing store is upgraded one
+    /// transaction per step, so the steps already made stay when a later one fails.
     ///
-    /// Each step re-reads the version under the write lock, so two processes
-    /// opening the same store never run a step twice.
+    /// Each transaction re-reads the version under the write lock, so two
+    /// processes opening the same store never run a step twice.
     /// - Throws: ``StoreError/foreignDatabase(path:)`` for another program's
     ///   database, ``StoreError/schemaTooNew(path:version:supported:)`` when the
     ///   store is newer than `migrations`, ``StoreError/migrationFailed(path:version:_:)``.
@@ -318,14 +322,36 @@ package enum StoreSchema {
         precondition(migrations.map(\.version) == Array(1..<(migrations.count + 1)),
                      "store migrations must be numbered 1, 2, 3… in order")
         let path = database.path
-        let found = try checkCompatibility(database, supported: migrations.count)
+        var found = try checkCompatibility(database, supported: migrations.count)
+        if found == 0 {
+            // The step being run, for the error if it fails.
+            var step = 0
+            do {
+                found = try database.transaction { () throws(SQLiteError) -> Int in
+                    // Another process may have made the store since the header was read.
+                    let version = try readHeader(database).version
+                    guard version == 0, let last = migrations.last?.version else { return version }
+                    for migration in migrations {
+                        step = migration.version
+                        try database.execute(migration.sql)
+                    }
+                    // An integer of our own, not input: safe to put in the SQL text.
+                    try database.execute("PRAGMA user_version = \(last)")
+                    for migration in migrations {
+                        logger.notice("\(path): schema version \(migration.version): \(migration.summary)")
+                    }
+                    return last
+                }
+            } catch {
+                throw .migrationFailed(path: path, version: max(step, 1), error)
+            }
+        }
         for migration in migrations where migration.version > found {
             do {
                 try database.transaction { () throws(SQLiteError) in
                     // Another process may have run this step since the header was read.
                     guard try readHeader(database).version < migration.version else { return }
                     try database.execute(migration.sql)
-                    // An integer of our own, not input: safe to put in the SQL text.
                     try database.execute("PRAGMA user_version = \(migration.version)")
                 }
             } catch {

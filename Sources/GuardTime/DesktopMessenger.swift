@@ -16,11 +16,15 @@ import SystemKit
 package struct DesktopMessenger: SessionMessenger {
     /// The helper program: the Guard's own.
     package var helper: String
+    /// The notification's title, above the message.
+    package var summary: String
     package var terminal: TerminalMessenger
     package var timeout: Duration
 
-    package init(helper: String, terminal: TerminalMessenger = TerminalMessenger(), timeout: Duration = .seconds(4)) {
+    package init(helper: String, summary: String = "Time limit", terminal: TerminalMessenger = TerminalMessenger(),
+                 timeout: Duration = .seconds(4)) {
         self.helper = helper
+        self.summary = summary
         self.terminal = terminal
         self.timeout = timeout
     }
@@ -57,7 +61,7 @@ package struct DesktopMessenger: SessionMessenger {
         defer { output.close() }
         let process: UserProcess
         do throws(UserProcess.SpawnError) {
-            process = try UserProcess.spawn(helper, arguments: [helper, DesktopNotification.modeArgument, "FamilyControls", message],
+            process = try UserProcess.spawn(helper, arguments: [helper, DesktopNotification.modeArgument, summary, message],
                                             environment: environment, directory: "/", uid: account.uid, gid: account.gid,
                                             realGID: account.gid, groups: UserDatabase.groupIDs(of: account),
                                             output: output.rawValue)

@@ -22,6 +22,10 @@ extension TimeKeeper {
         var lastFile = MonotonicInstant.now
         /// What the file last written said, but for the time used and when it was written.
         var lastFileKey: String?
+        /// Children whose last warning reached no terminal and no desktop,
+        /// and until when it is told again at each look: a desktop's bus and
+        /// notification server start after the login that made it due.
+        var untold: [UInt32: MonotonicInstant] = [:]
 
         init(context: Context, keeper: TimeKeeper, wakeUp: EventCounter) {
             self.context = context
@@ -47,9 +51,23 @@ extension TimeKeeper {
                 let stopping = keeper.isStopping
                 let next = look(final: stopping)
                 if stopping { return }
+                wait(until: next)
+            }
+        }
+
+        /// Waits for a wake-up, a change logind reports, or `next`.
+        func wait(until next: MonotonicInstant) {
+            guard case .watched(let logind) = context.sessionChanges else {
                 _ = try? Poll.wait(for: Int16(POLLIN), on: wakeUp.rawValue, until: next)
                 wakeUp.drain()
+                return
             }
+            var deadline = next
+            if let wanted = logind.changeTimeout { deadline = min(deadline, .now.advanced(by: .milliseconds(Int64(wanted)))) }
+            let ready = (try? Poll.wait(for: [(wakeUp.rawValue, Int16(POLLIN)), (logind.changeDescriptor, logind.changeEvents)],
+                                        until: deadline)) ?? [0, 0]
+            if ready[0] != 0 { wakeUp.drain() }
+            if ready[1] != 0 { logind.acknowledgeChange() }
         }
 
         /// Counts, decides, acts, writes; returns when to look next.
@@ -67,7 +85,10 @@ extension TimeKeeper {
                 context.logger.info("time: a new day, \(counter.day): the session time of \(finished.day) is written down")
             }
             let moment = LocalMoment(now)
-            var next = clock.advanced(by: children.isEmpty ? context.limits.timeRecordInterval : context.limits.timeLookInterval)
+            // Every session's opening wakes the keeper unless it is unwatched: then nothing is
+            // due while no child with limits is logged in.
+            let idle: Bool = if case .unwatched = context.sessionChanges { children.isEmpty } else { open.isEmpty }
+            var next = clock.advanced(by: idle ? context.limits.timeRecordInterval : context.limits.timeLookInterval)
             var up: [UInt32] = []
             states = states.filter { uids.contains($0.key) }
             for child in children {
@@ -78,6 +99,7 @@ extension TimeKeeper {
                 states[child.uid] = state
                 if left == 0 { up.append(child.uid) }
                 for action in actions { act(action, child: child, sessions: theirs) }
+                if let left, left > 0, !actions.contains(where: \.isWarning) { tellAgain(child, left: left, sessions: theirs, clock: clock) }
                 if let left, left > 0, !theirs.isEmpty {
                     let until = rules.warnings.filter { $0 < left }.map { left - $0 }.min() ?? left
                     next = min(next, clock.advanced(by: .seconds(max(1, until))))
@@ -96,12 +118,12 @@ extension TimeKeeper {
             let names = sessions.map(\.name).joined(separator: ", ")
             switch action {
             case .warn(let left):
-                let ending = child.limits.atEnd == .end ? "your session will end" : "your screen will lock"
-                let message = "\(Self.spoken(left)) left: then \(ending) (time limit set by \(TimeRules.names(child)))"
+                let message = TimeRules.warning(secondsLeft: left, for: child)
                 let told = context.messenger.tell(message, in: sessions)
-                context.logger.notice("time: \(child.user) warned, \(Self.spoken(left)) left, on "
+                untold[child.uid] = told.isEmpty ? MonotonicInstant.now.advanced(by: context.limits.timeWarningToldAgainFor) : nil
+                context.logger.notice("time: \(child.user) warned, \(TimeRules.spoken(left)) left, on "
                     + (told.isEmpty ? "no terminal" : told.joined(separator: ", ")) + " (sessions \(names))")
-                context.audit("warned", child.user, "\(Self.spoken(left)) left before the sessions are "
+                context.audit("warned", child.user, "\(TimeRules.spoken(left)) left before the sessions are "
                     + (child.limits.atEnd == .end ? "ended" : "locked") + "; told on "
                     + (told.isEmpty ? "no terminal" : told.joined(separator: ", ")))
             case .enforce(let consequence, let reason, let first):
@@ -114,6 +136,26 @@ extension TimeKeeper {
                 }
                 context.enforcer.enforce(consequence, on: sessions, reason: reason)
             }
+        }
+
+        /// Tells `child` again, with the time now left, a warning that
+        /// reached nowhere, until it reaches somewhere or
+        /// ``GuardLimits/timeWarningToldAgainFor`` passes.
+        func tellAgain(_ child: ChildTimeLimits, left: Int, sessions: [MonitorSession], clock: MonotonicInstant) {
+            guard let until = untold[child.uid] else { return }
+            guard !sessions.isEmpty, clock < until else {
+                untold[child.uid] = nil
+                return
+            }
+            let told = context.messenger.tell(TimeRules.warning(secondsLeft: left, for: child), in: sessions)
+            guard !told.isEmpty else { return }
+            untold[child.uid] = nil
+            let names = sessions.map(\.name).joined(separator: ", ")
+            context.logger.notice("time: \(child.user) warned again, \(TimeRules.spoken(left)) left, on "
+                + told.joined(separator: ", ") + " (sessions \(names)), which the first warning did not reach")
+            context.audit("warned", child.user, "\(TimeRules.spoken(left)) left before the sessions are "
+                + (child.limits.atEnd == .end ? "ended" : "locked") + "; told on " + told.joined(separator: ", ")
+                + ", which the first warning did not reach")
         }
 
         func record(_ used: [UInt32: Int], day: String, now: UnixTime) {
@@ -149,13 +191,6 @@ extension TimeKeeper {
         static func seconds(_ duration: Duration) -> Double {
             let (seconds, attoseconds) = duration.components
             return Double(seconds) + Double(attoseconds) / 1e18
-        }
-
-        /// `5 minutes`, `1 minute`, `30 seconds`.
-        static func spoken(_ seconds: Int) -> String {
-            if seconds >= 120 { return "\((seconds + 30) / 60) minutes" }
-            if seconds >= 60 { return "1 minute" }
-            return seconds == 1 ? "1 second" : "\(seconds) seconds"
         }
     }
 }

@@ -20,7 +20,9 @@ import TimeLimits
 /// sessions, the limits and the clock when told something changed
 /// (``wake()``), when a warning or the end is due, and at most
 /// ``GuardLimits/timeLookInterval`` apart while a child with limits is
-/// logged in (logind's sessions end without telling it).
+/// logged in (logind's sessions end without telling it). With no such child
+/// logged in it waits for a session to open (``SessionChanges``), looking
+/// only every ``GuardLimits/timeRecordInterval``.
 package final class TimeKeeper: Sendable {
     /// What the keeper needs of the rest of the Guard.
     package struct Context: Sendable {
@@ -40,12 +42,15 @@ package final class TimeKeeper: Sendable {
         /// Appends an audit row: a warning given (`warned`), sessions `locked` or `ended`.
         var audit: @Sendable (_ outcome: AuditOutcome, _ user: String, _ detail: String) -> Void
         var logger: Logger
+        /// How the keeper learns that a session opened.
+        var sessionChanges: SessionChanges
 
         package init(sessions: @escaping @Sendable () -> [MonitorSession], source: any TimeLimitsSource,
                      enforcer: any SessionEnforcing, messenger: any SessionMessenger = TerminalMessenger(),
                      store: Store, filePath: String, limits: GuardLimits = GuardLimits(),
                      audit: @escaping @Sendable (_ outcome: AuditOutcome, _ user: String, _ detail: String) -> Void,
-                     logger: Logger) {
+                     logger: Logger, sessionChanges: SessionChanges = .unwatched) {
+            self.sessionChanges = sessionChanges
             self.sessions = sessions
             self.source = source
             self.enforcer = enforcer
@@ -56,6 +61,21 @@ package final class TimeKeeper: Sendable {
             self.audit = audit
             self.logger = logger
         }
+    }
+
+    /// How a session's opening reaches the keeper. A session it has not
+    /// seen is not counted until it looks, so where openings do not wake
+    /// it, it looks every ``GuardLimits/timeLookInterval`` even with no
+    /// child logged in.
+    package enum SessionChanges: Sendable {
+        /// Every session reaches ``wake()``: no logind runs, and the PAM
+        /// module tells the Guard of each session it opens.
+        case announced
+        /// logind runs: a change monitor of the keeper's own (not shared,
+        /// as each reader acknowledges its changes) wakes it.
+        case watched(LogindSessions)
+        /// Nothing tells: the keeper looks at its interval.
+        case unwatched
     }
 
     struct Shared {

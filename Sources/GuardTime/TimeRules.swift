@@ -28,6 +28,8 @@ package struct TimeRules: Sendable {
         /// Lock or end every session of the child; `first` when their time
         /// has just run out (not a lock again of one they unlocked).
         case enforce(SessionConsequence, reason: String, first: Bool)
+
+        var isWarning: Bool { if case .warn = self { true } else { false } }
     }
 
     /// The warnings, in seconds before the end, longest first.
@@ -76,6 +78,21 @@ package struct TimeRules: Sendable {
             return ([.enforce(consequence, reason: "time is up for \(child.user): \(why) (set by \(Self.names(child)))",
                               first: first)], 0)
         }
+    }
+
+    /// What the child is told `left` seconds before their time is up: what
+    /// will happen, who set the limit, and what they can do.
+    package static func warning(secondsLeft left: Int, for child: ChildTimeLimits) -> String {
+        let ending = child.limits.atEnd == .end ? "your session will end" : "your screen will lock"
+        return "\(spoken(left)) left: then \(ending). Time limit set by \(names(child)); "
+            + "a parent or guardian can give you more time."
+    }
+
+    /// "5 minutes", "1 minute", "30 seconds".
+    static func spoken(_ seconds: Int) -> String {
+        if seconds >= 120 { return "\((seconds + 30) / 60) minutes" }
+        if seconds >= 60 { return "1 minute" }
+        return seconds == 1 ? "1 second" : "\(seconds) seconds"
     }
 
     /// The apps' names as one phrase.

@@ -45,9 +45,10 @@ package struct PAMResultCode: RawRepresentable, Hashable, Sendable, CustomString
         }
     }
 
-    /// libpam's own text for the code (`pam_strerror(3)`).
+    /// libpam's own text for the code (`pam_strerror(3)`) where libpam is
+    /// loaded (the process that ran the transaction), else the code's name.
     package var description: String {
-        guard let text = pam_strerror(nil, rawValue) else { return name }
+        guard let text = cpam_strerror(rawValue) else { return name }
         return "\(String(cString: text)) (\(name))"
     }
 }

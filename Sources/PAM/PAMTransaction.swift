@@ -23,6 +23,11 @@ package enum PAMTransaction {
             error.detail = problem
             throw error
         }
+        if let problem = cpam_unavailable() {
+            var error = failure(.serviceMissing)
+            error.detail = "libpam cannot be loaded: " + String(cString: problem)
+            throw error
+        }
         var handle: OpaquePointer?
         let started = PAMResultCode(rawValue: cpam_start(
             request.service, request.user, request.configurationDirectory, state, &handle))
@@ -30,7 +35,7 @@ package enum PAMTransaction {
             throw failure(.serviceMisconfigured, started)
         }
         var last = PAMResultCode.success
-        defer { pam_end(handle, last.rawValue) }
+        defer { cpam_end(handle, last.rawValue) }
 
         for (item, value) in [(PAM_RUSER, request.requestingUser), (PAM_TTY, request.tty), (PAM_RHOST, "")] {
             guard let value else { continue }
@@ -40,9 +45,9 @@ package enum PAMTransaction {
 
         // Empty passwords never authorize anything here, whatever `nullok` says.
         let flags = CInt(bitPattern: PAM_DISALLOW_NULL_AUTHTOK)
-        last = PAMResultCode(rawValue: pam_authenticate(handle, flags))
+        last = PAMResultCode(rawValue: cpam_authenticate(handle, flags))
         if last == .success {
-            last = PAMResultCode(rawValue: pam_acct_mgmt(handle, flags))
+            last = PAMResultCode(rawValue: cpam_acct_mgmt(handle, flags))
         }
         if let end = relay.end {
             // A module may turn a canceled conversation into PAM_AUTH_ERR; the cause is ours.

@@ -10,6 +10,14 @@ package final class SQLiteDatabase {
     package let path: String
     /// The `sqlite3 *` handle; valid while this object lives.
     let handle: OpaquePointer
+    /// Compiled statements kept for the next run of the same SQL, by their
+    /// text. Compiling runs SQLite's parser and planner every time, which
+    /// takes longer than most of the store's queries and keeps that code
+    /// resident in a long-lived process. Handles, not statements: a statement
+    /// keeps its connection alive, and the connection must still close.
+    private var cache: [String: OpaquePointer] = [:]
+    /// More distinct statements than the store asks are not kept.
+    private static let cacheLimit = 64
 
     /// Opens (or creates) the database at `path` (`sqlite3_open_v2`).
     ///
@@ -32,6 +40,7 @@ package final class SQLiteDatabase {
     }
 
     deinit {
+        for compiled in cache.values { sqlite3_finalize(compiled) }
         // Statements retain their connection, so none is left to keep this one
         // open; close_v2 would otherwise defer the close rather than fail.
         sqlite3_close_v2(handle)
@@ -56,11 +65,37 @@ package final class SQLiteDatabase {
         try SQLiteStatement(database: self, sql: sql)
     }
 
+    /// The statement for `sql`, compiled once and run again: released, it is
+    /// rewound (ending its read of the database), its parameters cleared, and
+    /// kept for the next call with the same text. A second use of the same
+    /// text while the first is still held compiles its own.
+    /// - Throws: as ``prepare(_:)``.
+    package func cachedStatement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        try SQLiteStatement(database: self, sql: sql, recycles: true)
+    }
+
+    /// The kept handle for `sql`, now the caller's.
+    func takeCached(_ sql: String) -> OpaquePointer? {
+        cache.removeValue(forKey: sql)
+    }
+
+    /// Rewinds a released statement's handle and keeps it for `sql`, or finalizes it when one is kept already.
+    func keep(_ compiled: OpaquePointer, for sql: String) {
+        // reset's result repeats the latest step's error, which step already threw.
+        sqlite3_reset(compiled)
+        sqlite3_clear_bindings(compiled)
+        guard cache[sql] == nil, cache.count < Self.cacheLimit else {
+            sqlite3_finalize(compiled)
+            return
+        }
+        cache[sql] = compiled
+    }
+
     /// Runs one statement with `values` bound to its parameters, to completion.
     /// - Returns: how many rows it inserted, updated or deleted (`sqlite3_changes64`).
     @discardableResult
     package func run(_ sql: String, _ values: [SQLiteValue] = []) throws(SQLiteError) -> Int {
-        let statement = try prepare(sql)
+        let statement = try cachedStatement(sql)
         try statement.bind(values)
         while try statement.step() {}
         return changes
@@ -70,7 +105,7 @@ package final class SQLiteDatabase {
     package func firstRow<T>(
         _ sql: String, _ values: [SQLiteValue] = [], _ read: (SQLiteStatement) -> T
     ) throws(SQLiteError) -> T? {
-        let statement = try prepare(sql)
+        let statement = try cachedStatement(sql)
         try statement.bind(values)
         return try statement.step() ? read(statement) : nil
     }

@@ -13,12 +13,22 @@ package final class SQLiteStatement {
     /// Kept so the connection outlives the statement.
     private let database: SQLiteDatabase
     private let handle: OpaquePointer
+    /// Whether the compiled statement goes back to its connection's cache
+    /// when this object is released, instead of being finalized.
+    private let recycles: Bool
 
     /// Compiles `sql` on `database` (`sqlite3_prepare_v2`).
     ///
     /// - Throws: ``SQLiteError``; ``SQLiteResultCode/misuse`` when `sql` is empty
     ///   or holds more than one statement, which would otherwise be ignored silently.
-    init(database: SQLiteDatabase, sql: String) throws(SQLiteError) {
+    init(database: SQLiteDatabase, sql: String, recycles: Bool = false) throws(SQLiteError) {
+        if recycles, let cached = database.takeCached(sql) {
+            self.sql = sql
+            self.database = database
+            self.handle = cached
+            self.recycles = true
+            return
+        }
         var compiled: OpaquePointer?
         var hasTrailingSQL = false
         let result = sql.withCString { text in
@@ -39,11 +49,16 @@ package final class SQLiteStatement {
         self.sql = sql
         self.database = database
         self.handle = compiled
+        self.recycles = recycles
     }
 
     deinit {
-        // Its result repeats the latest step's error, which step already threw.
-        sqlite3_finalize(handle)
+        if recycles {
+            database.keep(handle, for: sql)
+        } else {
+            // Its result repeats the latest step's error, which step already threw.
+            sqlite3_finalize(handle)
+        }
     }
 
     /// Binds `value` to the parameter at `index` (1-based; `?NNN` names its index).

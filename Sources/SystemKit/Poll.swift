@@ -25,15 +25,21 @@ public enum Poll {
         }
     }
 
-    /// Waits, with no deadline, until one of `descriptors` has one of its
-    /// `events`; a negative descriptor is skipped, as `poll(2)` does.
-    /// - Returns: the returned events of each, in order (0 for one not ready).
-    /// - Throws: ``Errno`` from `poll(2)`; an interrupted wait is retried.
-    public static func wait(for events: [(descriptor: CInt, events: Int16)]) throws(Errno) -> [Int16] {
+    /// Waits until one of `descriptors` has one of its `events`, or until
+    /// `deadline` (nil: no deadline); a negative descriptor is skipped, as
+    /// `poll(2)` does.
+    /// - Returns: the returned events of each, in order (0 for one not
+    ///   ready; all 0 when the deadline passed first).
+    /// - Throws: ``Errno`` from `poll(2)`; an interrupted wait is retried with the time left.
+    public static func wait(for events: [(descriptor: CInt, events: Int16)],
+                            until deadline: MonotonicInstant? = nil) throws(Errno) -> [Int16] {
         var entries = events.map { pollfd(fd: $0.descriptor, events: $0.events, revents: 0) }
         let count = nfds_t(entries.count)
-        _ = try retryingOnInterrupt("poll") { poll(&entries, count, -1) }
-        return entries.map(\.revents)
+        while true {
+            let result = try retryingOnInterrupt("poll") { poll(&entries, count, milliseconds(until: deadline)) }
+            if result > 0 { return entries.map(\.revents) }
+            if let deadline, MonotonicInstant.now >= deadline { return entries.map { _ in 0 } }
+        }
     }
 
     /// Milliseconds from now until `deadline`, rounded up, for `poll(2)`; -1 for none.

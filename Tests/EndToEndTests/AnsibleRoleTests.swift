@@ -71,7 +71,7 @@ struct AnsibleRoleTests {
                             var status = stat()
                             #expect(stat(dropIn, &status) == 0 && status.st_uid == 0 && status.st_mode & 0o7777 == 0o644)
                             // Reloaded by the role's handler (SIGHUP: no systemd here), the Guard knows the class.
-                            try await waitUntil(timeout: 5) { self.reloads(guardd) == 1 }
+                            try await waitUntil(timeout: 60) { self.reloads(guardd) == 1 }
                             let forPupil = try await set(guardd, for: pupil.name, as: teacher)
                             #expect(forPupil.status == 0, "\(host): \(forPupil.standardError)")
                             let forOtherChild = try await set(guardd, for: guardd.child.name, as: teacher)
@@ -115,7 +115,7 @@ struct AnsibleRoleTests {
             let dropIn = "\(guardd.configPath).d/50-ansible-family.conf"
             let text = try String(contentsOfFile: dropIn, encoding: .utf8)
             #expect(text.hasSuffix("[Family]\nApprovedApps=\(GuardFixture.appID), org.example.Other\n"), "\(text)")
-            try await waitUntil(timeout: 5) { self.reloads(guardd) == 1 }
+            try await waitUntil(timeout: 60) { self.reloads(guardd) == 1 }
 
             // Approved at its request, no guardian asked, and locked against the child.
             let (approved, result) = try await guardd.isApproved(executable: guardd.appExecutable)
@@ -129,7 +129,7 @@ struct AnsibleRoleTests {
             #expect(second.succeeded, "\(second)")
             #expect(!FileManager.default.fileExists(atPath: dropIn))
             #expect(!FileManager.default.fileExists(atPath: "\(guardd.configPath).d/50-ansible-settings.conf"))
-            try await waitUntil(timeout: 5) { self.reloads(guardd) == 2 }
+            try await waitUntil(timeout: 60) { self.reloads(guardd) == 2 }
             #expect(try await guardd.storedStatus() == "notDetermined")
             rows = try await guardd.auditRows()
             #expect(rows.contains("configuration revoke \(guardd.child.name) \(GuardFixture.appID) revoked"), "\(rows)")
@@ -147,7 +147,7 @@ struct AnsibleRoleTests {
                     let first = try await playbook.run([.local("here", variables(guardd, families: [good],
                                                                                  settings: ["Authentication": ["PromptTimeout": "30s"]]))])
                     #expect(first.succeeded, "\(first)")
-                    try await waitUntil(timeout: 5) { self.reloads(guardd) == 1 }
+                    try await waitUntil(timeout: 60) { self.reloads(guardd) == 1 }
                     // Another tool's drop-in, which the role must keep and check beside its own.
                     let theirs = "\(guardd.configPath).d/40-other.conf"
                     try "[Family 5B]\nChildren=\(guardd.adult.name)\n".write(toFile: theirs, atomically: true, encoding: .utf8)

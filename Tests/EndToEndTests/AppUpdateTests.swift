@@ -214,7 +214,7 @@ import TestSupport
             try await sh("rm -rf '\(staged)'").requireSuccess()
 
             let otherFilesystem = try await attempt("""
-                mkdir '\(staged)' && mount -t tmpfs -o size=8m tmpfs '\(staged)' && cp -a '\(app)/.' '\(staged)/' \
+                mkdir '\(staged)' && mount -t tmpfs -o size=256m tmpfs '\(staged)' && cp -a '\(app)/.' '\(staged)/' \
                 && chown -R \(guardd.child.name):\(guardd.child.name) '\(staged)'
                 """, root: true)
             #expect(otherFilesystem.status == 1)

@@ -40,6 +40,10 @@ struct CapabilityBoundTests {
             }
             #expect(Self.names(inMask: "CapAmb", of: status).isEmpty)
             #expect(status.contains("NoNewPrivs:\t1"))
+            // Its filter and sandbox let it drop the code only start-up ran.
+            #expect(await eventually { guardd.log.contains("kB of code and constants only start-up ran") }, "\(guardd.log)")
+            // Said before it happens; a refusal is logged right after.
+            #expect(await !eventually(timeout: .seconds(2)) { guardd.log.contains("cannot let go") }, "\(guardd.log)")
             if sandbox.privateNetwork {
                 let network = { (pid: String) in try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/ns/net") }
                 #expect(try network(String(pid)) != network("self"), "a network namespace of its own")

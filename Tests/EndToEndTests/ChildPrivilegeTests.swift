@@ -29,8 +29,12 @@ struct ChildPrivilegeTests {
         }
     }
 
+    /// The check, with a store folder that does not exist: the machine's own
+    /// store (a Guard installed beside the tests, with its children's time
+    /// limits) is not this family's.
     private func check(_ config: String, _ directory: String) async throws -> ProcessResult {
-        try await run(daemon, ["--check-config", "--config", config, "--pam-dir", "\(directory)/pam.d"])
+        try await run(daemon, ["--check-config", "--config", config, "--pam-dir", "\(directory)/pam.d",
+                               "--state-dir", "\(directory)/no-store"])
     }
 
     /// `sudo` as the child, through a real login-like switch (its groups initialised), password on standard input.
@@ -46,7 +50,7 @@ struct ChildPrivilegeTests {
                 try await withFamily(guardian: guardian, child: child) { directory, config in
                     let before = try await check(config, directory)
                     #expect(before.status == 0, "a child in no such group passes: \(before.standardError)")
-                    #expect(before.standardOutput == "familycontrolsd: \(config): OK\n")
+                    #expect(before.standardOutput == "familycontrolsd: \(config): OK\n", "\(before.standardError)")
                     try await withMembership(of: child.name, in: group) {
                         if group == "sudo", FileManager.default.fileExists(atPath: "/usr/bin/sudo") {
                             // The way is real: the child's own password makes it root.
@@ -329,6 +333,58 @@ struct ChildPrivilegeTests {
         }
     }
 
+    enum MaskedFile: String, CaseIterable { case inTheGuardiansFolder, inTheChildsFolder, throughALinkInTheChildsFolder }
+
+    /// A file linked to /dev/null is masked (systemd's `mask`, a silenced
+    /// login script): every user may write /dev/null, but nothing written
+    /// there is read back, so it is no way. The links on the way still
+    /// count: in a folder the child owns, the child can point one at a file
+    /// of their own.
+    @Test(arguments: MaskedFile.allCases)
+    func aFileLinkedToDevNullIsMaskedAndOnlyTheLinksFoldersCount(kind: MaskedFile) async throws {
+        try await withTemporaryDirectory { homes in
+            chmod(homes, 0o755)
+            try await withThrowawayUser(prefix: "g", home: "\(homes)/guardian") { guardian in
+                try await withThrowawayUser(prefix: "c") { child in
+                    try await withFamily(guardian: guardian, child: child) { directory, config in
+                        try FileManager.default.createDirectory(atPath: guardian.home, withIntermediateDirectories: false)
+                        let owner = kind == .inTheChildsFolder ? child : guardian
+                        chown(guardian.home, owner.uid, owner.gid)
+                        chmod(guardian.home, 0o755)
+                        let masked = "\(guardian.home)/.bashrc"
+                        let childsFolder = "\(homes)/childs"
+                        if kind == .throughALinkInTheChildsFolder {
+                            try FileManager.default.createDirectory(atPath: childsFolder, withIntermediateDirectories: false)
+                            chown(childsFolder, child.uid, child.gid)
+                            #expect(symlink("/dev/null", "\(childsFolder)/profile") == 0)
+                            #expect(symlink("\(childsFolder)/profile", masked) == 0)
+                        } else {
+                            #expect(symlink("/dev/null", masked) == 0)
+                        }
+                        let result = try await check(config, directory)
+                        switch kind {
+                        case .inTheGuardiansFolder:
+                            #expect(result.status == 0 && result.standardError.isEmpty, "\(result.standardError)")
+                        case .inTheChildsFolder:
+                            #expect(result.status == 3, "\(result.standardError)")
+                            let said = "\(masked): refused: child \(child.name) can log in as guardian \(guardian.name) (owns \(guardian.home))"
+                            #expect(result.standardError.contains(said), "\(result.standardError)")
+                        case .throughALinkInTheChildsFolder:
+                            // The way is real: the child points the middle link at a script of their own.
+                            let pointed = try await run("/usr/sbin/runuser", ["-u", child.name, "--", "/bin/sh", "-c",
+                                                                              "echo '# child' > \"$1/mine\" && ln -sfn \"$1/mine\" \"$1/profile\"",
+                                                                              "sh", childsFolder])
+                            #expect(pointed.status == 0, "\(pointed.standardError)")
+                            #expect(result.status == 3, "\(result.standardError)")
+                            let said = "\(masked): refused: child \(child.name) can log in as guardian \(guardian.name) (owns \(childsFolder))"
+                            #expect(result.standardError.contains(said), "\(result.standardError)")
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     @Test func sharedUIDWithGuardianIsRefused() async throws {
         try await withThrowawayUser(prefix: "c") { child in
             try await withTemporaryDirectory { homes in
@@ -392,7 +448,7 @@ struct ChildPrivilegeTests {
         let savedMode = (try? FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int) ?? nil
         defer {
             if let saved {
-                FileManager.default.createFile(atPath: file, contents: saved)
+                #expect(FileManager.default.createFile(atPath: file, contents: saved))
                 chmod(file, mode_t(savedMode ?? 0o400))
             } else {
                 unlink(file)

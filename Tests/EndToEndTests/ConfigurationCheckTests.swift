@@ -23,8 +23,10 @@ struct ConfigurationCheckTests {
         }
     }
 
+    /// The check, with a store folder that does not exist: the machine's own
+    /// store (a Guard installed beside the tests) is not this configuration's.
     private func check(_ config: String, pamDir: String) async throws -> ProcessResult {
-        try await run(daemon, ["--check-config", "--config", config, "--pam-dir", pamDir])
+        try await run(daemon, ["--check-config", "--config", config, "--pam-dir", pamDir, "--state-dir", "\(pamDir)/no-store"])
     }
 
     @Test func aSoundConfigurationIsOK() async throws {

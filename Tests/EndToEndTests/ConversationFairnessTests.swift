@@ -72,7 +72,7 @@ struct ConversationFairnessTests {
                 let interpreter = try guardd.installScriptedApp(for: stranger)
                 floods.append(try RunningApp(arguments: guardd.commandLine(
                     as: stranger, executable: interpreter,
-                    ["-c", Self.flood, guardd.socket, "\(Self.connectionsEach)", "15"])))
+                    ["-c", Self.flood, guardd.socket, "\(Self.connectionsEach)", "25"])))
             }
             for flood in floods {
                 #expect(await flood.waitForError(containing: "tally ", timeout: .seconds(90)), "\(flood.standardError)")

@@ -135,11 +135,7 @@ struct DirectoryTests {
 
     /// Waits up to 20 s for `user`'s demo to have `status`.
     private func waitForStatus(_ guardd: GuardFixture, of user: ThrowawayUser, _ status: String) async throws -> Bool {
-        for _ in 0..<200 {
-            if try await guardd.storedStatus(user: user.name) == status { return true }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        return false
+        try await eventually(timeout: .seconds(20), asking: { try await guardd.storedStatus(user: user.name) == status })
     }
 
     @Test func aPupilRemovedFromTheDirectoryGroupLosesTheApprovalAtThePeriodicCheckButNotWhileTheDirectoryCannotAnswer()
@@ -160,7 +156,8 @@ struct DirectoryTests {
                 try directory.expireCache()
             }
             #expect(try await waitForStatus(guardd, of: leaver, "notDetermined"), "\(guardd.log)")
-            #expect(try await canChange(guardd, appOf: leaver))
+            // The store is written first, then the lock released: the folder follows soon after.
+            #expect(try await eventually(asking: { try await canChange(guardd, appOf: leaver) }), "\(guardd.log)")
             let rows = try await auditDetails(guardd, user: leaver.name)
             #expect(rows.contains { $0.hasPrefix("configuration revoke \(leaver.name) \(GuardFixture.appID) revoked")
                 && $0.hasSuffix("no longer a child of any family") }, "\(rows)")
@@ -186,7 +183,8 @@ struct DirectoryTests {
                 try directory.expireCache()
             }
             #expect(try await waitForStatus(guardd, of: stayer, "notDetermined"), "\(guardd.log)")
-            #expect(try await canChange(guardd, appOf: stayer))
+            // The store is written first, then the lock released: the folder follows soon after.
+            #expect(try await eventually(asking: { try await canChange(guardd, appOf: stayer) }), "\(guardd.log)")
         }
     }
 

@@ -25,6 +25,27 @@ struct FamilyCtlAuthenticateTests {
         }
     }
 
+    /// libpam, and the libaudit and libcap-ng it brings, are loaded at the
+    /// first transaction: a verb that authenticates nobody never maps them.
+    @Test func onlyAVerbThatAuthenticatesLoadsLibpam() async throws {
+        // The loader names each library it maps, and why (ld.so(8)).
+        let loads: [String: String?] = ["LD_DEBUG": "files"]
+        let status = try await run(familyctl, ["status", "--socket", "/nonexistent/guard.socket"], environment: loads)
+        #expect(status.status != 0 && status.standardError.contains("file=libc.so.6"), "\(status.standardError)")
+        #expect(!status.standardError.contains("libpam"), "\(status.standardError)")
+        try await withShippedPAMDirectory { pamDir in
+            try await withThrowawayUser { user in
+                let password = try #require(user.password)
+                let result = try await run(familyctl, ["authenticate", user.name, "--member", "child", "--stdin", "--pam-dir", pamDir],
+                                           input: "\(password)\n", environment: loads)
+                #expect(result.status == 0)
+                let lines = result.standardError.split(separator: "\n").filter { $0.contains("file=libpam.so.0") }
+                #expect(lines.contains { $0.contains("dynamically loaded by") }, "\(lines)")
+                #expect(!lines.contains { $0.contains("needed by") }, "\(lines)")
+            }
+        }
+    }
+
     @Test func wrongPasswordFailsWithAClearMessage() async throws {
         try await withShippedPAMDirectory { pamDir in
             try await withThrowawayUser { user in

@@ -125,7 +125,13 @@ struct FlatpakMonitorTests {
                 os.rename(installation + "-decoy", installation)
                 print("swapped", flush=True)
                 """
-            let swapped = try await child.shell("exec python3 -c '\(swap)' '\(child.installation)' \(pid) \(FlatpakChild.appID)")
+            // At a real-time priority (set by root, kept by the child's process), so
+            // the swap lands between the Guard's look and flatpak's however busy the
+            // machine: on two cores running the whole suite, flatpak was sometimes
+            // there first, and the approved app ran (rightly) instead of the decoy.
+            let command = ["/usr/bin/chrt", "--fifo", "50"] + child.commandLine(
+                ["/bin/sh", "-c", "exec python3 -c '\(swap)' '\(child.installation)' \(pid) \(FlatpakChild.appID)"])
+            let swapped = try await run(command[0], Array(command.dropFirst()))
             #expect(swapped.standardOutput == "swapped\n", "\(swapped.standardError)")
             #expect(await eventually(timeout: .seconds(20)) {
                 guardd.log.contains("is killed: its sandbox's /app is")

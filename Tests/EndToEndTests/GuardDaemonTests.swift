@@ -102,14 +102,14 @@ struct GuardDaemonTests {
             let pid = try #require(guardd.process?.processIdentifier)
             try "[Family]\nKids=x\n".write(toFile: guardd.configPath, atomically: true, encoding: .utf8)
             kill(pid, SIGHUP)
-            try await waitUntil(timeout: 5) { guardd.log.contains("reload refused, keeping the previous configuration") }
+            try await waitUntil(timeout: 60) { guardd.log.contains("reload refused, keeping the previous configuration") }
             // The family still works as configured before.
             let approved = try await guardd.requestApproved()
             #expect(approved.status == 0, "\(approved.standardError)")
 
             try guardd.writeConfiguration()
             kill(pid, SIGHUP)
-            try await waitUntil(timeout: 5) { guardd.log.contains("reloaded \(guardd.configPath)") }
+            try await waitUntil(timeout: 60) { guardd.log.contains("reloaded \(guardd.configPath)") }
         }
     }
 

@@ -95,6 +95,10 @@ struct GuardFlowTests {
             #expect(try await guardd.storedStatus() == "notDetermined")
             let failures = try await guardd.auditRows().filter { $0.contains("authentication failed") }
             #expect(failures.count == 3)
+            // The helper's failures are told by their code's name: libpam's code never runs in the Guard.
+            #expect(guardd.log.contains("[PAM_AUTH_ERR]"), "\(guardd.log)")
+            let maps = try await run("/bin/cat", ["/proc/\(try guardd.servingPID())/maps"]).requireSuccess().standardOutput
+            #expect(maps.contains("libc.so.6") && !maps.contains("libpam"), "\(maps)")
         }
     }
 

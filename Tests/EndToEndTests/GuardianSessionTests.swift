@@ -153,13 +153,16 @@ struct GuardianSessionTests {
             let id = try await app.waitForPendingRequest()
             kill(app.process.processIdentifier, SIGKILL)
             app.process.waitUntilExit()
-            var gone = false
-            for _ in 0..<200 where !gone {
-                gone = try await guardd.familyctl(["requests", "--json"]).standardOutput.contains("\"requests\":[]")
-                if !gone { try await Task.sleep(for: .milliseconds(50)) }
+            let gone = try await eventually {
+                try await guardd.familyctl(["requests", "--json"]).standardOutput.contains("\"requests\":[]")
             }
             #expect(gone, "the request outlived the app that made it")
-            #expect(try await guardd.auditRows().contains { $0.hasSuffix(" canceled") })
+            // The audit row is written as the request ends, which may be just after the list no longer shows it.
+            let canceled = try await eventually {
+                try await guardd.auditRows().contains { $0.hasSuffix(" canceled") }
+            }
+            let rows = try await guardd.auditRows()
+            #expect(canceled, "\(rows)")
             let late = try await guardd.familyctlAsGuardian(["approve", String(id), "--stdin"],
                                                             input: "\(guardd.guardian.password ?? "")\n")
             #expect(late.status == 1)

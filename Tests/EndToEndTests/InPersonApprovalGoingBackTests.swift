@@ -31,7 +31,9 @@ struct InPersonApprovalGoingBackTests {
             #expect(await eventually { app.standardError.components(separatedBy: "[continue/here/don't allow]").count == 3 },
                     "the alert was asked again: \(app.standardError)")
             app.write("here\n")
-            #expect(await eventually { app.standardError.components(separatedBy: "or press Enter to go back").count == 3 })
+            // The third prompt offering a way back: the name, the code, and now the name again.
+            #expect(await eventually { app.standardError.components(separatedBy: "or press Enter to go back").count == 4 },
+                    "the name prompt was asked again: \(app.standardError)")
             // Nothing typed at the name prompt: back again.
             app.write("\n")
             #expect(await eventually { app.standardError.components(separatedBy: "[continue/here/don't allow]").count == 4 },

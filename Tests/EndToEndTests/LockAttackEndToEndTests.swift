@@ -52,7 +52,7 @@ struct LockAttackEndToEndTests {
                                 "/bin/sh", "-c", "exec 3<>'\(app)/data.txt'; exec sleep 60"]
             try writer.run()
             defer { kill(writer) }
-            try await waitUntil(timeout: 10) {
+            try await waitUntil(timeout: 60) {
                 ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(writer.processIdentifier)/fd")) ?? []).contains("3")
             }
 

@@ -105,7 +105,9 @@ struct LogindSessionEnforcerTests {
             let session = try await container.openSession()
             let monitor = try await watchLockSignals(on: container)
             defer { stop(monitor) }
-            let probe = try enforce("lock", session, grace: 3000, in: container)
+            // The grace is long enough for the test to answer `Lock` on a loaded
+            // machine: the probe reads `LockedHint` when it is over.
+            let probe = try enforce("lock", session, grace: 10000, in: container)
             #expect(await eventually { monitor.standardOutput.contains("path=\(session.path); interface=org.freedesktop.login1.Session; member=Lock") },
                     "\(monitor.standardOutput)")
             try await container.busctl(["call", "org.freedesktop.login1", session.path, "org.freedesktop.login1.Session",

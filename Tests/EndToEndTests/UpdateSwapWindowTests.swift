@@ -62,7 +62,7 @@ struct UpdateSwapWindowTests {
 
     /// What the racer managed, once stopped.
     private func stop(_ racer: RunningApp, stopFile: String) async throws -> (made: [Int], chmodded: [Int]) {
-        FileManager.default.createFile(atPath: stopFile, contents: Data())
+        #expect(FileManager.default.createFile(atPath: stopFile, contents: Data()))
         _ = await racer.exitStatus()
         let line = try #require(racer.standardOutput.split(separator: "\n").last)
         let object = try #require((try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],

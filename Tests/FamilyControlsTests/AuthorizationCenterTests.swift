@@ -12,7 +12,7 @@ extension SharedCenterTests {
         }
 
         @Test func noGuardFailsWithUnavailableQuickly() async throws {
-            try await withProcessVariables(["FAMILYCONTROLS_SOCKET": "/tmp/fc-no-guard-\(UUID().uuidString).socket"]) {
+            await withProcessVariables(["FAMILYCONTROLS_SOCKET": "/tmp/fc-no-guard-\(UUID().uuidString).socket"]) {
                 for member in FamilyControlsMember.allCases {
                     let started = ContinuousClock.now
                     await #expect(throws: FamilyControlsError.unavailable) {
@@ -44,7 +44,7 @@ extension SharedCenterTests {
             }
             close(fd)  // bound, never listening: a stale socket file
             defer { unlink(path) }
-            try await withProcessVariables(["FAMILYCONTROLS_SOCKET": path]) {
+            await withProcessVariables(["FAMILYCONTROLS_SOCKET": path]) {
                 let started = ContinuousClock.now
                 await #expect(throws: FamilyControlsError.unavailable) {
                     try await AuthorizationCenter.shared.requestAuthorization(for: .child)

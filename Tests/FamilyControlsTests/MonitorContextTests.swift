@@ -108,7 +108,7 @@ extension SharedCenterTests {
             let service = try IdentifyingService(reply: monitorReply)
             defer { service.stop() }
             for (app, session) in [(nil, nil), ("org.example.App", nil), (nil, "c7"), ("", "c7"), ("org.example.App", "")] {
-                try await with(socket: service.path, app: app, session: session) {
+                await with(socket: service.path, app: app, session: session) {
                     let center = AuthorizationCenter(backend: GuardBackend())
                     #expect(await center.monitorContext == nil)
                     #expect(await !center.isRunningAsMonitor)
@@ -122,7 +122,7 @@ extension SharedCenterTests {
             let service = try IdentifyingService(reply: "{}")
             defer { service.stop() }
             // Set by hand, as anyone can: the Guard says this process is no monitor.
-            try await with(socket: service.path, app: "org.example.App", session: "c7") {
+            await with(socket: service.path, app: "org.example.App", session: "c7") {
                 let center = AuthorizationCenter(backend: GuardBackend())
                 #expect(await center.monitorContext == nil)
                 #expect(await center.monitorContext == nil)
@@ -131,7 +131,7 @@ extension SharedCenterTests {
             // The Guard names a monitor, but not the app or session the variables claim.
             service.answer(with: monitorReply)
             for (app, session) in [("org.example.Other", "c7"), ("org.example.App", "c8")] {
-                try await with(socket: service.path, app: app, session: session) {
+                await with(socket: service.path, app: app, session: session) {
                     #expect(await AuthorizationCenter(backend: GuardBackend()).monitorContext == nil)
                 }
             }
@@ -141,7 +141,7 @@ extension SharedCenterTests {
         @Test(.enabled(if: geteuid() == 0, "the library accepts only a Guard that runs as root: the test's service must"))
         func aGuardThatCannotAnswerIsNoAndIsAskedAgainLater() async throws {
             let missing = "/tmp/fc-no-guard-\(UUID().uuidString).socket"
-            try await with(socket: missing, app: "org.example.App", session: "c7") {
+            await with(socket: missing, app: "org.example.App", session: "c7") {
                 let center = AuthorizationCenter(backend: GuardBackend())
                 #expect(await center.monitorContext == nil)
                 #expect(center.lastErrorMessage?.contains("does not exist") == true)
@@ -149,7 +149,7 @@ extension SharedCenterTests {
             // An older Guard without the method: no, and said why.
             let service = try IdentifyingService(reply: "org.varlink.service.MethodNotFound")
             defer { service.stop() }
-            try await with(socket: service.path, app: "org.example.App", session: "c7") {
+            await with(socket: service.path, app: "org.example.App", session: "c7") {
                 let center = AuthorizationCenter(backend: GuardBackend())
                 #expect(await center.monitorContext == nil)
                 // Not kept: once the Guard answers, the same center hears it.

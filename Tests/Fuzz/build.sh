@@ -86,7 +86,9 @@ else
 fi
 
 csystem_objects=()
-for part in csystem csystem_files csystem_process csystem_sandbox; do
+# Every part but csystem_arguments.c, which replaces the runtime's own way to
+# find the command line and is meant for the statically linked programs.
+for part in csystem csystem_files csystem_memory csystem_process csystem_sandbox; do
     build_c "$part" "$root/Sources/CSystem/$part.c" "$root/Sources/CSystem" "$root/Sources/CSystem/include"
     csystem_objects+=("$build/obj/$part.o")
 done

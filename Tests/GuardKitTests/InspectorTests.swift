@@ -27,7 +27,7 @@ struct InspectorTests {
     /// A file holding `bytes`, opened for reading.
     private func file(_ bytes: [UInt8], in directory: String) throws -> FileDescriptor {
         let path = directory + "/input"
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
         return try FileDescriptor.open(path, O_RDONLY)
     }
 
@@ -155,7 +155,7 @@ struct InspectorTests {
         let (name, script) = Self.impostors[index]
         try withTemporaryDirectorySync { directory in
             let program = directory + "/inspect"
-            FileManager.default.createFile(atPath: program, contents: Data("#!/bin/sh\n\(script)\n".utf8))
+            #expect(FileManager.default.createFile(atPath: program, contents: Data("#!/bin/sh\n\(script)\n".utf8)))
             chmod(program, 0o755)
             chmod(directory, 0o755)
             let inspector = Inspector(executable: program, uid: InspectorLocation.nobody.uid, gid: InspectorLocation.nobody.gid)

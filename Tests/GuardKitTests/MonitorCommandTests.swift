@@ -96,8 +96,8 @@ import Testing
 
     @Test func theProgramInsideTheFolderIsRunWithItsArguments() throws {
         try app { folder in
-            FileManager.default.createFile(atPath: folder + "/bin/monitor", contents: Data("#!/bin/sh\n".utf8),
-                                           attributes: [.posixPermissions: 0o755])
+            #expect(FileManager.default.createFile(atPath: folder + "/bin/monitor", contents: Data("#!/bin/sh\n".utf8),
+                                           attributes: [.posixPermissions: 0o755]))
             try declare(folder, "bin/monitor --quiet")
             let launch = try #require(try MonitorLaunch.of(record(folder), folder: OpenedDirectory.open(folder), configuration: GuardConfiguration()))
             #expect(launch.path.hasSuffix("/org.example.App/bin/monitor"))
@@ -112,8 +112,8 @@ import Testing
     @Test(arguments: [("lock", SessionConsequence.lock), ("end", .end), ("yes", nil), ("", nil)])
     func aRequiredMonitorIsReadAndAnUnknownValueIsIgnoredWhenRun(value: String, expected: SessionConsequence?) throws {
         try app { folder in
-            FileManager.default.createFile(atPath: folder + "/bin/monitor", contents: Data("#!/bin/sh\n".utf8),
-                                           attributes: [.posixPermissions: 0o755])
+            #expect(FileManager.default.createFile(atPath: folder + "/bin/monitor", contents: Data("#!/bin/sh\n".utf8),
+                                           attributes: [.posixPermissions: 0o755]))
             try declare(folder, "bin/monitor", extra: "X-FamilyControls-MonitorRequired=\(value)\n")
             let launch = try #require(try MonitorLaunch.of(record(folder), folder: OpenedDirectory.open(folder), configuration: GuardConfiguration()))
             #expect(launch.required == expected)
@@ -131,7 +131,7 @@ import Testing
             #expect(throws: MonitorLaunchError.missingProgram("bin/none")) {
                 try MonitorLaunch.of(record(folder), folder: OpenedDirectory.open(folder), configuration: GuardConfiguration())
             }
-            FileManager.default.createFile(atPath: folder + "/bin/plain", contents: Data(), attributes: [.posixPermissions: 0o644])
+            #expect(FileManager.default.createFile(atPath: folder + "/bin/plain", contents: Data(), attributes: [.posixPermissions: 0o644]))
             try declare(folder, "bin/plain")
             #expect(throws: MonitorLaunchError.notExecutable("bin/plain")) {
                 try MonitorLaunch.of(record(folder), folder: OpenedDirectory.open(folder), configuration: GuardConfiguration())

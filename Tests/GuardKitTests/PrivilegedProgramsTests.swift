@@ -90,7 +90,7 @@ struct PrivilegedProgramsTests {
 
     @Test func theWalkStopsAtItsBoundAndSaysWhere() throws {
         try withTemporaryDirectorySync { directory in
-            for name in ["a", "b", "c"] { FileManager.default.createFile(atPath: "\(directory)/\(name)", contents: nil) }
+            for name in ["a", "b", "c"] { #expect(FileManager.default.createFile(atPath: "\(directory)/\(name)", contents: nil)) }
             let walk = PrivilegedPrograms(roots: [directory], entryLimit: 2, depthLimit: 8)
             #expect(walk.incomplete.map(\.folder) == [directory])
             #expect(walk.incomplete.first?.reason == "more than 2 files")

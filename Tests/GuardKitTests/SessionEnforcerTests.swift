@@ -34,7 +34,7 @@ struct SessionEnforcerTests {
     /// `NAME PID` of every one of `names`; each process is pinned by a pidfd.
     private func start(_ prefix: [String], _ script: String, names: [String], in directory: String) throws -> Tree {
         let output = "\(directory)/\(UUID().uuidString)"
-        FileManager.default.createFile(atPath: output, contents: nil)
+        #expect(FileManager.default.createFile(atPath: output, contents: nil))
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
         // The test runner's threads block most signals, and a process
         // started from one inherits the mask: perl empties it first, so the

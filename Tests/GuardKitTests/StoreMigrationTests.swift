@@ -90,24 +90,54 @@ struct StoreMigrationTests {
         }
     }
 
-    @Test("a failing step is rolled back, and the steps before it stay")
+    /// Runs `migrations` on `database`, which must fail at step `version` with SQLite's `message`.
+    private func expectFailure(of migrations: [StoreMigration], at version: Int, on database: SQLiteDatabase, _ message: String) {
+        let error = #expect(throws: StoreError.self) {
+            try StoreSchema.migrate(database, migrations: migrations, logger: .quiet)
+        }
+        guard case .migrationFailed(database.path, version, let sqlite)? = error else {
+            Issue.record("expected migrationFailed at version \(version), got \(String(describing: error))")
+            return
+        }
+        #expect(sqlite.message == message)
+    }
+
+    @Test("upgrading, a failing step is rolled back, and the steps before it stay")
     func failedStepRollsBack() throws {
         let migrations = [
-            StoreMigration(version: 1, summary: "first", sql: "CREATE TABLE first (a)"),
+            // As the real first step does, it marks the file as a store.
+            StoreMigration(version: 1, summary: "first",
+                           sql: "PRAGMA application_id = \(StoreSchema.applicationID); CREATE TABLE first (a)"),
             StoreMigration(version: 2, summary: "broken", sql: "CREATE TABLE second (a); INSERT INTO missing VALUES (1);"),
+        ]
+        // A store at version 1, which the second step upgrades.
+        let version1 = { (database: SQLiteDatabase) throws in
+            try StoreSchema.migrate(database, migrations: Array(migrations.prefix(1)), logger: .quiet)
+        }
+        try withPreparedFile(version1) { _, path throws in
+            #expect(try integer("PRAGMA user_version", in: path) == 1)
+            expectFailure(of: migrations, at: 2, on: try SQLiteDatabase(path: path), "no such table: missing")
+            #expect(try integer("PRAGMA user_version", in: path) == 1)
+            #expect(try tableNames(path) == ["first"])
+        }
+    }
+
+    @Test("a new store is made whole or not at all: a failing step leaves the database empty")
+    func newStoreIsOneTransaction() throws {
+        let migrations = [
+            StoreMigration(version: 1, summary: "first", sql: "CREATE TABLE first (a)"),
+            StoreMigration(version: 2, summary: "second", sql: "CREATE TABLE second (a)"),
+            StoreMigration(version: 3, summary: "broken", sql: "INSERT INTO missing VALUES (1)"),
         ]
         try withPreparedFile({ _ in }) { _, path throws in
             let database = try SQLiteDatabase(path: path)
-            let error = #expect(throws: StoreError.self) {
-                try StoreSchema.migrate(database, migrations: migrations, logger: .quiet)
-            }
-            guard case .migrationFailed(path, 2, let sqlite)? = error else {
-                Issue.record("expected migrationFailed at version 2, got \(String(describing: error))")
-                return
-            }
-            #expect(sqlite.message == "no such table: missing")
-            #expect(try integer("PRAGMA user_version", in: path) == 1)
-            #expect(try tableNames(path) == ["first"])
+            expectFailure(of: migrations, at: 3, on: database, "no such table: missing")
+            #expect(try integer("PRAGMA user_version", in: path) == 0)
+            #expect(try tableNames(path).isEmpty)
+            // Made again without the broken step, it is whole.
+            try StoreSchema.migrate(database, migrations: Array(migrations.prefix(2)), logger: .quiet)
+            #expect(try integer("PRAGMA user_version", in: path) == 2)
+            #expect(try tableNames(path) == ["first", "second"])
         }
     }
 

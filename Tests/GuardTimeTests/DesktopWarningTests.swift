@@ -45,13 +45,7 @@ struct DesktopWarningTests {
     @Test func aWarningIsPostedOnTheChildsDesktopByTheGuardsProgramRunAsTheChild() async throws {
         try await withThrowawayUser(prefix: "tn") { child in
             try await withTemporaryDirectory { directory in
-                chmod(directory, 0o755)
-                // The Guard's program where the child may run it, as /usr/sbin is.
-                let helper = "\(directory)/familycontrolsd"
-                try FileManager.default.copyItem(atPath: productPath("familycontrolsd"), toPath: helper)
-                chmod(helper, 0o755)
-                let desktop = "\(directory)/desktop"
-                try FileManager.default.createDirectory(atPath: desktop, withIntermediateDirectories: false)
+                let (helper, desktop) = try childDesktop(in: directory)
                 try Self.server.write(toFile: "\(desktop)/server.py", atomically: false, encoding: .utf8)
                 #expect(try sh("chown -R \(child.name) '\(desktop)'").succeeded)
                 let session = Process()
@@ -81,7 +75,7 @@ struct DesktopWarningTests {
                     try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
                 }, "the server got: \(calls)")
                 #expect(posted["caller"] as? Int == Int(child.uid), "posted by the child's own process: \(posted)")
-                #expect(posted["summary"] as? String == "FamilyControls")
+                #expect(posted["summary"] as? String == "Time limit")
                 #expect(posted["body"] as? String == "5 minutes left: then your screen will lock (time limit set by FamilyControls &lt;Demo&gt; &amp; co)")
 
                 // A helper that cannot reach a server tells no desktop.

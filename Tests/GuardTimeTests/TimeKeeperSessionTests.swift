@@ -54,7 +54,7 @@ struct TimeKeeperSessionTests {
     private func startSession(of child: ThrowawayUser, on terminal: Terminal, in directory: String) throws -> [String: pid_t] {
         chmod(directory, 0o755)
         let output = "\(directory)/pids"
-        FileManager.default.createFile(atPath: output, contents: nil)
+        #expect(FileManager.default.createFile(atPath: output, contents: nil))
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/perl")
@@ -118,7 +118,7 @@ struct TimeKeeperSessionTests {
                     return seen.components(separatedBy: "left: then your session will end").count == 3
                 }, "the terminal showed: \(seen.debugDescription)")
                 #expect(seen.contains("5 seconds left") || seen.contains("4 seconds left"), "\(seen.debugDescription)")
-                #expect(seen.contains("time limit set by FamilyControls Demo"))
+                #expect(seen.contains("Time limit set by FamilyControls Demo; a parent or guardian can give you more time"))
                 #expect(!ProcessHandle.hasExited(pidfd: pidfds[1].rawValue), "the session ended before the time was up")
 
                 // At the end: the session's processes are gone (no logind here).

@@ -96,4 +96,46 @@ import TimeLimits
         keeper.limitsChanged()
         #expect(waitFor(seconds: 3) { limitsLine(of: 1001, at: file)?[6] == "0000-2400/0000-2400/0000-2400/0000-2400/0000-2400/0000-2400/0000-2400" })
     }
+
+    /// With no child logged in, nothing is due until a session opens: where
+    /// every opening wakes the keeper (the PAM module's, logind's monitor)
+    /// it waits for one; where nothing tells it, it looks at its interval.
+    @Test func withNoChildLoggedInTheKeeperWaitsForASessionToOpen() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let source = TestLimitsSource([try childLimits(uid: 1001, daily: 3600)])
+        let open = LockedBox<[MonitorSession]>([])
+        var limits = quickLimits()
+        limits.timeRecordInterval = .seconds(60)
+        func started(_ changes: TimeKeeper.SessionChanges, store: String) throws -> TimeKeeper {
+            let keeper = TimeKeeper()
+            try keeper.start(.init(sessions: { open.get() }, source: source, enforcer: RecordingEnforcer(),
+                                   messenger: RecordingMessenger(), store: try Store.open(directory: store, logger: quietLogger),
+                                   filePath: directory + "/" + LoginLimitsFile.name, limits: limits,
+                                   audit: AuditRecorder().append, logger: quietLogger, sessionChanges: changes))
+            #expect(waitFor(seconds: 5) { keeper.looks > 0 })
+            return keeper
+        }
+
+        let told = try started(.announced, store: directory + "/announced")
+        defer { told.stop() }
+        let first = told.looks
+        Thread.sleep(forTimeInterval: 1.5)
+        #expect(told.looks == first, "looked \(told.looks - first) times in 1.5 s with nobody logged in")
+        // A session opens: the keeper is told, looks at once, then at its interval while the child is logged in.
+        open.update { $0 = [fakeSession(uid: 1001, leader: 100)] }
+        told.wake()
+        #expect(waitFor(seconds: 2) { told.looks > first })
+        let logged = told.looks
+        Thread.sleep(forTimeInterval: 1.5)
+        #expect(told.looks >= logged + 3, "looked \(told.looks - logged) times in 1.5 s with the child logged in")
+
+        // Unwatched, a session could open unseen: the keeper looks at its interval anyway.
+        open.update { $0 = [] }
+        let untold = try started(.unwatched, store: directory + "/unwatched")
+        defer { untold.stop() }
+        let before = untold.looks
+        Thread.sleep(forTimeInterval: 1.5)
+        #expect(untold.looks >= before + 3, "looked \(untold.looks - before) times in 1.5 s")
+    }
 }

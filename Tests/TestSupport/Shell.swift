@@ -47,22 +47,26 @@ public func run(
     stdin.closeRead(); stdout.closeWrite(); stderr.closeWrite()
     // Feed the input and read both pipes at once, so a chatty process never
     // blocks on a full pipe; a process that exits without reading its input
-    // fails its test (EPIPE), not the run.
+    // fails its test (EPIPE), not the run. Each on a thread of its own, never
+    // on Dispatch's global queue: on Linux that queue runs as many items as
+    // there are processors and adds a thread for a blocked one only about once
+    // a second, so with many tests' processes running, a prompt's answer
+    // would wait its turn for tens of seconds.
     let errorData = LockedBox([UInt8]())
-    let group = DispatchGroup()
-    group.enter()
-    DispatchQueue.global().async {
+    let done = DispatchGroup()
+    done.enter()
+    Thread {
         errorData.set(stderr.readToEnd())
-        group.leave()
-    }
-    group.enter()
-    DispatchQueue.global().async {
+        done.leave()
+    }.start()
+    done.enter()
+    Thread {
         if let input { stdin.writeAll(Array(input.utf8)) }
         stdin.closeWrite()
-        group.leave()
-    }
+        done.leave()
+    }.start()
     let outputData = stdout.readToEnd()
-    group.wait()
+    done.wait()
     let status: Int32
     switch try? process.waitForExit(until: nil) {
     case .exited(let code)?: status = code

@@ -81,10 +81,25 @@ public func makeThrowawayUser(prefix: String = "u", password: Bool = true, home:
 /// Removes a user made by ``makeThrowawayUser(prefix:password:home:sharing:)``;
 /// its processes are killed first unless another account has its uid.
 public func removeThrowawayUser(_ user: ThrowawayUser) {
-    if (try? UserDatabase.user(id: user.uid))??.name == user.name {
+    let ownsUID = (try? UserDatabase.user(id: user.uid))??.name == user.name
+    if ownsUID {
         _ = try? run("/usr/bin/pkill", ["-KILL", "-u", user.name])
+        // While the uid is still this user's alone, not once userdel freed it for another.
+        removeBusSockets(of: user.uid)
     }
     try? changeAccounts("/usr/sbin/userdel", ["-f", "-r", user.name])
+}
+
+/// The sockets a session bus of the user's (`dbus-run-session`) made in
+/// /tmp: a bus killed with its user's processes leaves them behind.
+private func removeBusSockets(of uid: UInt32) {
+    guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/tmp") else { return }
+    for entry in entries where entry.hasPrefix("dbus-") {
+        var status = stat()
+        let path = "/tmp/\(entry)"
+        guard lstat(path, &status) == 0, status.st_uid == uid, status.st_mode & S_IFMT == S_IFSOCK else { continue }
+        unlink(path)
+    }
 }
 
 /// Creates a group with the given members and removes it after `body`.

@@ -31,10 +31,31 @@ typedef struct cpam_conversation {
 int cpam_converse(int num_msg, const struct pam_message **msg,
                   struct pam_response **resp, void *appdata_ptr);
 
+// libpam is loaded (dlopen) at the first transaction, not when the program
+// starts: a program that never authenticates (familyctl status, the Guard
+// between requests) never maps it, nor the libaudit and libcap-ng it brings.
+// Every libpam call goes through the calls below.
+
+/// Loads libpam if it is not loaded yet. NULL once it is; otherwise why not
+/// (the loader's message), the same on every call.
+const char *cpam_unavailable(void);
+
 /// `pam_start_confdir` (or `pam_start` when `confdir` is NULL) wired to
 /// `cpam_converse`. `conversation` must outlive the handle.
+/// `PAM_SYSTEM_ERR` when libpam is unavailable (`cpam_unavailable` says why).
 int cpam_start(const char *service, const char *user, const char *confdir,
                cpam_conversation *conversation, pam_handle_t **handle);
+
+/// `pam_authenticate`, `pam_acct_mgmt` and `pam_end`, on a handle
+/// `cpam_start` made.
+int cpam_authenticate(pam_handle_t *handle, int flags);
+int cpam_acct_mgmt(pam_handle_t *handle, int flags);
+int cpam_end(pam_handle_t *handle, int status);
+
+/// libpam's text for `code` (`pam_strerror`); NULL when libpam is not loaded
+/// in this process. It never loads it: the Guard describes its helper's
+/// failures without running libpam's code in its own process.
+const char *cpam_strerror(int code);
 
 /// Sets a string item (`pam_set_item`).
 int cpam_set_string_item(pam_handle_t *handle, int item, const char *value);

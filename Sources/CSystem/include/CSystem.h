@@ -344,6 +344,23 @@ int csystem_restrict_to_reading_and_writing(void);
 /// descriptor, or -1 with errno. (csystem_sandbox.c)
 int csystem_sealed_memory(const void *bytes, size_t count);
 
+/* MARK: Memory */
+
+/// Lets go of the pages of the read-only segments (code, constants) of the
+/// program and every library loaded (`dl_iterate_phdr`, with the loader's
+/// lock held): `madvise(MADV_DONTNEED)` over the whole pages of each
+/// `PT_LOAD` segment without `PF_W`, except in objects whose code is
+/// relocated in place (`DT_TEXTREL`) and the vDSO. Writable segments, and
+/// the relocated tables in them, are never touched. The pages stay in the
+/// page cache and map again when run or read. Returns the bytes let go, or
+/// -1 with errno when `sysconf` fails or every `madvise` failed (a system
+/// call filter that refuses it). (csystem_memory.c)
+long csystem_release_loaded_code_pages(void);
+
+/// The bytes csystem_release_loaded_code_pages would let go of now, letting
+/// go of nothing; -1 with errno when `sysconf` fails. (csystem_memory.c)
+long csystem_loaded_code_pages_size(void);
+
 #endif /* __linux__ */
 
 #endif /* CSYSTEM_H */

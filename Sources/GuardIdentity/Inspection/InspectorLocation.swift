@@ -13,19 +13,10 @@ enum InspectorLocation {
     /// `/usr/libexec/familycontrols`), whichever is root's file that no one
     /// else may change; else the second, to fail with its name.
     static func program() -> String {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        let own = count > 0 ? String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self) : "/usr/sbin/x"
-        let folder = own.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        let installed = folder.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-            + "/libexec/familycontrols/" + name
-        for candidate in [folder + "/" + name, installed] {
-            var info = stat()
-            if stat(candidate, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == 0, info.st_mode & 0o022 == 0 {
-                return candidate
-            }
-        }
-        return installed
+        let candidates = CompanionProgram.candidates(named: name, fallback: "/usr/sbin/familycontrolsd")
+        return candidates.first { candidate in
+            CompanionProgram.regularFile(candidate).map { $0.st_uid == 0 && $0.st_mode & 0o022 == 0 } ?? false
+        } ?? candidates[1]
     }
 
     /// `nobody`, or 65534 where the user database has none.

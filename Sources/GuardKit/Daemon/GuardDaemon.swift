@@ -174,11 +174,16 @@ package enum GuardDaemon {
         // Beside serving, not before it: a child who filled an app with entries
         // must not keep everyone else from being answered. Each app is checked
         // under its own turn, so requests and reconcile never undo each other.
+        // Then the code only start-up ran is let go of.
+        let startUpEnds: @Sendable () -> Void = {
+            policy.reconcile()
+            releaseStartUpPages(logger: logger)
+        }
         do throws(BlockingExecutor.Saturated) {
-            try service.work.submit { policy.reconcile() }
+            try service.work.submit(startUpEnds)
         } catch {
             logger.error("reconcile: \(error); reconciling before serving more")
-            policy.reconcile()
+            startUpEnds()
         }
         do throws(Errno) {
             try PeriodicLockCheck.start(policy: policy)
@@ -217,6 +222,19 @@ package enum GuardDaemon {
             enforcer.stop()
             server.shutdown()
             return 0
+        }
+    }
+
+    /// The code and read-only data that only start-up ran stay mapped from
+    /// start-up on; an idle Guard keeps resident only what it goes on running.
+    private static func releaseStartUpPages(logger: Logger) {
+        // Said before, not after: the log line's own code (formatting, the
+        // clock, the journal) would otherwise map straight back in.
+        logger.info("letting go of \(MappedFilePages.releasable / 1024) kB of code and constants only start-up ran")
+        do throws(Errno) {
+            try MappedFilePages.release()
+        } catch {
+            logger.warning("cannot let go of the start-up's pages: \(error)")
         }
     }
 

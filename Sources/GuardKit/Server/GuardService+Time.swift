@@ -70,17 +70,20 @@ extension GuardService {
                     ledger.audit(.sessionTime, actor: AuditEvent.guardActor, user: user, appID: nil, member: .child,
                                  outcome: outcome, detail: detail)
                 },
-                logger: logger))
+                logger: logger, sessionChanges: Self.sessionChanges(logind: logind)))
         } catch {
             logger.error("time: cannot start the time keeper (\(error)); children's session time is not kept during sessions")
         }
     }
 
-    /// The Guard's own program, which runs as the desktop notification helper.
-    private static func ownProgram() -> String {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard count > 0 else { return "/usr/sbin/familycontrolsd" }
-        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    /// How the keeper hears of a session opening: without logind, from the
+    /// PAM module (``sessionsChanged()``); with it, from a change monitor of
+    /// its own.
+    private static func sessionChanges(logind: LogindSessions?) -> TimeKeeper.SessionChanges {
+        guard logind != nil else { return .announced }
+        return LogindSessions().map { .watched($0) } ?? .unwatched
     }
+
+    /// The Guard's own program, which runs as the desktop notification helper.
+    private static func ownProgram() -> String { CompanionProgram.running(fallback: "/usr/sbin/familycontrolsd") }
 }

@@ -261,25 +261,31 @@ package final class GuardService: VarlinkService {
             return fail(connection, GuardFailure(.authorizationConflict, "a request is already in progress on this connection"))
         }
         session.enqueue(on: connection) { [self] in
+            // The user's place is taken before they are identified, by the
+            // kernel's word for who is calling: identifying runs an
+            // inspector, and a flood of requests must cost no more than a
+            // refusal each.
+            let uid = connection.peer.uid
+            if case .refused(let first) = perUser.enter(uid) {
+                let name = ((try? UserDatabase.user(id: uid)) ?? nil)?.name ?? "uid \(uid)"
+                if first {
+                    logger.notice("request refused: \(name) already has \(perUser.limit) conversations under way, "
+                        + "the most one user may have; refusing more until one ends")
+                }
+                channel.close()
+                session.endRequest()
+                return fail(connection, .busy("\(name) already has \(perUser.limit) requests under way, "
+                    + "the most one user may have at once; finish or cancel one first"))
+            }
             let caller: Who
             switch who() {
             case .success(let identified):
                 caller = identified
             case .failure(let failure):
-                // Free the connection for the next call before the client hears the refusal.
+                // Free the place and the connection for the next call before the client hears the refusal.
+                perUser.leave(uid)
                 session.endRequest()
                 return fail(connection, failure)
-            }
-            let account = caller.account
-            if case .refused(let first) = perUser.enter(account.uid) {
-                if first {
-                    logger.notice("request refused: \(account.name) already has \(perUser.limit) conversations under way, "
-                        + "the most one user may have; refusing more until one ends")
-                }
-                channel.close()
-                session.endRequest()
-                return fail(connection, .busy("\(account.name) already has \(perUser.limit) requests under way, "
-                    + "the most one user may have at once; finish or cancel one first"))
             }
             let run: @Sendable () -> Void = { [self] in
                 let outcome: Result<Method.Reply, GuardFailure>
@@ -290,7 +296,7 @@ package final class GuardService: VarlinkService {
                 }
                 // Free the user's place and the connection for the next call
                 // before the client hears the end.
-                perUser.leave(account.uid)
+                perUser.leave(uid)
                 channel.close()
                 session.endRequest()
                 switch outcome {
@@ -302,7 +308,7 @@ package final class GuardService: VarlinkService {
                 try pool.submit(run)
             } catch {
                 logger.warning("request refused: \(error)")
-                perUser.leave(account.uid)
+                perUser.leave(uid)
                 channel.close()
                 session.endRequest()
                 fail(connection, .busy)

@@ -23,7 +23,7 @@ extension MonitorKeeper.Supervisor {
     /// opened or closed, an approval changed), a monitor's pidfd or output,
     /// `SIGCHLD`, logind's descriptor, a session leader's pidfd. A timeout
     /// only for what is due: a restart, a kill, a held alert, the next
-    /// reading of the approvals, logind's own, and ``look`` while something
+    /// reading of the approvals while one is approved, logind's own, and ``look`` while something
     /// has no event.
     func wait() {
         var descriptors = [pollfd(fd: wakeUp, events: Int16(POLLIN), revents: 0)]
@@ -61,7 +61,7 @@ extension MonitorKeeper.Supervisor {
     func timeout(logind: LogindSessions?) -> Duration? {
         let now = MonotonicInstant.now
         var due: [Duration] = []
-        if let read = approvalsReadAt { due.append(now.duration(to: read.advanced(by: Self.approvalsReread))) }
+        if let reread = approvalsRereadAt { due.append(now.duration(to: reread)) }
         if let wanted = logind?.changeTimeout { due.append(.milliseconds(Int64(max(wanted, 0)))) }
         for instance in instances.values {
             if let restart = instance.restartDue { due.append(now.duration(to: restart)) }

@@ -89,7 +89,12 @@ extension MonitorKeeper {
         /// Monitors stopped for good, waiting to end.
         var leaving: [Instance] = []
         var approvals: [(record: AuthorizationRecord, launch: MonitorLaunch)] = []
-        var approvalsReadAt: MonotonicInstant?
+        /// When the approvals are read again with nothing having told of a
+        /// change: only while a child's app is approved (its files can change
+        /// under it) or the last reading failed. With none approved, only a
+        /// change the Guard makes, which wakes this thread, can bring one:
+        /// the thread sleeps until then.
+        var approvalsRereadAt: MonotonicInstant?
         var launchProblems: [String: String] = [:]
         var sessions: [MonitorSession] = []
         var sessionsReadAt: MonotonicInstant?
@@ -127,9 +132,9 @@ extension MonitorKeeper {
         func reconcile() {
             let now = MonotonicInstant.now
             let configuration = context.configuration()
-            if keeper.takeApprovalsChanged() || approvalsReadAt.map({ !(now < $0.advanced(by: Self.approvalsReread)) }) ?? true {
-                readApprovals(configuration)
-                approvalsReadAt = now
+            // The keeper starts out changed, so the first pass reads them.
+            if keeper.takeApprovalsChanged() || approvalsRereadAt.map({ !(now < $0) }) ?? false {
+                approvalsRereadAt = readApprovals(configuration) ? now.advanced(by: Self.approvalsReread) : nil
             }
             var desired: [Key: (MonitorLaunch, MonitorSession)] = [:]
             if configuration.monitorsEnabled {
@@ -171,13 +176,15 @@ extension MonitorKeeper {
             publish()
         }
 
-        func readApprovals(_ configuration: GuardConfiguration) {
+        /// Reads the approved child apps and their monitors; returns whether
+        /// to read them again on the clock (one is approved, or reading failed).
+        func readApprovals(_ configuration: GuardConfiguration) -> Bool {
             let records: [AuthorizationRecord]
             do throws(GuardFailure) {
                 records = try context.approvals()
             } catch {
                 context.logger.error("monitor: cannot read the approvals (\(error.message)); keeping the monitors as they are")
-                return
+                return true
             }
             var found: [(AuthorizationRecord, MonitorLaunch)] = []
             var problems: [String: String] = [:]
@@ -205,6 +212,7 @@ extension MonitorKeeper {
             launchProblems = problems
             approvals = found
             folders = opened
+            return records.contains { $0.status == .approved && $0.member == .child }
         }
 
         /// The folder `record` approved, held open: the one held already while

@@ -232,12 +232,14 @@ final class DirectoryServer: @unchecked Sendable {
         throw FixtureError("sssd did not start: \(failure)")
     }
 
-    /// Starts sssd once. - Returns: whether its NSS and PAM sockets take connections within 10 s.
+    /// Starts sssd once. - Returns: whether its NSS and PAM sockets take
+    /// connections within 30 s (under 1 s alone; over 10 s has been seen
+    /// with the whole suite on two cores).
     private func launchSSSD() throws -> Bool {
         let process = try Daemon(start: "/usr/sbin/sssd", ["-i", "-c", sssdConfig, "--logger=stderr", "-d", "1"],
                                  log: "\(directory)/sssd.log", truncating: true)
         sssd = process
-        for _ in 0..<200 {
+        for _ in 0..<600 {
             if Self.acceptsConnections("/var/lib/sss/pipes/nss"), Self.acceptsConnections("/var/lib/sss/pipes/pam") { return true }
             guard process.isRunning else { return false }
             usleep(50_000)
@@ -350,8 +352,19 @@ final class DirectoryServer: @unchecked Sendable {
         }
         guard changed else { return }
         nsswitch = text
-        try lines.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
-        chmod(path, 0o644)
+        try Self.rewriteInPlace(path, lines.joined(separator: "\n"))
+    }
+
+    /// Writes `text` into the file at `path` itself, not into a new file
+    /// renamed over it: another test's Guard may run in a mount namespace
+    /// with its own file bound over this path, and replacing the file here
+    /// would detach that mount there (the kernel does so for a mount point
+    /// renamed over in another namespace).
+    private static func rewriteInPlace(_ path: String, _ text: String) throws {
+        guard let handle = FileHandle(forWritingAtPath: path) else { throw FixtureError("cannot open \(path) for writing") }
+        defer { try? handle.close() }
+        try handle.truncate(atOffset: 0)
+        try handle.write(contentsOf: Data(text.utf8))
     }
 
     // MARK: - Users and groups
@@ -463,9 +476,7 @@ final class DirectoryServer: @unchecked Sendable {
     func tearDown() {
         guard !tornDown else { return }
         tornDown = true
-        if let nsswitch, (try? nsswitch.write(toFile: "/etc/nsswitch.conf", atomically: true, encoding: .utf8)) != nil {
-            chmod("/etc/nsswitch.conf", 0o644)
-        }
+        if let nsswitch { try? Self.rewriteInPlace("/etc/nsswitch.conf", nsswitch) }
         stopSSSD()
         try? stopServer()
         removeSSSDState()

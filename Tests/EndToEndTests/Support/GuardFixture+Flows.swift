@@ -47,7 +47,7 @@ extension GuardFixture {
         writer.arguments = ["--reuid=\(child.uid)", "--regid=\(child.gid)", "--clear-groups",
                             "/bin/sh", "-c", "exec 3<>'\(file)'; exec sleep 60"]
         try writer.run()
-        try await waitUntil(timeout: 10) {
+        try await waitUntil(timeout: 60) {
             ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(writer.processIdentifier)/fd")) ?? []).contains("3")
         }
         return writer

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import SystemKit
 import TestSupport
 import Varlink
@@ -143,7 +144,11 @@ final class GuardFixture: @unchecked Sendable {
             guard process.isRunning else { throw FixtureError("familycontrolsd exited: \(log)") }
             Thread.sleep(forTimeInterval: 0.05)
         }
-        throw FixtureError("familycontrolsd did not answer on \(socket) within 60 s")
+        // What it said so far, and where each of its threads waits, for the failure's reader.
+        let stacks = (try? TestSupport.run("/bin/sh", ["-c", "for t in /proc/\(process.processIdentifier)/task/*; do "
+            + "echo \"$t $(cat $t/comm) $(cat $t/wchan)\"; done; ps -o pid,stat,wchan:20,args --ppid \(process.processIdentifier)"]))?
+            .standardOutput ?? ""
+        throw FixtureError("familycontrolsd did not answer on \(socket) within 60 s:\n\(self.log.suffix(4000))\n\(stacks)")
     }
 
     /// Waits until the Guard's start-up reconcile, which runs beside serving, has finished.
@@ -154,6 +159,18 @@ final class GuardFixture: @unchecked Sendable {
             try await Task.sleep(for: .milliseconds(25))
         }
         throw FixtureError("the Guard did not finish reconciling within 15 s")
+    }
+
+    /// The pid of the Guard serving the socket, as the kernel tells its peer
+    /// (`SO_PEERCRED`): ``process`` may be a sandbox's wrapper in front of it.
+    func servingPID() throws -> pid_t {
+        // Closed when released.
+        let socket = try Socket.makeUnixStream(nonBlocking: false)
+        let connected = try UnixSocketAddress(path: self.socket).withSocketAddress { address, length throws(Errno) in
+            connect(socket.rawValue, address, length)
+        }
+        guard connected == 0 else { throw FixtureError("cannot connect to \(self.socket): errno \(errno)") }
+        return try Socket.peerCredentials(of: socket.rawValue).pid
     }
 
     /// Stops the Guard with `signal` and waits for it.
@@ -173,7 +190,7 @@ final class GuardFixture: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
         chmod(bin, 0o755)
         try FileManager.default.copyItem(atPath: productPath("familycontrolsd"), toPath: "\(bin)/familycontrolsd")
-        FileManager.default.createFile(atPath: "\(bin)/familycontrols-inspect", contents: Data("#!/bin/sh\n\(script)\n".utf8))
+        #expect(FileManager.default.createFile(atPath: "\(bin)/familycontrols-inspect", contents: Data("#!/bin/sh\n\(script)\n".utf8)))
         chmod("\(bin)/familycontrols-inspect", 0o755)
         program = "\(bin)/familycontrolsd"
     }

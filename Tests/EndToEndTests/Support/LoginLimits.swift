@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import TestSupport
 
 /// The login-limits state file (docs/design/login-limits.md) as a test
@@ -139,8 +140,8 @@ struct PrivateLoginStack {
         try FileManager.default.createDirectory(atPath: "\(directory)/debconf", withIntermediateDirectories: true)
         try await run("/bin/cp", ["/var/cache/debconf/config.dat", "/var/cache/debconf/templates.dat",
                                   "\(directory)/debconf/"]).requireSuccess()
-        FileManager.default.createFile(atPath: "\(directory)/debconf/passwords.dat", contents: nil,
-                                       attributes: [.posixPermissions: 0o600])
+        #expect(FileManager.default.createFile(atPath: "\(directory)/debconf/passwords.dat", contents: nil,
+                                       attributes: [.posixPermissions: 0o600]))
         let update = try await run("/usr/bin/unshare", stack.namespace(["/usr/sbin/pam-auth-update", "--package"], extra: [
             ("\(directory)/varlibpam", "/var/lib/pam"), ("\(directory)/pam-configs", "/usr/share/pam-configs"),
             ("\(directory)/debconf", "/var/cache/debconf"),

@@ -57,11 +57,11 @@ final class RunningApp: @unchecked Sendable {
     func endInput() { try? input.fileHandleForWriting.close() }
 
     /// Waits up to `timeout` for `text` on the app's standard error.
-    func waitForError(containing text: String, timeout: Duration = .seconds(10)) async -> Bool {
+    func waitForError(containing text: String, timeout: Duration = .seconds(30)) async -> Bool {
         await eventually(timeout: timeout) { standardError.contains(text) }
     }
 
-    /// Answers the alert with "continue", then waits up to 10 s for the app to
+    /// Answers the alert with "continue", then waits up to 30 s for the app to
     /// say its request waits for a parent or guardian.
     /// - Returns: the request's number.
     func waitForPendingRequest() async throws -> Int64 {
@@ -98,13 +98,27 @@ final class RunningApp: @unchecked Sendable {
     }
 }
 
-/// Polls `condition` until it holds or `timeout` passes.
+/// Polls `condition` until it holds or `timeout` passes. The default is
+/// loose: on two cores with the whole suite running beside it, a step that
+/// takes a second alone took over 10 s. A check of how soon something
+/// happens names its own bound.
 /// - Returns: whether it held.
-func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
+func eventually(timeout: Duration = .seconds(30), _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if condition() { return true }
         try? await Task.sleep(for: .milliseconds(50))
     }
     return condition()
+}
+
+/// ``eventually(timeout:_:)`` for a condition that asks the Guard or runs a
+/// program: `condition` is awaited, and what it throws ends the wait.
+func eventually(timeout: Duration = .seconds(30), asking condition: () async throws -> Bool) async throws -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    return try await condition()
 }

@@ -46,15 +46,19 @@ enum TerminalScreen {
             def capture(colours):
                 return subprocess.run(tmux + ["capture-pane", "-p", "-t", "qr"] + (["-e"] if colours else []),
                                       capture_output=True, text=True).stdout
-            subprocess.run(tmux + ["new-session", "-d", "-s", "qr", "-x", "200", "-y", "100"] + argv, check=True)
+            # The pane stays when the program ends, set before it starts: a program that ends
+            # at once leaves its last screen, not a session gone before the option is set.
+            \#(tmuxStep)
+            step("start", ["start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";",
+                           "new-session", "-d", "-s", "qr", "-x", "200", "-y", "100"] + argv)
             try:
-                subprocess.run(tmux + ["set-option", "-t", "qr", "remain-on-exit", "on"], check=True)
-                deadline, typed, finished = time.time() + 30, False, False
+                # Loose: on two cores running the whole suite, enrolling once took over 30 s.
+                deadline, typed, finished = time.time() + 90, False, False
                 while time.time() < deadline:
                     screen = capture(False)
                     if not typed and "Password:" in screen:
-                        subprocess.run(tmux + ["send-keys", "-t", "qr", "-l", password], check=True)
-                        subprocess.run(tmux + ["send-keys", "-t", "qr", "Enter"], check=True)
+                        step("send-keys (the password)", ["send-keys", "-t", "qr", "-l", "--", password], secret=True)
+                        step("send-keys Enter", ["send-keys", "-t", "qr", "Enter"])
                         typed = True
                     if done in screen:
                         finished = True
@@ -100,9 +104,13 @@ enum TerminalScreen {
                     i += 1
                 rows.append(cells)
             plain = ["".join(c[0] for c in r) for r in rows]
-            top = next(i for i, l in enumerate(plain) if after in l) + 1
-            end = next(i for i, l in enumerate(plain) if before in l)
-            rows = rows[top:end]
+            top = next((i for i, l in enumerate(plain) if after in l), None)
+            end = next((i for i, l in enumerate(plain) if before in l), None)
+            if top is None or end is None:
+                # No code drawn: the outcome says so rather than the driver failing.
+                print(json.dumps({"finished": finished, "decodes": {}, "found": {}}))
+                sys.exit(0)
+            rows = rows[top + 1:end]
             palette = [(0, 0, 0), (205, 0, 0), (0, 205, 0), (205, 205, 0), (0, 0, 238), (205, 0, 205), (0, 205, 205),
                        (229, 229, 229), (127, 127, 127), (255, 0, 0), (0, 255, 0), (255, 255, 0), (92, 92, 255),
                        (255, 0, 255), (0, 255, 255), (255, 255, 255)]
@@ -141,7 +149,9 @@ enum TerminalScreen {
         let arguments = String(decoding: try JSONSerialization.data(withJSONObject: [argv, password, done, after, before,
                                                                                      expectedPrefix]), as: UTF8.self)
         let result = try await TestSupport.run(pythonPath, ["-c", script, arguments])
-        guard result.succeeded else { throw FixtureError("the terminal driver failed (status \(result.status))") }
+        guard result.succeeded else {
+            throw FixtureError("the terminal driver failed (status \(result.status)): \(errorType(result))")
+        }
         return try JSONDecoder().decode(Outcome.self, from: Data(result.standardOutput.utf8))
     }
     /// What a terminal showed at the end: its screen as plain text.
@@ -155,6 +165,39 @@ enum TerminalScreen {
 
         /// Leaves out the screen, which a failing test might otherwise print with what was typed.
         var description: String { "finished \(finished), \(answered) prompt(s) answered" }
+    }
+
+    /// The drivers' `step(name, arguments, secret, prefix)`: runs tmux (on
+    /// the script's `tmux` command line, in its `folder`) and on failure ends
+    /// the driver with a "driver: " line naming the step, with tmux's own
+    /// message, never the command, which may type a password; a step typing
+    /// a secret leaves tmux's message out too, as it may quote what was
+    /// typed. The server's streams go to a file, not a pipe: the server
+    /// outlives the call. Text is typed after "--", which ends tmux's
+    /// options: a password may begin with "-".
+    private static let tmuxStep = #"""
+        def step(name, arguments, secret=False, prefix=[]):
+            with open(folder + "/tmux.err", "w+") as err:
+                ran = subprocess.run(prefix + tmux + arguments, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=err)
+                err.seek(0)
+                said = " ".join(err.read().split())
+            if ran.returncode != 0:
+                if secret: said = "(its message is left out: it may quote what was typed)"
+                subprocess.run(tmux + ["kill-server"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+                subprocess.run(["rm", "-rf", folder])
+                sys.exit("driver: tmux %s exited %d: %s" % (name, ran.returncode, said or "(nothing said)"))
+        """#
+
+    /// The driver's own "driver: " line (which tmux step failed, with
+    /// tmux's message, typed text left out), or else only the type of the
+    /// error its traceback ends with: that error's message may hold a
+    /// command that typed a password.
+    private static func errorType(_ result: ProcessResult) -> String {
+        guard let last = result.standardError.split(separator: "\n").last else { return "" }
+        if last.hasPrefix("driver: ") { return String(last) }
+        return last.split(separator: ":").first.map(String.init) ?? ""
     }
 
     /// Runs `argv` in tmux (a server of its own, `width` × `height` cells),
@@ -176,19 +219,19 @@ enum TerminalScreen {
                 # -J: a line the terminal wrapped is one line, as the program wrote it.
                 return subprocess.run(tmux + ["capture-pane", "-p", "-J", "-t", "shot"], capture_output=True, text=True,
                                       stdin=subprocess.DEVNULL).stdout
-            # The server's standard streams on /dev/null: it outlives this call and must hold no pipe of the test's.
-            subprocess.run(["env", "-i"] + ["%s=%s" % kv for kv in env.items()] + tmux
-                           + ["new-session", "-d", "-s", "shot", "-x", str(width), "-y", str(height)] + argv,
-                           check=True, **quiet)
+            \#(tmuxStep)
+            step("start", ["start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";",
+                           "new-session", "-d", "-s", "shot", "-x", str(width), "-y", str(height)] + argv,
+                 prefix=["env", "-i"] + ["%s=%s" % kv for kv in env.items()])
             answered, finished = 0, False
             try:
-                subprocess.run(tmux + ["set-option", "-t", "shot", "remain-on-exit", "on"], check=True, **quiet)
-                deadline = time.time() + 60
+                deadline = time.time() + 90
                 while time.time() < deadline:
                     screen = capture().rstrip()
                     if answered < len(steps) and screen.endswith(steps[answered][0].rstrip()):
-                        subprocess.run(tmux + ["send-keys", "-t", "shot", "-l", steps[answered][1]], check=True, **quiet)
-                        subprocess.run(tmux + ["send-keys", "-t", "shot", "Enter"], check=True, **quiet)
+                        step("send-keys (answer %d)" % (answered + 1), ["send-keys", "-t", "shot", "-l", "--", steps[answered][1]],
+                             secret=True)
+                        step("send-keys Enter", ["send-keys", "-t", "shot", "Enter"])
                         answered += 1
                         time.sleep(0.2)
                         continue
@@ -210,7 +253,7 @@ enum TerminalScreen {
             argv, steps.map { [$0.0, $0.1] }, done, environment, width, height,
         ] as [Any]), as: UTF8.self)
         let result = try await TestSupport.run(pythonPath, ["-c", script, arguments])
-        guard result.succeeded else { throw FixtureError("the terminal driver failed (status \(result.status))") }
+        guard result.succeeded else { throw FixtureError("the terminal driver failed (status \(result.status)): \(errorType(result))") }
         return try JSONDecoder().decode(Capture.self, from: Data(result.standardOutput.utf8))
     }
 }

@@ -81,3 +81,16 @@ func waitFor(seconds: Double, _ condition: () -> Bool) -> Bool {
 }
 
 let quietLogger = Logger(label: "time-test", minimumLevel: .error)
+
+/// The Guard's program in `directory`, where a child may run it (as
+/// `/usr/sbin` is), and an empty `desktop` folder there: the helper's path
+/// and the folder's.
+func childDesktop(in directory: String) throws -> (helper: String, desktop: String) {
+    chmod(directory, 0o755)
+    let helper = "\(directory)/familycontrolsd"
+    try FileManager.default.copyItem(atPath: productPath("familycontrolsd"), toPath: helper)
+    chmod(helper, 0o755)
+    let desktop = "\(directory)/desktop"
+    try FileManager.default.createDirectory(atPath: desktop, withIntermediateDirectories: false)
+    return (helper, desktop)
+}

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import TestSupport
 import Testing
 
 /// What a finished process did.
@@ -20,12 +21,12 @@ struct LockTestError: Error, CustomStringConvertible {
 /// Runs programs for lock tests: real processes, as root or as a child user.
 enum LockCommand {
     /// Runs `arguments` to completion and returns its status and combined output.
+    /// Through TestSupport's `run`: Foundation's `readDataToEndOfFile` ends
+    /// the test process when a signal interrupts its read (`try!` on EINTR).
     @discardableResult
     static func run(_ arguments: [String]) throws -> LockCommandResult {
-        let process = try start(arguments, captureOutput: true)
-        let output = (process.standardOutput as? Pipe)?.fileHandleForReading.readDataToEndOfFile() ?? Data()
-        process.waitUntilExit()
-        return LockCommandResult(status: process.terminationStatus, output: String(decoding: output, as: UTF8.self))
+        let result = try TestSupport.run("/usr/bin/env", arguments)
+        return LockCommandResult(status: result.status, output: result.standardOutput + result.standardError)
     }
 
     /// Runs `arguments` and fails the test unless it exits 0.
@@ -42,19 +43,13 @@ enum LockCommand {
         process.waitUntilExit()
     }
 
-    /// Starts `arguments` in the background; its output is discarded unless captured.
-    static func start(_ arguments: [String], captureOutput: Bool = false) throws -> Process {
+    /// Starts `arguments` in the background; its output is discarded.
+    static func start(_ arguments: [String]) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
-        if captureOutput {
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = pipe
-        } else {
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-        }
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
         try process.run()
         return process
     }
