@@ -47,6 +47,9 @@ package struct GuardLimits: Sendable {
 
     /// Connections one user other than root may hold on the Guard at once.
     package var connectionsPerUser = 64
+    /// How long nothing reaches the Guard's socket before it lets go of the
+    /// pages of code and constants it ran (they stay in the page cache).
+    package var codeLetGoWhenQuietFor: Duration = .seconds(1)
     /// Calls one connection may have waiting for the Guard's work
     /// (identification, admin calls); past it the Guard reads no more of that
     /// connection's calls.

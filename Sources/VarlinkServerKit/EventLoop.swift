@@ -61,13 +61,24 @@ final class EventLoop {
     /// Runs until ``ServerCore/requestStop()``, then closes every connection.
     func run() {
         var stopping = false
+        let quiet = core.configuration.whenQuiet
+        // When the quiet action is due; nil once it ran, until the next event.
+        var quietDue = quiet.map { MonotonicInstant.now.advanced(by: $0.after) }
         while !stopping {
             let count: Int
             do {
-                count = try core.epoll.wait(into: events, timeout: -1)
+                count = try core.epoll.wait(into: events, timeout: quietDue.map(Self.milliseconds(until:)) ?? -1)
             } catch {
                 logger.error("event loop stopped: \(error)")
                 break
+            }
+            if let quiet {
+                if count > 0 {
+                    quietDue = MonotonicInstant.now.advanced(by: quiet.after)
+                } else if let due = quietDue, !(MonotonicInstant.now < due) {
+                    quiet.run()
+                    quietDue = nil
+                }
             }
             for index in 0..<count {
                 let (ready, token) = events[index]
@@ -84,6 +95,13 @@ final class EventLoop {
             }
         }
         closeEverything()
+    }
+
+    /// `epoll_wait`'s timeout until `instant`, rounded up: 0 once it has passed.
+    static func milliseconds(until instant: MonotonicInstant) -> CInt {
+        let (seconds, attoseconds) = MonotonicInstant.now.duration(to: instant).components
+        guard seconds >= 0, seconds > 0 || attoseconds > 0 else { return 0 }
+        return CInt(clamping: seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
     }
 
     /// Handles what other threads asked for.

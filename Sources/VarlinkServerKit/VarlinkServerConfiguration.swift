@@ -36,6 +36,21 @@ package struct VarlinkServerConfiguration: Sendable {
     package var maximumPendingCallsPerConnection = 64
     /// Where notable events go (not every call).
     package var logger = Logger(label: "varlink")
+    /// Run on the loop's thread once nothing has reached the loop (a call, a
+    /// connection, a reply to send) for ``QuietAction/after``: once per quiet
+    /// spell, and again only after the next event. nil: nothing is run.
+    package var whenQuiet: QuietAction?
+
+    /// What ``whenQuiet`` runs, and after how long.
+    package struct QuietAction: Sendable {
+        package var after: Duration
+        package var run: @Sendable () -> Void
+
+        package init(after: Duration, run: @escaping @Sendable () -> Void) {
+            self.after = after
+            self.run = run
+        }
+    }
 
     /// A configuration with the default limits and a logger labelled `varlink`.
     package init(vendor: String, product: String, version: String, url: String) {

@@ -133,10 +133,18 @@ private struct AnchorBenchmark {
             print("(b) familyctl authenticate vs pamtester: skipped, pamtester is not installed (Debian: pamtester)")
         }
 
-        // Resident memory, both idle after serving the calls above.
+        // Resident memory, both idle after serving the calls above: first
+        // 0.3 s after them, then 2 s after, once the Guard has been quiet for
+        // the second after which it lets go of the code it ran.
         usleep(300_000)
+        let afterCalls = ResidentMemory(of: children[0])
+        let polkitdAfterCalls = polkitd.map { ResidentMemory(of: $0) }
+        print("    0.3 s after the calls: Guard \(afterCalls.resident) kB (RssAnon \(afterCalls.anonymous) kB)"
+            + (polkitdAfterCalls.map { "; polkitd \($0.resident) kB; ratio "
+                + formatted(Double(afterCalls.resident) / Double(max($0.resident, 1)), digits: 2) + "×" } ?? ""))
+        usleep(1_700_000)
         let guardMemory = ResidentMemory(of: children[0])
-        print("(c) Guard resident memory: \(guardMemory.resident) kB (RssAnon \(guardMemory.anonymous) kB)", terminator: "")
+        print("(c) Guard resident memory, idle 2 s: \(guardMemory.resident) kB (RssAnon \(guardMemory.anonymous) kB)", terminator: "")
         if let polkitd {
             let theirs = ResidentMemory(of: polkitd)
             let ratio = Double(guardMemory.resident) / Double(max(theirs.resident, 1))

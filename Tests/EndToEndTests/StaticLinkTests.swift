@@ -22,6 +22,28 @@ struct StaticLinkTests {
         #expect(exported.split(separator: "\n").isEmpty, "\(product) exports:\n\(exported.prefix(2000))")
     }
 
+    /// The compiler's writable constants are linked into .data.rel.ro
+    /// (Config/sections.ld): .rodata stays read-only, in a segment that is
+    /// not writable, where an idle Guard can let go of its pages.
+    @Test(arguments: ReleaseBuild.products)
+    func readOnlyDataIsReadOnly(product: String) async throws {
+        let path = "\(try await ReleaseBuild.binDirectory())/\(product)"
+        let sections = try await run("/usr/bin/readelf", ["-S", "-W", path]).requireSuccess().standardOutput
+        let rodata = try #require(sections.split(separator: "\n").first { $0.contains(" .rodata ") }, "\(sections)")
+        // [Nr] Name Type Address Off Size ES Flg Lk Inf Al: the flags are the eighth field.
+        let fields = rodata.split(separator: "]", maxSplits: 1).last?.split(separator: " ") ?? []
+        #expect(fields.count >= 7 && !fields[6].contains("W"), "\(product): \(rodata)")
+        let segments = try await run("/usr/bin/readelf", ["-l", "-W", path]).requireSuccess().standardOutput
+        let address = try #require(fields.count >= 3 ? UInt64(fields[2], radix: 16) : nil, "\(rodata)")
+        let holding = segments.split(separator: "\n").filter { $0.contains("LOAD") }.first { line in
+            let parts = line.split(separator: " ")
+            guard parts.count >= 7, let start = UInt64(parts[2].dropFirst(2), radix: 16),
+                  let size = UInt64(parts[5].dropFirst(2), radix: 16) else { return false }
+            return start <= address && address < start + size
+        }
+        #expect(holding.map { !$0.contains("RW") } == true, "\(product): .rodata at \(String(address, radix: 16)) in \(holding ?? "no segment")")
+    }
+
     /// Every library a program needs is loaded, relocated and initialized at
     /// each start, whether the verb runs it or not: libsystemd and its tail
     /// (libgcrypt, liblzma, libzstd, liblz4, libcap) cost familyctl half a

@@ -328,6 +328,12 @@ package enum GuardDaemon {
         configuration.maximumPendingCallsPerConnection = service.policy.limits.pendingCallsPerConnection
         // Passwords arrive as bytes, and what carried them is zeroed.
         configuration.secretParameters = GuardService.secretParameters
+        // Quiet for a while, the Guard lets go of the code it ran again: it
+        // comes back from the page cache with the next call. A failure was
+        // said once, at start-up.
+        configuration.whenQuiet = .init(after: service.policy.limits.codeLetGoWhenQuietFor) {
+            _ = try? MappedFilePages.release()
+        }
         do throws(VarlinkServerError) {
             if socketActivated {
                 return .success(try VarlinkServer(adoptingListener: 3, configuration: configuration, service: service))
