@@ -118,14 +118,9 @@ extension TimeKeeper {
             let names = sessions.map(\.name).joined(separator: ", ")
             switch action {
             case .warn(let left):
-                let message = TimeRules.warning(secondsLeft: left, for: child)
-                let told = context.messenger.tell(message, in: sessions)
+                let told = context.messenger.tell(TimeRules.warning(secondsLeft: left, for: child), in: sessions)
                 untold[child.uid] = told.isEmpty ? MonotonicInstant.now.advanced(by: context.limits.timeWarningToldAgainFor) : nil
-                context.logger.notice("time: \(child.user) warned, \(TimeRules.spoken(left)) left, on "
-                    + (told.isEmpty ? "no terminal" : told.joined(separator: ", ")) + " (sessions \(names))")
-                context.audit("warned", child.user, "\(TimeRules.spoken(left)) left before the sessions are "
-                    + (child.limits.atEnd == .end ? "ended" : "locked") + "; told on "
-                    + (told.isEmpty ? "no terminal" : told.joined(separator: ", ")))
+                report(child, warnedWith: left, on: told, sessions: sessions, again: false)
             case .enforce(let consequence, let reason, let first):
                 let done = consequence == .lock ? "locked" : "ended"
                 if first {
@@ -150,12 +145,18 @@ extension TimeKeeper {
             let told = context.messenger.tell(TimeRules.warning(secondsLeft: left, for: child), in: sessions)
             guard !told.isEmpty else { return }
             untold[child.uid] = nil
+            report(child, warnedWith: left, on: told, sessions: sessions, again: true)
+        }
+
+        /// Logs and audits a warning told on `told` (nowhere when empty).
+        func report(_ child: ChildTimeLimits, warnedWith left: Int, on told: [String], sessions: [MonitorSession], again: Bool) {
             let names = sessions.map(\.name).joined(separator: ", ")
-            context.logger.notice("time: \(child.user) warned again, \(TimeRules.spoken(left)) left, on "
-                + told.joined(separator: ", ") + " (sessions \(names)), which the first warning did not reach")
+            let places = told.isEmpty ? "no terminal" : told.joined(separator: ", ")
+            let late = again ? ", which the first warning did not reach" : ""
+            context.logger.notice("time: \(child.user) warned\(again ? " again" : ""), \(TimeRules.spoken(left)) left, on "
+                + places + " (sessions \(names))" + late)
             context.audit("warned", child.user, "\(TimeRules.spoken(left)) left before the sessions are "
-                + (child.limits.atEnd == .end ? "ended" : "locked") + "; told on " + told.joined(separator: ", ")
-                + ", which the first warning did not reach")
+                + (child.limits.atEnd == .end ? "ended" : "locked") + "; told on " + places + late)
         }
 
         func record(_ used: [UInt32: Int], day: String, now: UnixTime) {

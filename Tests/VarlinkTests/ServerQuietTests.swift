@@ -33,6 +33,9 @@ struct ServerQuietTests {
             }
             if longestGap < .milliseconds(250) {
                 #expect(runs.withLock { $0 } == 1, "ran while \(calls) calls came at most \(longestGap) apart")
+            } else {
+                print("ServerQuietTests: not checking that calls keep it from running: two of \(calls) calls came "
+                    + "\(longestGap) apart on a loaded machine, a quiet spell of their own")
             }
             // Quiet again after the last call: once more.
             #expect(eventually(timeout: .seconds(10)) { runs.withLock { $0 } == 2 })
