@@ -15,7 +15,7 @@ import TestSupport
             let target = "\(root)/\(path)"
             try FileManager.default.createDirectory(atPath: (target as NSString).deletingLastPathComponent,
                                                     withIntermediateDirectories: true)
-            try FileManager.default.copyItem(atPath: productPath(product), toPath: target)
+            try copyProgram(productPath(product), to: target)
         }
         return try await run("\(root)/\(familyctl)", ["agent", "--socket", "\(root)/no-guard.socket"],
                              environment: ["DBUS_SESSION_BUS_ADDRESS": String?.none, "XDG_RUNTIME_DIR": String?.none])

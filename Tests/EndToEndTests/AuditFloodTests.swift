@@ -135,7 +135,7 @@ struct AuditFloodTests {
             // user's latest 64 rows): no refusal is ever counted as one.
             let folders = (0..<70).map { "\(root)/org.example.Flood\($0)" }
             try FileManager.default.createDirectory(atPath: folders[0], withIntermediateDirectories: true)
-            try FileManager.default.copyItem(atPath: interpreter, toPath: "\(folders[0])/python3")
+            try copyProgram(interpreter, to: "\(folders[0])/python3")
             for (index, folder) in folders.enumerated() {
                 let appID = "org.example.Flood\(index)"
                 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

@@ -124,7 +124,7 @@ struct CapabilityBoundTests {
 
             let outside = "\(guardd.directory)/elsewhere"
             try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
-            try FileManager.default.copyItem(atPath: productPath("familycontrols-demo"), toPath: "\(outside)/familycontrols-demo")
+            try copyProgram(productPath("familycontrols-demo"), to: "\(outside)/familycontrols-demo")
             let copied = try await guardd.app(["request", "--member", "child", "--stdin"], input: "continue\n",
                                               executable: "\(outside)/familycontrols-demo")
             #expect(copied.standardError.contains("is not in a managed app directory"), "\(copied.standardError)")

@@ -465,7 +465,7 @@ struct ChildPrivilegeTests {
     private func withProgramCopy<R>(of source: String, runnableBy child: ThrowawayUser,
                                     _ body: (String) async throws -> R) async throws -> R {
         let program = "/usr/local/bin/fctest" + String(UInt32.random(in: 0..<UInt32.max), radix: 36)
-        try FileManager.default.copyItem(atPath: source, toPath: program)
+        try copyProgram(source, to: program)
         defer { unlink(program) }
         chown(program, 0, child.gid)
         chmod(program, 0o750)

@@ -146,7 +146,7 @@ extension GuardFixture {
         let root = "\(appsRoot)/\(user.name)"
         let app = "\(root)/\(ScriptedApp.appID)"
         try FileManager.default.createDirectory(atPath: app, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: interpreter, toPath: "\(app)/python3")
+        try copyProgram(interpreter, to: "\(app)/python3")
         let entry = "[Desktop Entry]\nType=Application\nName=Scripted\nExec=python3\nX-FamilyControls=true\n"
         try entry.write(toFile: "\(app)/\(ScriptedApp.appID).desktop", atomically: false, encoding: .utf8)
         try sh("chown -R \(user.name):\(user.name) '\(root)'").requireSuccess()

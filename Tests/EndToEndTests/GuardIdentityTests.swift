@@ -9,7 +9,7 @@ struct GuardIdentityTests {
         try await withGuard { guardd in
             let outside = "\(guardd.directory)/elsewhere/familycontrols-demo"
             try FileManager.default.createDirectory(atPath: "\(guardd.directory)/elsewhere", withIntermediateDirectories: true)
-            try FileManager.default.copyItem(atPath: productPath("familycontrols-demo"), toPath: outside)
+            try copyProgram(productPath("familycontrols-demo"), to: outside)
             chmod(outside, 0o755)
             let result = try await guardd.app(["request", "--member", "child", "--stdin"], input: "y\n", executable: outside)
             #expect(result.status == 1)

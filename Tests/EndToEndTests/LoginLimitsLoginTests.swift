@@ -314,8 +314,7 @@ struct LoginLimitsLoginTests {
             let secret = "\(stack.directory)/secret"
             try LoginLimits.write(password + "\n", to: secret)
             let askpass = "\(stack.directory)/askpass"
-            try "#!/bin/sh\nexec cat '\(secret)'\n".write(toFile: askpass, atomically: true, encoding: .utf8)
-            chmod(askpass, 0o700)
+            try writeProgram("#!/bin/sh\nexec cat '\(secret)'\n", to: askpass, mode: 0o700)
             func ssh(_ user: String, _ method: String) async throws -> ProcessResult {
                 var options = ["-F", "\(keys.directory)/ssh_config", "-p", String(server.port), "-o", "LogLevel=INFO",
                                "-o", "PreferredAuthentications=\(method)", "-o", "NumberOfPasswordPrompts=1"]

@@ -23,8 +23,7 @@ struct MonitorTests {
     private func declareMonitor(_ guardd: GuardFixture, _ script: String = sleeper, arguments: String = "") throws {
         let bin = "\(guardd.appDirectory)/bin"
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
-        try script.write(toFile: "\(bin)/monitor", atomically: false, encoding: .utf8)
-        chmod("\(bin)/monitor", 0o755)
+        try writeProgram(script, to: "\(bin)/monitor")
         let entry = "\(guardd.appDirectory)/\(GuardFixture.appID).desktop"
         // In place of the demo's own monitor.
         let text = try String(contentsOfFile: entry, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)

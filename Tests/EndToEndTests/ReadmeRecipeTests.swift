@@ -16,7 +16,7 @@ struct ReadmeRecipeTests {
             // What install.sh puts in /usr/local/lib/familycontrols/demo.
             let demo = "\(guardd.directory)/demo"
             try FileManager.default.createDirectory(atPath: demo, withIntermediateDirectories: true)
-            try FileManager.default.copyItem(atPath: productPath("familycontrols-demo"), toPath: "\(demo)/familycontrols-demo")
+            try copyProgram(productPath("familycontrols-demo"), to: "\(demo)/familycontrols-demo")
             try FileManager.default.copyItem(atPath: "\(packageRoot)/Config/demo/org.familycontrols.Demo.desktop",
                                              toPath: "\(demo)/org.familycontrols.Demo.desktop")
             chmod(demo, 0o755)

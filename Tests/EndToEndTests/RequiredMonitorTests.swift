@@ -24,8 +24,7 @@ struct RequiredMonitorTests {
     private func declareMonitor(_ guardd: GuardFixture, required: String?, _ script: String = sleeper) throws {
         let bin = "\(guardd.appDirectory)/bin"
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
-        try script.write(toFile: "\(bin)/monitor", atomically: false, encoding: .utf8)
-        chmod("\(bin)/monitor", 0o755)
+        try writeProgram(script, to: "\(bin)/monitor")
         let entry = "\(guardd.appDirectory)/\(GuardFixture.appID).desktop"
         let text = try String(contentsOfFile: entry, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
             .filter { !$0.hasPrefix("X-FamilyControls-Monitor=") }.joined(separator: "\n")

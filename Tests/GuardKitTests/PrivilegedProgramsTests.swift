@@ -21,7 +21,7 @@ struct PrivilegedProgramsTests {
             try manager.createDirectory(atPath: "\(directory)/bin", withIntermediateDirectories: false)
             try manager.createDirectory(atPath: "\(directory)/info", withIntermediateDirectories: false)
             let program = "\(directory)/bin/tool"
-            try manager.copyItem(atPath: source, toPath: program)
+            try copyProgram(source, to: program)
             try prepare(program)
             for (name, text) in files(program) { try text.write(toFile: "\(directory)/\(name)", atomically: true, encoding: .utf8) }
             var sources = ChildPrivilegeCheck.Sources()
@@ -76,7 +76,7 @@ struct PrivilegedProgramsTests {
     @Test func withoutADpkgDatabaseTheProgramsAreNotCheckedAndTheCheckSaysSo() throws {
         try withTemporaryDirectorySync { directory in
             try FileManager.default.createDirectory(atPath: "\(directory)/bin", withIntermediateDirectories: false)
-            try FileManager.default.copyItem(atPath: "/usr/bin/id", toPath: "\(directory)/bin/tool")
+            try copyProgram("/usr/bin/id", to: "\(directory)/bin/tool")
             chmod("\(directory)/bin/tool", 0o4755)
             var sources = ChildPrivilegeCheck.Sources()
             sources.programFolders = ["\(directory)/bin"]

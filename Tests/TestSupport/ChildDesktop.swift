@@ -24,7 +24,7 @@ public struct ChildDesktop: Sendable {
     /// up to 30 s for its bus.
     /// - Throws: ``FixtureError`` with the script's errors when the desktop did not start.
     public static func start(for child: ThrowawayUser, in folder: String) async throws -> ChildDesktop {
-        try FileManager.default.copyItem(atPath: "\(packageRoot)/Config/screenshot-notification.sh", toPath: "\(folder)/shot.sh")
+        try copyProgram("\(packageRoot)/Config/screenshot-notification.sh", to: "\(folder)/shot.sh")
         // What a booted system's tmpfiles make before any X server runs.
         let prepared = try await sh("chown -R \(child.name) '\(folder)' && install -d -m 1777 -o root -g root /tmp/.X11-unix")
         guard prepared.succeeded else { throw FixtureError("the child's desktop folder: \(prepared.standardError)") }

@@ -19,7 +19,7 @@ struct AgentScreenshot {
     static func take(_ guardd: GuardFixture, click: String? = nil, keepAs: String) async throws -> AgentScreenshot {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try FileManager.default.copyItem(atPath: "\(packageRoot)/Config/screenshot-notification.sh", toPath: "\(directory)/shot.sh")
+        try copyProgram("\(packageRoot)/Config/screenshot-notification.sh", to: "\(directory)/shot.sh")
         // What a booted system's tmpfiles make before any X server runs: the
         // sockets' folder, root's and sticky, which an X server not run as root will not create.
         try await sh("chown -R \(guardd.guardian.name) '\(directory)' && install -d -m 1777 -o root -g root /tmp/.X11-unix")

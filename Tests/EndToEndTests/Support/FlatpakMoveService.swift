@@ -113,9 +113,8 @@ struct FlatpakMoveServiceProcess {
             let bin = "\(child.directory)/move-bin"
             try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
             chmod(bin, 0o755)
-            try FileManager.default.copyItem(atPath: program, toPath: "\(bin)/familycontrolsd")
-            #expect(FileManager.default.createFile(atPath: "\(bin)/familycontrols-inspect", contents: Data("#!/bin/sh\n\(inspector)\n".utf8)))
-            chmod("\(bin)/familycontrols-inspect", 0o755)
+            try copyProgram(program, to: "\(bin)/familycontrolsd")
+            try writeProgram("#!/bin/sh\n\(inspector)\n", to: "\(bin)/familycontrols-inspect")
             program = "\(bin)/familycontrolsd"
         }
         let command = ["/usr/bin/systemd-socket-activate", "--listen=\(service.socket)", "--accept", "--inetd",

@@ -60,10 +60,8 @@ final class FlatpakTestRepository: Sendable {
             """.write(toFile: "\(build)/metadata", atomically: true, encoding: .utf8)
         // Prints its version, then stays running until it is killed.
         let program = "\(build)/files/bin/\(Self.command)"
-        try "#!/bin/sh\necho \"\(Self.appID) version \(version)\"\nexec sleep 3600\n"
-            .write(toFile: program, atomically: true, encoding: .utf8)
-        chmod(program, 0o755)
-        try fm.copyItem(atPath: productPath(Self.demo), toPath: "\(build)/files/bin/\(Self.demo)")
+        try writeProgram("#!/bin/sh\necho \"\(Self.appID) version \(version)\"\nexec sleep 3600\n", to: program)
+        try copyProgram(productPath(Self.demo), to: "\(build)/files/bin/\(Self.demo)")
         try """
             [Desktop Entry]
             Type=Application
@@ -114,9 +112,7 @@ final class FlatpakTestRepository: Sendable {
         try? FileManager.default.removeItem(atPath: copy)
         try run("/bin/cp", ["-a", source, copy]).requireSuccess()
         try run("/bin/mv", ["\(copy)/usr/bin/sh", "\(copy)/usr/bin/sh.real"]).requireSuccess()
-        try "#!/usr/bin/sh.real\necho \(marker) >&2\nexec /usr/bin/sh.real \"$@\"\n"
-            .write(toFile: "\(copy)/usr/bin/sh", atomically: true, encoding: .utf8)
-        chmod("\(copy)/usr/bin/sh", 0o755)
+        try writeProgram("#!/usr/bin/sh.real\necho \(marker) >&2\nexec /usr/bin/sh.real \"$@\"\n", to: "\(copy)/usr/bin/sh")
         try "[Runtime]\nname=\(id)\n".write(toFile: "\(copy)/metadata", atomically: true, encoding: .utf8)
         try run("/usr/bin/flatpak", ["build-export", "--runtime", repository, copy, Self.branch]).requireSuccess()
         try run("/usr/bin/flatpak", ["build-update-repo", repository]).requireSuccess()

@@ -99,7 +99,7 @@ final class GuardFixture: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: app, withIntermediateDirectories: true)
         chmod(appsRoot, 0o755)
         chmod(homesRoot, 0o755)
-        try FileManager.default.copyItem(atPath: productPath("familycontrols-demo"), toPath: "\(app)/familycontrols-demo")
+        try copyProgram(productPath("familycontrols-demo"), to: "\(app)/familycontrols-demo")
         var entry = try String(contentsOfFile: "\(packageRoot)/Config/demo/org.familycontrols.Demo.desktop", encoding: .utf8)
         if !capability { entry = entry.replacingOccurrences(of: "X-FamilyControls=true", with: "X-FamilyControls=false") }
         try entry.write(toFile: "\(app)/\(appID).desktop", atomically: false, encoding: .utf8)
@@ -189,7 +189,7 @@ final class GuardFixture: @unchecked Sendable {
         let bin = "\(directory)/bin"
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
         chmod(bin, 0o755)
-        try FileManager.default.copyItem(atPath: productPath("familycontrolsd"), toPath: "\(bin)/familycontrolsd")
+        try copyProgram(productPath("familycontrolsd"), to: "\(bin)/familycontrolsd")
         #expect(FileManager.default.createFile(atPath: "\(bin)/familycontrols-inspect", contents: Data("#!/bin/sh\n\(script)\n".utf8)))
         chmod("\(bin)/familycontrols-inspect", 0o755)
         program = "\(bin)/familycontrolsd"

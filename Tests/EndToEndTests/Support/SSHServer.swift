@@ -45,9 +45,7 @@ final class SSHKeys: @unchecked Sendable {
 
             """
         try configuration.write(toFile: "\(directory)/ssh_config", atomically: true, encoding: .utf8)
-        try "#!/bin/sh\nexec /usr/bin/ssh -F \(directory)/ssh_config \"$@\"\n"
-            .write(toFile: sshProgram, atomically: true, encoding: .utf8)
-        chmod(sshProgram, 0o755)
+        try writeProgram("#!/bin/sh\nexec /usr/bin/ssh -F \(directory)/ssh_config \"$@\"\n", to: sshProgram)
     }
 
     /// ssh trusts this test's host key on `port` of the loopback address.

@@ -98,7 +98,7 @@ extension GuardFixture {
         guard let interpreter = ScriptedApp.interpreter else { throw FixtureError("no python3 to copy") }
         let app = "\(appsRoot)/\(child.name)/\(ScriptedApp.appID)"
         try FileManager.default.createDirectory(atPath: app, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: interpreter, toPath: "\(app)/python3")
+        try copyProgram(interpreter, to: "\(app)/python3")
         let entry = """
             [Desktop Entry]
             Type=Application

@@ -88,7 +88,7 @@ let quietLogger = Logger(label: "time-test", minimumLevel: .error)
 func childDesktop(in directory: String) throws -> (helper: String, desktop: String) {
     chmod(directory, 0o755)
     let helper = "\(directory)/familycontrolsd"
-    try FileManager.default.copyItem(atPath: productPath("familycontrolsd"), toPath: helper)
+    try copyProgram(productPath("familycontrolsd"), to: helper)
     chmod(helper, 0o755)
     let desktop = "\(directory)/desktop"
     try FileManager.default.createDirectory(atPath: desktop, withIntermediateDirectories: false)
