@@ -82,7 +82,7 @@ extension GuardConfiguration {
     static func service(_ entry: INIFile.Entry, file: String) throws(ConfigError) -> String {
         let value = entry.value
         guard !value.isEmpty, value.utf8.count <= 128, !value.hasPrefix("."),
-              value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_.-".contains($0)) }) else {
+              value.isASCIIName(alsoAllowing: "_.-") else {
             throw ConfigError(file: file, line: entry.line,
                               "\(entry.key)= expects a pam.d service name (letters, digits, _ . -), found \"\(value.clipped)\"")
         }
@@ -94,8 +94,8 @@ extension GuardConfiguration {
     static func retention(_ entry: INIFile.Entry, file: String) throws(ConfigError) -> Duration? {
         let value = entry.value.lowercased()
         if value == "infinity" { return nil }
-        let digits = value.prefix(while: { $0.isASCII && $0.isNumber })
-        let unit = value.dropFirst(digits.count).trimmingWhitespace()
+        let (digits, rest) = value.splitAtLeadingDigits
+        let unit = rest.trimmingWhitespace()
         let days: [String: Int] = ["d": 1, "day": 1, "days": 1, "w": 7, "week": 7, "weeks": 7, "y": 365, "year": 365, "years": 365]
         guard let number = Int(digits), digits.count <= 6, let factor = days[unit] else {
             throw ConfigError(file: file, line: entry.line,
@@ -157,8 +157,8 @@ extension GuardConfiguration {
     static func duration(_ entry: INIFile.Entry, file: String,
                                  allowing allowed: ClosedRange<Int> = 1000...3_600_000) throws(ConfigError) -> Duration {
         let value = entry.value
-        let digits = value.prefix(while: { $0.isASCII && $0.isNumber })
-        let unit = value.dropFirst(digits.count).trimmingWhitespace()
+        let (digits, rest) = value.splitAtLeadingDigits
+        let unit = rest.trimmingWhitespace()
         let scale: [String: Int] = ["": 1000, "s": 1000, "sec": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "ms": 1]
         guard let number = Int(digits), let factor = scale[unit], number <= 86_400_000 else {
             throw ConfigError(file: file, line: entry.line,

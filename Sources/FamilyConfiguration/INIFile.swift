@@ -37,24 +37,24 @@ package struct INIFile: Sendable {
             lineNumber += 1
             let line = rawLine.trimmingWhitespace()
             if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
-            if line.contains("\0") {
+            if line.utf8.contains(0) {
                 throw ConfigError(file: path, line: lineNumber, "NUL byte in the file")
             }
             if line.hasPrefix("[") {
                 sections.append(try Self.header(line, path: path, line: lineNumber))
                 continue
             }
-            guard let equals = line.firstIndex(of: "=") else {
+            guard let equals = line.utf8.firstIndex(of: UInt8(ascii: "=")) else {
                 throw ConfigError(file: path, line: lineNumber, "expected Key=Value or [Section], found \"\(line.clipped)\"")
             }
             let key = line[..<equals].trimmingWhitespace()
-            guard !key.isEmpty, key.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+            guard !key.isEmpty, key.isASCIIName() else {
                 throw ConfigError(file: path, line: lineNumber, "expected a key made of letters and digits before \"=\", found \"\(key.clipped)\"")
             }
             guard !sections.isEmpty else {
                 throw ConfigError(file: path, line: lineNumber, "\(key)= appears before any [Section] header")
             }
-            let value = Self.stripComment(line[line.index(after: equals)...]).trimmingWhitespace()
+            let value = Self.stripComment(line[line.utf8.index(after: equals)...]).trimmingWhitespace()
             sections[sections.count - 1].entries.append(Entry(key: key, value: value, line: lineNumber))
         }
     }
@@ -65,7 +65,7 @@ package struct INIFile: Sendable {
         }
         let inner = line.dropFirst().dropLast().trimmingWhitespace()
         let words = inner.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
-        guard (1...2).contains(words.count), words[0].allSatisfy({ $0.isASCII && $0.isLetter }) else {
+        guard (1...2).contains(words.count), words[0].utf8.allSatisfy(\.isASCIILetter) else {
             throw ConfigError(file: path, line: number, "expected [Name] or [Name argument], found \"\(line.clipped)\"")
         }
         return Section(name: words[0], argument: words.count == 2 ? words[1] : nil, line: number, entries: [])
@@ -73,12 +73,16 @@ package struct INIFile: Sendable {
 
     /// Drops a `#` comment that follows whitespace; a `#` inside a word stays.
     private static func stripComment(_ value: Substring) -> Substring {
-        var previous: Character = " "
-        for index in value.indices {
-            if value[index] == "#" && (previous == " " || previous == "\t") {
+        let bytes = value.utf8
+        var previous = UInt8(ascii: " ")
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "#") && (previous == UInt8(ascii: " ") || previous == UInt8(ascii: "\t")) {
                 return value[..<index]
             }
-            previous = value[index]
+            previous = byte
+            bytes.formIndex(after: &index)
         }
         return value
     }

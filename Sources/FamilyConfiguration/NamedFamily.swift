@@ -29,6 +29,6 @@ package struct NamedFamily: Hashable, Sendable {
     /// A family name: 1 to 64 letters, digits, `.`, `_` or `-`.
     package static func isValidName(_ name: String) -> Bool {
         !name.isEmpty && name.utf8.count <= 64
-            && name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0)) }
+            && name.isASCIIName(alsoAllowing: "._-")
     }
 }

@@ -28,6 +28,6 @@ package enum Principal: Hashable, Sendable, CustomStringConvertible {
     package static func isValidName(_ name: String) -> Bool {
         guard !name.isEmpty, name.utf8.count <= 256, name.first != "-", name != ".", name != ".." else { return false }
         let body = name.hasSuffix("$") ? name.dropLast() : Substring(name)
-        return !body.isEmpty && body.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_.-".contains($0)) }
+        return !body.isEmpty && body.isASCIIName(alsoAllowing: "_.-")
     }
 }

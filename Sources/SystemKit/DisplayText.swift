@@ -73,15 +73,44 @@ public enum DisplayText {
 
 extension StringProtocol {
     /// The text without leading and trailing spaces, tabs and carriage returns.
-    package func trimmingWhitespace() -> String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
-        guard let first = firstIndex(where: { !isSpace($0) }),
-              let last = lastIndex(where: { !isSpace($0) }) else { return "" }
-        return String(self[first...last])
+    ///
+    /// Read as bytes, as the ASCII checks below are: a short-lived program
+    /// (familyctl) that parses its configuration then never touches the
+    /// standard library's grapheme breaking or its Unicode tables, pages it
+    /// would otherwise map at every start.
+    @inlinable package func trimmingWhitespace() -> String {
+        let bytes = utf8
+        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
+        guard let first = bytes.firstIndex(where: { !isSpace($0) }) else { return "" }
+        var last = first
+        for index in bytes[first...].indices where !isSpace(bytes[index]) { last = index }
+        // Both ends are next to an ASCII byte or the text's ends: whole scalars.
+        return String(decoding: bytes[first...last], as: UTF8.self)
+    }
+
+    /// Whether every byte is an ASCII letter or digit, or one of `others`
+    /// (ASCII punctuation such as `"_.-"`): the names of users, services,
+    /// keys and apps. Anything outside ASCII is refused.
+    @inlinable package func isASCIIName(alsoAllowing others: String = "") -> Bool {
+        utf8.allSatisfy { $0.isASCIILetter || $0.isASCIIDigit || others.utf8.contains($0) }
+    }
+
+    /// The leading ASCII digits and the text after them.
+    @inlinable package var splitAtLeadingDigits: (digits: String, rest: String) {
+        let bytes = utf8
+        let end = bytes.firstIndex { !$0.isASCIIDigit } ?? bytes.endIndex
+        return (String(decoding: bytes[..<end], as: UTF8.self), String(decoding: bytes[end...], as: UTF8.self))
     }
 
     /// At most 60 characters, safe to show: for quoting hostile input in messages.
     package var clipped: String {
         DisplayText.sanitized(self, limit: 60)
     }
+}
+
+extension UInt8 {
+    /// `A` to `Z` or `a` to `z`.
+    @inlinable package var isASCIILetter: Bool { (self | 0x20) &- UInt8(ascii: "a") < 26 }
+    /// `0` to `9`.
+    @inlinable package var isASCIIDigit: Bool { self &- UInt8(ascii: "0") < 10 }
 }
