@@ -485,14 +485,17 @@ final class DirectoryServer: @unchecked Sendable {
 }
 
 /// Runs `body` with a started directory, torn down after, also on failure.
+/// No Guard fixture of another test runs meanwhile (``NameServiceGate``).
 func withDirectory<R>(_ body: (DirectoryServer) async throws -> R) async throws -> R {
-    let server = try await offload { try DirectoryServer() }
-    do {
-        let result = try await body(server)
-        try await offload { server.tearDown() }
-        return result
-    } catch {
-        try await offload { server.tearDown() }
-        throw error
+    try await NameServiceGate.alone {
+        let server = try await offload { try DirectoryServer() }
+        do {
+            let result = try await body(server)
+            try await offload { server.tearDown() }
+            return result
+        } catch {
+            try await offload { server.tearDown() }
+            throw error
+        }
     }
 }

@@ -6,17 +6,19 @@ import TestSupport
 /// to the Guard's configuration; removes everything after.
 func withGuardedFlatpakChild<R>(installed: Bool = true, extraConfiguration: String = "",
                                 _ body: (GuardFixture, FlatpakChild) async throws -> R) async throws -> R {
-    try await withFlatpakChild(installed: installed) { child in
-        let fixture = try await offload { try GuardFixture(sandbox: GuardSandbox.fromEnvironment) }
-        do {
-            try fixture.writeConfiguration(children: [child.user.name], extra: extraConfiguration)
-            try await fixture.start()
-            let result = try await body(fixture, child)
-            try await offload { fixture.tearDown() }
-            return result
-        } catch {
-            try await offload { fixture.tearDown() }
-            throw error
+    try await NameServiceGate.sharing {
+        try await withFlatpakChild(installed: installed) { child in
+            let fixture = try await offload { try GuardFixture(sandbox: GuardSandbox.fromEnvironment) }
+            do {
+                try fixture.writeConfiguration(children: [child.user.name], extra: extraConfiguration)
+                try await fixture.start()
+                let result = try await body(fixture, child)
+                try await offload { fixture.tearDown() }
+                return result
+            } catch {
+                try await offload { fixture.tearDown() }
+                throw error
+            }
         }
     }
 }

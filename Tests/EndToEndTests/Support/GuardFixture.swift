@@ -281,16 +281,19 @@ extension ProcessResult {
 /// Runs `body` with a started Guard fixture, tearing everything down after.
 func withGuard<R>(extraConfiguration: String = "", sandbox: GuardSandbox? = GuardSandbox.fromEnvironment,
                   _ body: (GuardFixture) async throws -> R) async throws -> R {
-    // Making users and starting processes blocks: never on the cooperative pool.
-    let fixture = try await offload { try GuardFixture(extraConfiguration: extraConfiguration, sandbox: sandbox) }
-    do {
-        try await fixture.start()
-        let result = try await body(fixture)
-        try await offload { fixture.tearDown() }
-        return result
-    } catch {
-        try await offload { fixture.tearDown() }
-        throw error
+    // Never while a directory test has SSSD in the machine's lookups.
+    try await NameServiceGate.sharing {
+        // Making users and starting processes blocks: never on the cooperative pool.
+        let fixture = try await offload { try GuardFixture(extraConfiguration: extraConfiguration, sandbox: sandbox) }
+        do {
+            try await fixture.start()
+            let result = try await body(fixture)
+            try await offload { fixture.tearDown() }
+            return result
+        } catch {
+            try await offload { fixture.tearDown() }
+            throw error
+        }
     }
 }
 
