@@ -157,6 +157,20 @@ public func offload<T: Sendable>(_ body: @escaping @Sendable () throws -> T) asy
     }
 }
 
+/// Runs `body` with `fixture`, then `tearDown` (which blocks) through
+/// ``offload(_:)``, also when `body` throws.
+public func tearingDown<Fixture: Sendable, R>(_ fixture: Fixture, with tearDown: @escaping @Sendable (Fixture) -> Void,
+                                              _ body: (Fixture) async throws -> R) async throws -> R {
+    do {
+        let result = try await body(fixture)
+        try await offload { tearDown(fixture) }
+        return result
+    } catch {
+        try await offload { tearDown(fixture) }
+        throw error
+    }
+}
+
 /// ``run(_:_:input:environment:currentDirectory:)`` without blocking the cooperative pool.
 @discardableResult
 public func run(

@@ -488,14 +488,6 @@ final class DirectoryServer: @unchecked Sendable {
 /// No Guard fixture of another test runs meanwhile (``NameServiceGate``).
 func withDirectory<R>(_ body: (DirectoryServer) async throws -> R) async throws -> R {
     try await NameServiceGate.alone {
-        let server = try await offload { try DirectoryServer() }
-        do {
-            let result = try await body(server)
-            try await offload { server.tearDown() }
-            return result
-        } catch {
-            try await offload { server.tearDown() }
-            throw error
-        }
+        try await tearingDown(try await offload { try DirectoryServer() }, with: { $0.tearDown() }, body)
     }
 }

@@ -159,13 +159,8 @@ func withFlatpakChild<R>(installed: Bool = true, systemHelper: Bool = false,
             throw error
         }
     }
-    do {
+    return try await tearingDown(child, with: { $0.tearDown() }) { child in
         if installed { try await child.install() }
-        let result = try await body(child)
-        try await offload { child.tearDown() }
-        return result
-    } catch {
-        try await offload { child.tearDown() }
-        throw error
+        return try await body(child)
     }
 }

@@ -9,15 +9,10 @@ func withGuardedFlatpakChild<R>(installed: Bool = true, extraConfiguration: Stri
     try await NameServiceGate.sharing {
         try await withFlatpakChild(installed: installed) { child in
             let fixture = try await offload { try GuardFixture(sandbox: GuardSandbox.fromEnvironment) }
-            do {
+            return try await tearingDown(fixture, with: { $0.tearDown() }) { fixture in
                 try fixture.writeConfiguration(children: [child.user.name], extra: extraConfiguration)
                 try await fixture.start()
-                let result = try await body(fixture, child)
-                try await offload { fixture.tearDown() }
-                return result
-            } catch {
-                try await offload { fixture.tearDown() }
-                throw error
+                return try await body(fixture, child)
             }
         }
     }

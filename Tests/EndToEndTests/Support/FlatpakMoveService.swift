@@ -26,20 +26,18 @@ func withFlatpakMoveService(installed: Bool = true, prepare: (FlatpakChild) asyn
         let socket = service.socket
 
         let guardd = try await offload { try GuardFixture(sandbox: GuardSandbox.fromEnvironment) }
-        do {
-            try guardd.writeConfiguration(children: [child.user.name], extra: """
+        try await NameServiceGate.sharing {
+            try await tearingDown(guardd, with: { $0.tearDown() }) { guardd in
+                try guardd.writeConfiguration(children: [child.user.name], extra: """
 
-                [Flatpak]
-                MoveService=\(socket)
-                GuardInstallation=\(services.installation)
-                \(extra(child))
-                """)
-            try await guardd.start()
-            try await body(guardd, child, services)
-            try await offload { guardd.tearDown() }
-        } catch {
-            try await offload { guardd.tearDown() }
-            throw error
+                    [Flatpak]
+                    MoveService=\(socket)
+                    GuardInstallation=\(services.installation)
+                    \(extra(child))
+                    """)
+                try await guardd.start()
+                try await body(guardd, child, services)
+            }
         }
     }
 }

@@ -285,14 +285,9 @@ func withGuard<R>(extraConfiguration: String = "", sandbox: GuardSandbox? = Guar
     try await NameServiceGate.sharing {
         // Making users and starting processes blocks: never on the cooperative pool.
         let fixture = try await offload { try GuardFixture(extraConfiguration: extraConfiguration, sandbox: sandbox) }
-        do {
+        return try await tearingDown(fixture, with: { $0.tearDown() }) { fixture in
             try await fixture.start()
-            let result = try await body(fixture)
-            try await offload { fixture.tearDown() }
-            return result
-        } catch {
-            try await offload { fixture.tearDown() }
-            throw error
+            return try await body(fixture)
         }
     }
 }

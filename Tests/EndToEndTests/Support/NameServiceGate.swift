@@ -36,27 +36,25 @@ actor NameServiceGate {
     /// Runs `body` holding this gate shared.
     nonisolated func sharing<R>(_ body: () async throws -> R) async throws -> R {
         if Self.held { return try await body() }
-        await enterShared()
-        do {
-            let result = try await Self.$held.withValue(true) { try await body() }
-            await leaveShared()
-            return result
-        } catch {
-            await leaveShared()
-            throw error
-        }
+        return try await holding(enter: { await self.enterShared() }, leave: { await self.leaveShared() }, body)
     }
 
     /// Runs `body` holding this gate alone.
     nonisolated func alone<R>(_ body: () async throws -> R) async throws -> R {
         guard !Self.held else { throw FixtureError("a directory cannot start inside a Guard fixture: the gate is already held") }
-        await enterAlone()
+        return try await holding(enter: { await self.enterAlone() }, leave: { await self.leaveAlone() }, body)
+    }
+
+    /// Runs `body` between `enter` and `leave`, marked as holding the gate.
+    private nonisolated func holding<R>(enter: () async -> Void, leave: () async -> Void,
+                                        _ body: () async throws -> R) async throws -> R {
+        await enter()
         do {
             let result = try await Self.$held.withValue(true) { try await body() }
-            await leaveAlone()
+            await leave()
             return result
         } catch {
-            await leaveAlone()
+            await leave()
             throw error
         }
     }
