@@ -43,14 +43,7 @@ public func withThrowawayUser<R>(
 ) async throws -> R {
     // useradd and userdel wait on each other: never on the cooperative pool.
     let user = try await offload { try makeThrowawayUser(prefix: prefix, password: password, home: home, sharing: uid) }
-    do {
-        let result = try await body(user)
-        try await offload { removeThrowawayUser(user) }
-        return result
-    } catch {
-        try await offload { removeThrowawayUser(user) }
-        throw error
-    }
+    return try await tearingDown(user, with: { removeThrowawayUser($0) }, body)
 }
 
 /// Creates a throwaway user whose home is `home` (not made here) or none,
