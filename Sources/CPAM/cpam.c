@@ -1,14 +1,18 @@
-#define _DEFAULT_SOURCE
+#define _GNU_SOURCE
 #include "CPAM.h"
 
 #ifdef __linux__
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <shadow.h>
+#include <syslog.h>
 #include <time.h>
+#include <unistd.h>
 
 /* libpam's calls, looked up once. Each pointer has the type the header
    declares, so the compiler checks every call made through it. */
@@ -171,6 +175,47 @@ int cpam_acct_mgmt(pam_handle_t *handle, int flags) {
 
 int cpam_end(pam_handle_t *handle, int status) {
     return libpam.end(handle, status);
+}
+
+int cpam_module_log_begin(int *saved_stderr) {
+    int ends[2];
+    if (saved_stderr == NULL || pipe2(ends, O_CLOEXEC | O_NONBLOCK) != 0) {
+        return -1;
+    }
+    int saved = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+    if (saved < 0 || dup2(ends[1], STDERR_FILENO) < 0) {
+        if (saved >= 0) {
+            close(saved);
+        }
+        close(ends[0]);
+        close(ends[1]);
+        return -1;
+    }
+    close(ends[1]);
+    /* Every syslog line of this process now also goes to descriptor 2. */
+    openlog(NULL, LOG_PERROR, LOG_AUTHPRIV);
+    *saved_stderr = saved;
+    return ends[0];
+}
+
+size_t cpam_module_log_end(int reader, int saved_stderr, char *buffer, size_t capacity) {
+    openlog(NULL, 0, LOG_USER);
+    dup2(saved_stderr, STDERR_FILENO);
+    close(saved_stderr);
+    /* The pipe's only writer is closed: read to its end or to capacity. */
+    size_t length = 0;
+    while (buffer != NULL && length < capacity) {
+        ssize_t count = read(reader, buffer + length, capacity - length);
+        if (count > 0) {
+            length += (size_t)count;
+        } else if (count < 0 && errno == EINTR) {
+            continue;
+        } else {
+            break;
+        }
+    }
+    close(reader);
+    return length;
 }
 
 const char *cpam_strerror(int code) {

@@ -65,7 +65,7 @@ package enum PAMHelper {
         }
         var outcome: PAMError?
         do throws(PAMError) {
-            try PAMTransaction.run(request, conversation: SocketConversation(socket: socketDescriptor))
+            try PAMTransaction.run(request, conversation: SocketConversation(socket: socketDescriptor), readingModuleLog: true)
         } catch {
             outcome = error
         }

@@ -6,7 +6,12 @@ import SystemKit
 
 /// One PAM handle from `pam_start` to `pam_end`, on the calling thread.
 package enum PAMTransaction {
-    static func run(_ request: PAMRequest, conversation: any PAMConversation) throws(PAMError) {
+    /// - Parameter readingModuleLog: read back what the modules log while they
+    ///   authenticate (``ModuleLog``), to tell a directory that cannot be
+    ///   reached from a wrong password behind a stack that hides it. Only in a
+    ///   process of its own: descriptor 2 is a pipe meanwhile.
+    static func run(_ request: PAMRequest, conversation: any PAMConversation,
+                    readingModuleLog: Bool = false) throws(PAMError) {
         let relay = ConversationRelay(conversation: conversation, promptTimeout: request.promptTimeout)
         let context = Unmanaged.passRetained(relay)
         defer { context.release() }
@@ -45,7 +50,14 @@ package enum PAMTransaction {
 
         // Empty passwords never authorize anything here, whatever `nullok` says.
         let flags = CInt(bitPattern: PAM_DISALLOW_NULL_AUTHTOK)
-        last = PAMResultCode(rawValue: cpam_authenticate(handle, flags))
+        var directoryUnreachable = false
+        if readingModuleLog {
+            let (code, log) = ModuleLog.reading { cpam_authenticate(handle, flags) }
+            last = PAMResultCode(rawValue: code)
+            directoryUnreachable = last != .success && ModuleLog.saysDirectoryUnreachable(log, user: request.user)
+        } else {
+            last = PAMResultCode(rawValue: cpam_authenticate(handle, flags))
+        }
         if last == .success {
             last = PAMResultCode(rawValue: cpam_acct_mgmt(handle, flags))
         }
@@ -54,7 +66,9 @@ package enum PAMTransaction {
             throw failure(end == .canceled ? .canceled : .timedOut, last)
         }
         guard last == .success else {
-            throw failure(reason(for: last, user: request.user), last)
+            // pam_deny's PAM_AUTH_ERR after pam_sss could not reach the directory is that, not a wrong password.
+            let judged = last == .authenticationError && directoryUnreachable ? .authenticationInfoUnavailable : last
+            throw failure(reason(for: judged, user: request.user), last)
         }
         guard let current = cpam_get_string_item(handle, PAM_USER), String(cString: current) == request.user else {
             last = .permissionDenied

@@ -18,11 +18,23 @@ struct DirectoryTests {
         var pupilsGroup: String
     }
 
+    /// What the class's Guard authenticates guardians with.
+    enum AuthStack: String, CustomTestStringConvertible, Sendable {
+        /// The stack the shipped guardian service documents for directory
+        /// users, which keeps pam_sss's PAM_AUTHINFO_UNAVAIL.
+        case documented
+        /// The shipped services unchanged (`@include common-auth`), with the
+        /// common-auth the real pam-auth-update writes with SSSD enabled:
+        /// pam_sss's PAM_AUTHINFO_UNAVAIL goes on to pam_deny's PAM_AUTH_ERR.
+        case shippedWithDebianCommonAuth
+        var testDescription: String { rawValue }
+    }
+
     /// A directory with a class of `pupils` pupils, and a Guard whose plain
     /// `[Family]` is the fixture's local guardian and child and whose
     /// `[Family 5B]` is the class's groups (`extra` added to its
     /// `[Authentication]` section's end), each pupil with the demo app.
-    private func withClass(pupils count: Int = 1, extra: String = "",
+    private func withClass(pupils count: Int = 1, extra: String = "", stack: AuthStack = .documented,
                            _ body: (GuardFixture, DirectoryServer, SchoolClass) async throws -> Void) async throws {
         try await withDirectory { directory in
             let school = try await offload {
@@ -34,7 +46,10 @@ struct DirectoryTests {
             }
             let configuration = "\(extra)\n[Family 5B]\nGuardians=@\(school.teachers)\nChildren=@\(school.pupilsGroup)\n"
             try await withGuard(extraConfiguration: configuration) { guardd in
-                try directory.useDirectoryStack(in: guardd.pamDirectory)
+                switch stack {
+                case .documented: try directory.useDirectoryStack(in: guardd.pamDirectory)
+                case .shippedWithDebianCommonAuth: try await useDebianCommonAuthWithSSSD(guardd)
+                }
                 for pupil in school.pupils { try guardd.installDemo(for: pupil) }
                 try await body(guardd, directory, school)
             }
@@ -190,9 +205,34 @@ struct DirectoryTests {
 
     // MARK: - 8. The directory is down
 
-    @Test func aDirectoryDownMidRequestIsToldAsSuchAuditedAndNotCountedAsAFailedPassword() async throws {
+    /// Restarts the Guard in a mount namespace of its own whose /etc/pam.d is
+    /// the machine's as the real `pam-auth-update --enable sss` writes it (the
+    /// machine's own is never written): the shipped services include that
+    /// common-auth, where pam_sss is followed by pam_deny.
+    private func useDebianCommonAuthWithSSSD(_ guardd: GuardFixture) async throws {
+        let copy = "\(guardd.directory)/machine-pam"
+        try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true)
+        try await PrivateLoginStack.pamAuthUpdate(["--enable", "sss"], in: copy)
+        let commonAuth = try String(contentsOfFile: "\(copy)/pam.d/common-auth", encoding: .utf8)
+        let modules = commonAuth.split(separator: "\n").filter { $0.hasPrefix("auth") }
+        #expect(modules.firstIndex { $0.contains("pam_sss.so") } ?? .max < modules.firstIndex { $0.contains("pam_deny.so") } ?? -1,
+                "\(commonAuth)")
+        let shipped = try String(contentsOfFile: "\(guardd.pamDirectory)/familycontrols-guardian", encoding: .utf8)
+        #expect(shipped.contains("\n@include common-auth\n"), "\(shipped)")
+        guardd.stop()
+        guardd.launchPrefix = ["/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
+                               "mount --bind \"$0\" /etc/pam.d && exec \"$@\"", "\(copy)/pam.d"]
+        try await guardd.start()
+    }
+
+    /// Told apart with the stack the shipped service documents for directory
+    /// users, and with the shipped service as it is on a Debian machine whose
+    /// common-auth has SSSD (pam_deny turns the answer into a wrong password;
+    /// the Guard reads pam_sss's own answer from what it logs).
+    @Test(arguments: [AuthStack.documented, .shippedWithDebianCommonAuth])
+    func aDirectoryDownMidRequestIsToldAsSuchAuditedAndNotCountedAsAFailedPassword(stack: AuthStack) async throws {
         // One counted failure would make the next attempt wait (FailureDelay=, 30 s by default).
-        try await withClass(extra: "MaxAttempts=1\n") { guardd, directory, school in
+        try await withClass(extra: "MaxAttempts=1\n", stack: stack) { guardd, directory, school in
             let teacher = school.teacher, pupil = school.pupils[0]
             let app = try startApp(guardd, as: pupil)
             defer { app.stop() }

@@ -59,7 +59,13 @@ struct PAMHelperTests {
             // What the module saw of its process, from inside pam_sm_authenticate.
             let lines = try String(contentsOfFile: report, encoding: .utf8).split(separator: "\n").map(String.init)
             let descriptors = lines.filter { $0.hasPrefix("fd ") }
-            #expect(descriptors.map { $0.split(separator: " ")[1] } == ["0", "1", "2", "3"], "\(descriptors)")
+            // 0–3, and while the modules authenticate two of the helper's own
+            // (``ModuleLog``): descriptor 2 is a pipe whose read end the helper
+            // holds (4), and its standard error waits aside to be put back (6).
+            #expect(descriptors.map { $0.split(separator: " ")[1] } == ["0", "1", "2", "3", "4", "6"], "\(descriptors)")
+            let target = { (number: String) in descriptors.first { $0.hasPrefix("fd \(number) ") }?.split(separator: " ").last }
+            #expect(target("2")?.hasPrefix("pipe:") == true && target("2") == target("4"), "\(descriptors)")
+            #expect(target("6") != nil && target("6") != target("2"), "\(descriptors)")
             #expect(descriptors.contains { $0.hasPrefix("fd 0 /dev/null") } && descriptors.contains { $0.hasPrefix("fd 1 /dev/null") },
                     "\(descriptors)")
             #expect(descriptors.contains { $0.hasPrefix("fd 3 socket:") }, "\(descriptors)")

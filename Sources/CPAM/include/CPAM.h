@@ -57,6 +57,18 @@ int cpam_end(pam_handle_t *handle, int status);
 /// failures without running libpam's code in its own process.
 const char *cpam_strerror(int code);
 
+/// Starts reading back what this process writes to syslog (what PAM modules
+/// log through `pam_syslog`): `openlog` with `LOG_PERROR` and descriptor 2 a
+/// pipe, whose read end it returns (-1 on failure, nothing changed). Only for
+/// a process of its own (the PAM helper): descriptor 2 is the pipe's until
+/// `cpam_module_log_end`. The lines still reach syslog as before.
+int cpam_module_log_begin(int *saved_stderr);
+
+/// Puts descriptor 2 and syslog's options back, copies up to `capacity`
+/// bytes of what was written into `buffer` (a full pipe drops the rest) and
+/// closes `reader`. Returns the length copied.
+size_t cpam_module_log_end(int reader, int saved_stderr, char *buffer, size_t capacity);
+
 /// Sets a string item (`pam_set_item`).
 int cpam_set_string_item(pam_handle_t *handle, int item, const char *value);
 

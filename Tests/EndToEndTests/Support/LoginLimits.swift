@@ -131,22 +131,9 @@ struct PrivateLoginStack {
         chmod(directory, 0o755)
         let stack = PrivateLoginStack(directory: directory, limits: limits ?? "\(directory)/login-limits")
         let module = try await LoginLimits.buildModule(into: directory)
-        try await run("/bin/cp", ["-a", "/etc/pam.d", "\(directory)/pam.d"]).requireSuccess()
         try await run("/bin/cp", ["-a", moduleFolder, "\(directory)/security"]).requireSuccess()
         try await run("/bin/cp", [module, "\(directory)/security/pam_familycontrols.so"]).requireSuccess()
-        try await run("/bin/cp", ["-a", "/var/lib/pam", "\(directory)/varlibpam"]).requireSuccess()
-        try await run("/bin/cp", ["-a", "/usr/share/pam-configs", "\(directory)/pam-configs"]).requireSuccess()
-        try await run("/bin/cp", ["\(packageRoot)/Config/pam-configs/familycontrols", "\(directory)/pam-configs/"]).requireSuccess()
-        try FileManager.default.createDirectory(atPath: "\(directory)/debconf", withIntermediateDirectories: true)
-        try await run("/bin/cp", ["/var/cache/debconf/config.dat", "/var/cache/debconf/templates.dat",
-                                  "\(directory)/debconf/"]).requireSuccess()
-        #expect(FileManager.default.createFile(atPath: "\(directory)/debconf/passwords.dat", contents: nil,
-                                       attributes: [.posixPermissions: 0o600]))
-        let update = try await run("/usr/bin/unshare", stack.namespace(["/usr/sbin/pam-auth-update", "--package"], extra: [
-            ("\(directory)/varlibpam", "/var/lib/pam"), ("\(directory)/pam-configs", "/usr/share/pam-configs"),
-            ("\(directory)/debconf", "/var/cache/debconf"),
-        ]).dropFirst().map { $0 }, environment: ["DEBIAN_FRONTEND": "noninteractive"])
-        guard update.succeeded else { throw FixtureError("pam-auth-update failed: \(update.standardError)") }
+        try await pamAuthUpdate(["--package"], in: directory, profile: "\(packageRoot)/Config/pam-configs/familycontrols")
         // The test's state file in place of /var/lib/familycontrols/login-limits.
         let account = "\(directory)/pam.d/common-account"
         let text = try String(contentsOfFile: account, encoding: .utf8)
@@ -159,6 +146,28 @@ struct PrivateLoginStack {
                 .write(toFile: session, atomically: true, encoding: .utf8)
         }
         return stack
+    }
+
+    /// Copies the machine's /etc/pam.d to `directory`/pam.d and runs the real
+    /// pam-auth-update with `arguments` on the copy (its state, profiles, with
+    /// `profile` added, and debconf's copied too); the machine's files are never written.
+    static func pamAuthUpdate(_ arguments: [String], in directory: String, profile: String? = nil) async throws {
+        try await run("/bin/cp", ["-a", "/etc/pam.d", "\(directory)/pam.d"]).requireSuccess()
+        try await run("/bin/cp", ["-a", "/var/lib/pam", "\(directory)/varlibpam"]).requireSuccess()
+        try await run("/bin/cp", ["-a", "/usr/share/pam-configs", "\(directory)/pam-configs"]).requireSuccess()
+        if let profile { try await run("/bin/cp", [profile, "\(directory)/pam-configs/"]).requireSuccess() }
+        try FileManager.default.createDirectory(atPath: "\(directory)/debconf", withIntermediateDirectories: true)
+        try await run("/bin/cp", ["/var/cache/debconf/config.dat", "/var/cache/debconf/templates.dat",
+                                  "\(directory)/debconf/"]).requireSuccess()
+        #expect(FileManager.default.createFile(atPath: "\(directory)/debconf/passwords.dat", contents: nil,
+                                       attributes: [.posixPermissions: 0o600]))
+        let binds = [("\(directory)/pam.d", "/etc/pam.d"), ("\(directory)/varlibpam", "/var/lib/pam"),
+                     ("\(directory)/pam-configs", "/usr/share/pam-configs"), ("\(directory)/debconf", "/var/cache/debconf")]
+        let mounts = binds.map { "mount --bind '\($0.0)' '\($0.1)'" }.joined(separator: " && ")
+        let update = try await run("/usr/bin/unshare", ["--mount", "--propagation", "private", "/bin/sh", "-c",
+                                                        "\(mounts) && exec \"$@\"", "sh", "/usr/sbin/pam-auth-update"] + arguments,
+                                   environment: ["DEBIAN_FRONTEND": "noninteractive"])
+        guard update.succeeded else { throw FixtureError("pam-auth-update failed: \(update.standardError)") }
     }
 
     /// The account line pam-auth-update wrote from the shipped profile.
