@@ -38,6 +38,18 @@ package struct AuditEvent: Hashable, Sendable {
     /// When it last happened, for an event that happened more than once.
     package var lastAt: UnixTime?
 
+    /// The number of the pending request this event belongs to (`familyctl
+    /// approve ID`), as its detail names it first: every event of a request's
+    /// life (asked, decided, canceled, expired, a guardian's failed password)
+    /// begins its detail `request ID`. Nil for the rest.
+    package var requestID: Int64? {
+        guard let detail, detail.hasPrefix("request ") else { return nil }
+        let digits = detail.utf8.dropFirst("request ".utf8.count).prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+        let rest = detail.utf8.dropFirst("request ".utf8.count + digits.count)
+        guard !digits.isEmpty, digits.count <= 18, rest.isEmpty || rest.first == UInt8(ascii: ":") else { return nil }
+        return Int64(String(decoding: digits, as: UTF8.self))
+    }
+
     /// When it happened, in Unix seconds.
     package var atSeconds: Double {
         get { at.seconds }

@@ -5,7 +5,10 @@ import SystemKit
 /// property-based filters, a SIEM's parser, fail2ban) never need to change,
 /// and the same fields as journal fields of their own (`FAMILYCONTROLS_*`).
 ///
-/// `familycontrols: host=lab-12 id=42 action=approve outcome=approved user=alice app=org.example.Filter member=child by=mum`
+/// `familycontrols: host=lab-12 id=42 action=approve outcome=approved user=alice app=org.example.Filter member=child by=mum request=7`
+///
+/// `id=` is the audit row's number (`familyctl log`), `request=` the pending
+/// request's (`familyctl approve 7`).
 ///
 /// A value with a space, `"`, `\` or `=` is quoted, `"` and `\` escaped;
 /// control characters are escaped as every displayed text is. A missing
@@ -21,6 +24,7 @@ package struct AuditLine: Sendable {
         var fields: [(key: String, value: String)] = [
             ("host", host), ("id", id.map(String.init) ?? "-"), ("action", "\(event.action)"), ("outcome", "\(event.outcome)"),
             ("user", event.user), ("app", event.appID ?? "-"), ("member", event.member.map { "\($0)" } ?? "-"), ("by", event.actor),
+            ("request", event.requestID.map(String.init) ?? "-"),
         ]
         if let detail = event.detail { fields.append(("detail", detail)) }
         self.fields = fields

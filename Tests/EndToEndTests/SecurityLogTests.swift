@@ -48,6 +48,11 @@ struct SecurityLogTests {
         #expect(alert.contains(" action=request outcome=\"authentication failed\" \(fields) by=\(guardian)"), "\(alert)")
         let notice = try #require(messages.first { $0.hasPrefix("<85>") && $0.contains("outcome=approved") }, "\(messages)")
         #expect(notice.contains(" action=approve outcome=approved \(fields) by=\(guardian)"), "\(notice)")
+        // Both name the pending request the guardian decided (`familyctl approve ID`); a root's revoke names none.
+        #expect(alert.contains(" by=\(guardian) request=\(id) "), "\(alert)")
+        #expect(notice.contains(" by=\(guardian) request=\(id)"), "\(notice)")
+        #expect(messages.contains { $0.contains("action=revoke outcome=revoked user=\(child)") && $0.contains("by=root request=-") },
+                "\(messages)")
         #expect(messages.contains { $0.hasPrefix("<85>") && $0.contains("action=revoke outcome=revoked user=\(child)")
             && $0.contains("by=root") }, "\(messages)")
         // Every event, not only decisions: the request's start is there too, at info (86).

@@ -16,12 +16,25 @@ import Testing
     @Test func everyFieldIsThereInItsOrder() {
         let line = AuditLine(event(), id: 42, host: "lab-12")
         #expect(line.text == "familycontrols: host=lab-12 id=42 action=approve outcome=approved user=alice "
-            + "app=org.example.Filter member=child by=mum")
+            + "app=org.example.Filter member=child by=mum request=-")
+    }
+
+    /// The pending request an event belongs to, from its detail's start, as
+    /// every event of a request's life writes it.
+    @Test func anEventOfAPendingRequestNamesItsNumber() {
+        #expect(AuditLine(event(detail: "request 12: a parent or guardian is asked to approve it"), id: 3, host: "h").text
+            .contains(" by=mum request=12 detail="))
+        #expect(event(detail: "request 7").requestID == 7)
+        let fields = AuditLine(event(detail: "request 7"), id: 3, host: "h").journalFields(priority: .notice)
+        #expect(fields.contains("FAMILYCONTROLS_REQUEST=7"))
+        for detail in [nil, "requested by the app", "request : x", "request 12x", "a detail naming request 4", "request 99999999999999999999"] {
+            #expect(event(detail: detail).requestID == nil, "\(String(describing: detail))")
+        }
     }
 
     @Test func aMissingValueIsADashAndADetailComesLast() {
         let line = AuditLine(event(appID: nil, detail: "no longer a child of any family"), id: nil, host: "h")
-        #expect(line.text == "familycontrols: host=h id=- action=approve outcome=approved user=alice app=- member=child by=mum "
+        #expect(line.text == "familycontrols: host=h id=- action=approve outcome=approved user=alice app=- member=child by=mum request=- "
             + "detail=\"no longer a child of any family\"")
     }
 
@@ -29,7 +42,7 @@ import Testing
         // A detail quoting hostile text: a parser splitting on spaces and = must not see a second user= or by=.
         let line = AuditLine(event(actor: "configuration (/etc/x.conf)", detail: "folder \"a b\" user=root\\ by=x\nnext"),
                              id: 1, host: "h")
-        #expect(line.text.hasSuffix("by=\"configuration (/etc/x.conf)\" detail=\"folder \\\"a b\\\" user=root\\\\ by=x\\\\x0Anext\""),
+        #expect(line.text.hasSuffix("by=\"configuration (/etc/x.conf)\" request=- detail=\"folder \\\"a b\\\" user=root\\\\ by=x\\\\x0Anext\""),
                 "\(line.text)")
         #expect(!line.text.contains("\n"))
         #expect(AuditLine.quoted("") == "\"\"")
