@@ -17,7 +17,8 @@ let usage = """
            familycontrols-bench startup [--runs N] BASELINE_DIR OTHER_DIR...
                                                    familyctl --help time and the idle Guard's memory,
                                                    build against build (Swift runtime linked in or not)
-           familycontrols-bench monitor [--runs N] a killed monitor's restart to its first line vs starting it directly
+           familycontrols-bench monitor [--runs N] a killed monitor's restart to its first line vs starting it directly;
+                                                   a required monitor's kill loop to its session's end vs ending it directly
            familycontrols-bench identify [--runs N] an app's identification with the inspector as its own process
                                                    vs the same reading in this process
            familycontrols-bench account [--runs N] [--module PATH]
