@@ -12,11 +12,18 @@ private let desktopToolsPresent = ["/usr/bin/dbus-run-session", "/usr/bin/dbus-s
 @Suite(.serialized, .enabled(if: canRunGuard && desktopToolsPresent,
                              "needs root, useradd, `swift build` products, dbus-run-session, pinentry-tty and python3-dbus"))
 struct DesktopAgentTimeTests {
+    /// The child's day is spent: a real `su -` login is refused until the
+    /// parent approves, and gets in after.
     @Test func moreTimeAskedByTheAppIsGivenFromTheParentsDesktop() async throws {
         try await withGuard(extraConfiguration: "InSessionApproval=yes") { guardd in
             let approved = try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput)
             #expect(approved.standardOutput == "status: approved\n", "\(approved.standardError)")
-            try await guardd.app(["limits", "set", "--daily", "1h"]).requireSuccess()
+            try await guardd.app(["limits", "set", "--daily", "0m"]).requireSuccess()
+            let stack = try await PrivateLoginStack.make(socket: guardd.socket, limits: "\(guardd.stateDirectory)/login-limits")
+            defer { stack.remove() }
+            let logins = RealLogins(stack: stack)
+            let refused = try await logins.su(guardd.child.name, until: false)
+            #expect(refused.standardError.contains("Your time for today is used up"), "\(refused.standardError)")
             let desktop = try DesktopSession(as: guardd.guardian, socket: guardd.socket)
             defer { desktop.stop() }
             #expect(await eventually { ((try? desktop.terminal()) ?? "").contains("notifications through") },
@@ -41,6 +48,8 @@ struct DesktopAgentTimeTests {
             let object = try JSONSerialization.jsonObject(with: Data(limits.standardOutput.utf8)) as? [String: Any]
             let child = (object?["children"] as? [[String: Any]])?.first
             #expect(child?["extra"] as? Int == 1500, "\(limits.standardOutput)")
+            let back = try await logins.su(guardd.child.name, until: true)
+            #expect(back.status == 0 && back.standardOutput.contains(RealLogins.marker), "\(back.standardError)")
         }
     }
 

@@ -16,45 +16,9 @@ private let loginToolsPresent = ["/usr/bin/unshare", "/usr/bin/su", "/usr/bin/lo
 @Suite(.serialized, .enabled(if: canManageUsers && loginToolsPresent,
                              "needs root, unshare, su, login, sshd, ssh, python3, setpriv and pam-auth-update"))
 struct LoginLimitsLoginTests {
-    /// Runs a command on a new pseudo-terminal, types the secret read from
-    /// standard input when the terminal asks for a password and `line` at
-    /// the first shell prompt, and prints what the terminal showed and the
-    /// exit status. The secret is never printed (the terminal does not echo it).
-    static let terminal = #"""
-        import os, pty, select, signal, sys, time
-        secret = sys.stdin.readline().rstrip("\n")
-        line = sys.argv[1]
-        command = sys.argv[2:]
-        pid, fd = pty.fork()
-        if pid == 0:
-            os.execv(command[0], command)
-        out = b""; typed_secret = typed_line = False; deadline = time.time() + 20
-        while time.time() < deadline:
-            ready, _, _ = select.select([fd], [], [], 0.1)
-            if ready:
-                try:
-                    data = os.read(fd, 4096)
-                except OSError:
-                    break
-                if not data:
-                    break
-                out += data
-            if not typed_secret and secret and out.rstrip().endswith(b"Password:"):
-                os.write(fd, secret.encode() + b"\n"); typed_secret = True
-            if not typed_line and out.rstrip().endswith((b"$", b"#")):
-                os.write(fd, line.encode() + b"\n"); typed_line = True
-        try:
-            os.kill(pid, signal.SIGKILL) if time.time() >= deadline else None
-        except ProcessLookupError:
-            pass
-        _, status = os.waitpid(pid, 0)
-        sys.stdout.write(out.decode(errors="replace").replace("\r", ""))
-        sys.stdout.write("\n[exit %d]\n" % os.waitstatus_to_exitcode(status))
-        """#
-
     /// What a shell prints once the login got through.
-    static let marker = "in-42"
-    static let shellLine = "echo in-$((6*7)); exit"
+    static let marker = RealLogins.marker
+    static let shellLine = RealLogins.shellLine
 
     private func withStack(_ body: (PrivateLoginStack, ThrowawayUser, ThrowawayUser) async throws -> Void) async throws {
         let stack = try await PrivateLoginStack.make()
@@ -68,15 +32,12 @@ struct LoginLimitsLoginTests {
 
     /// `su - USER -c 'echo in-42'` as root: su still runs the account phase.
     private func su(_ stack: PrivateLoginStack, _ user: String) async throws -> ProcessResult {
-        try await run("/usr/bin/env", ["-u", "TZ"] + stack.namespace(["/usr/bin/su", "-", user, "-s", "/bin/sh", "-c", Self.shellLine]))
+        try await RealLogins(stack: stack).su(user)
     }
 
     /// `command` on a pseudo-terminal in the private stacks, typing `secret` at a password prompt.
     private func onTerminal(_ stack: PrivateLoginStack, _ command: [String], secret: String = "") async throws -> String {
-        let script = "\(stack.directory)/terminal.py"
-        try Self.terminal.write(toFile: script, atomically: true, encoding: .utf8)
-        let result = try await run("/usr/bin/python3", [script, Self.shellLine] + stack.namespace(command), input: secret + "\n")
-        return result.standardOutput + result.standardError
+        try await RealLogins(stack: stack).onTerminal(command, secret: secret)
     }
 
     @Test func theShippedProfileAddsAnAccountLineThatRefusesOnlyWhenTheModuleSaysPermissionDenied() async throws {
@@ -306,26 +267,11 @@ struct LoginLimitsLoginTests {
     @Test func aRealSSHServerRefusesAChildOutsideTheirHoursByPasswordOrKeyAndShowsThemWhy() async throws {
         try await withStack { stack, child, adult in
             let password = try #require(child.password)
-            let keys = try SSHKeys(teacher: adult)
-            let server = try SSHServer(keys: keys, logins: [child, adult], socket: nil, root: true, pam: true,
-                                       launchPrefix: stack.namespace([]))
-            defer { server.stop() }
-            // The password reaches ssh through SSH_ASKPASS, from a file of root's alone.
-            let secret = "\(stack.directory)/secret"
-            try LoginLimits.write(password + "\n", to: secret)
-            let askpass = "\(stack.directory)/askpass"
-            try writeProgram("#!/bin/sh\nexec cat '\(secret)'\n", to: askpass, mode: 0o700)
-            func ssh(_ user: String, _ method: String) async throws -> ProcessResult {
-                var options = ["-F", "\(keys.directory)/ssh_config", "-p", String(server.port), "-o", "LogLevel=INFO",
-                               "-o", "PreferredAuthentications=\(method)", "-o", "NumberOfPasswordPrompts=1"]
-                if method != "publickey" {
-                    options += ["-o", "PubkeyAuthentication=no", "-o", "PasswordAuthentication=yes",
-                                "-o", "KbdInteractiveAuthentication=yes"]
-                }
-                return try await run("/usr/bin/ssh", options + ["\(user)@127.0.0.1", Self.shellLine],
-                                     environment: ["SSH_ASKPASS": askpass, "SSH_ASKPASS_REQUIRE": "force", "DISPLAY": String?.none])
-            }
-            let methods = ["publickey", "password", "keyboard-interactive"]
+            let logins = try SSHLogins(stack: stack, child: child, adult: adult)
+            defer { logins.stop() }
+            let server = logins.server
+            func ssh(_ user: String, _ method: String) async throws -> ProcessResult { try await logins.ssh(user, method) }
+            let methods = SSHLogins.methods
 
             let now = LoginLimits.now()
             let outside = LoginLimits.outside(now)

@@ -214,9 +214,18 @@ struct PAMAccountModuleTests {
     }
 
     /// Every damaged or untrusted file: the child is let through (PAM_IGNORE,
-    /// never a refusal) and one syslog line says why.
+    /// never a refusal) and one syslog line says why; root and an adult are
+    /// let through at once in every case.
     @Test func aDamagedOrUntrustedStateFileNeverRefusesAndSaysWhy() async throws {
         try await withChildAndAdult { fixture, child, adult in
+            func othersGetInAtOnce(_ label: String) async throws {
+                for user in ["root", adult.name] {
+                    let started = ContinuousClock.now
+                    let result = try await fixture.account(user)
+                    #expect(result.answer == .ignored, "\(label), \(user): \(result.output)")
+                    #expect(ContinuousClock.now - started < .seconds(10), "\(label), \(user)")
+                }
+            }
             let now = LoginLimits.now()
             let refusing = LoginLimits.line(uid: child.uid, day: now.day, used: 10, daily: 0, windows: LoginLimits.windows(now, [:]))
             let header = LoginLimits.header + "\n"
@@ -247,6 +256,7 @@ struct PAMAccountModuleTests {
                 #expect(result.answer == .ignored, "\(why): \(result.output)")
                 #expect(result.output.contains(why), "\(why): \(result.output)")
                 #expect(!result.output.contains("You may"), "\(why)")
+                try await othersGetInAtOnce(why)
             }
 
             // A damaged line beside the child's: theirs still holds.
@@ -267,24 +277,29 @@ struct PAMAccountModuleTests {
                 try LoginLimits.write(good, to: path, mode: mode)
                 let result = try await fixture.account(child.name)
                 #expect(result.answer == .ignored && result.output.contains(why), "\(String(mode, radix: 8)): \(result.output)")
+                try await othersGetInAtOnce(why)
             }
             try LoginLimits.write(good, to: path)
             chown(path, adult.uid, adult.gid)
             let owned = try await fixture.account(child.name)
             #expect(owned.answer == .ignored && owned.output.contains("it is not owned by root"), "\(owned.output)")
+            try await othersGetInAtOnce("another owner")
             try LoginLimits.write(good, to: "\(path).real")
             unlink(path)
             try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: "\(path).real")
             let linked = try await fixture.account(child.name)
             #expect(linked.answer == .ignored && linked.output.contains("it is a symbolic link"), "\(linked.output)")
+            try await othersGetInAtOnce("a symbolic link")
             unlink(path)
             mkdir(path, 0o700)
             let folder = try await fixture.account(child.name)
             #expect(folder.answer == .ignored && folder.output.contains("it is not a regular file"), "\(folder.output)")
+            try await othersGetInAtOnce("a folder")
             rmdir(path)
             mkfifo(path, 0o600)
             let fifo = try await fixture.account(child.name)
             #expect(fifo.answer == .ignored && fifo.output.contains("it is not a regular file"), "\(fifo.output)")
+            try await othersGetInAtOnce("a FIFO")
             unlink(path)
             // The same file, trusted: refused (so each case above failed for its own reason).
             try LoginLimits.write(good, to: path)

@@ -47,6 +47,32 @@ struct TimeLimitsCodeTests {
         }
     }
 
+    /// A child whose day is spent is refused at a real `su -` login; a code
+    /// at their screen gives the site's bound of more time, and they get in.
+    @Test(.enabled(if: ["/usr/bin/unshare", "/usr/sbin/pam-auth-update"].allSatisfy { FileManager.default.isExecutableFile(atPath: $0) },
+                   "needs unshare and pam-auth-update"))
+    func aCodeAtTheChildsScreenLetsAChildWhoseDayIsSpentBackInForTheBoundedTime() async throws {
+        try await withGuard(extraConfiguration: "MaxAttempts=1\nFailureDelay=0\n[Limits]\nMostTimeByCode=20m\n") { guardd in
+            try await guardd.requestApproved()
+            let codes = GuardianCodeTests()
+            let enrolment = try await codes.enroll(guardd)
+            let stack = try await PrivateLoginStack.make(socket: guardd.socket, limits: "\(guardd.stateDirectory)/login-limits")
+            defer { stack.remove() }
+            let logins = RealLogins(stack: stack)
+            try await guardd.app(["limits", "set", "--daily", "0m"]).requireSuccess()
+            let refused = try await logins.su(guardd.child.name, until: false)
+            #expect(!refused.standardOutput.contains(RealLogins.marker), "the day is spent: \(guardd.log.suffix(1500))")
+            #expect(refused.standardError.contains("Your time for today is used up"), "\(refused.standardError)")
+
+            let more = try await guardd.app(["more-time", "60", "--stdin"],
+                                            input: "here\n\(guardd.guardian.name)\n\(codes.code(enrolment))\n")
+            #expect(more.standardOutput == "more time: 20 minutes given\n", "\(more.standardError)")
+            let back = try await logins.su(guardd.child.name, until: true)
+            #expect(back.status == 0 && back.standardOutput.contains(RealLogins.marker), "\(back.standardError)\n\(guardd.log.suffix(1500))")
+            #expect(try await extraSeconds(guardd) == 1200)
+        }
+    }
+
     private func childLimits(_ guardd: GuardFixture) async throws -> [String: Any]? {
         let result = try await guardd.familyctl(["limits", "--json", "--user", guardd.child.name])
         let object = try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]
