@@ -179,7 +179,13 @@ int cpam_end(pam_handle_t *handle, int status) {
 
 int cpam_module_log_begin(int *saved_stderr) {
     int ends[2];
-    if (saved_stderr == NULL || pipe2(ends, O_CLOEXEC | O_NONBLOCK) != 0) {
+    /* Descriptor 2 must be open, so neither end of the pipe can take its place. */
+    if (saved_stderr == NULL || fcntl(STDERR_FILENO, F_GETFD) < 0 || pipe2(ends, O_CLOEXEC | O_NONBLOCK) != 0) {
+        return -1;
+    }
+    if (ends[0] <= STDERR_FILENO || ends[1] <= STDERR_FILENO) {
+        close(ends[0]);
+        close(ends[1]);
         return -1;
     }
     int saved = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
@@ -192,15 +198,17 @@ int cpam_module_log_begin(int *saved_stderr) {
         return -1;
     }
     close(ends[1]);
-    /* Every syslog line of this process now also goes to descriptor 2. */
-    openlog(NULL, LOG_PERROR, LOG_AUTHPRIV);
+    /* Every syslog line of this process now also goes to descriptor 2
+       (the options csystem_open_log sets, and LOG_PERROR). */
+    openlog(NULL, LOG_PID | LOG_PERROR, LOG_USER);
     *saved_stderr = saved;
     return ends[0];
 }
 
 size_t cpam_module_log_end(int reader, int saved_stderr, char *buffer, size_t capacity) {
-    openlog(NULL, 0, LOG_USER);
-    dup2(saved_stderr, STDERR_FILENO);
+    openlog(NULL, LOG_PID, LOG_USER);
+    while (dup2(saved_stderr, STDERR_FILENO) < 0 && errno == EINTR) {
+    }
     close(saved_stderr);
     /* The pipe's only writer is closed: read to its end or to capacity. */
     size_t length = 0;

@@ -5,7 +5,7 @@ import SystemKit
 /// property-based filters, a SIEM's parser, fail2ban) never need to change,
 /// and the same fields as journal fields of their own (`FAMILYCONTROLS_*`).
 ///
-/// `familycontrols: host=lab-12 id=42 action=approve outcome=approved user=alice app=org.example.Filter member=child by=mum request=7`
+/// `familycontrols: host=lab-12 id=42 action=approve outcome=approved user=alice app=org.example.Filter member=child by=mum request=7 detail="request 7"`
 ///
 /// `id=` is the audit row's number (`familyctl log`), `request=` the pending
 /// request's (`familyctl approve 7`).

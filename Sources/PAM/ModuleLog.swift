@@ -1,4 +1,5 @@
 import CPAM
+import SystemKit
 
 /// What the PAM modules of one call log through `pam_syslog`, read back by
 /// the process that runs them (the PAM helper), so the Guard learns what a
@@ -29,12 +30,31 @@ package enum ModuleLog {
     }
 
     /// Whether pam_sss said, in `text`, that it could not reach the directory
-    /// for `user`: its answer `PAM_AUTHINFO_UNAVAIL` for that user, or a
-    /// request SSSD itself could not take.
+    /// for `user` (its answer `PAM_AUTHINFO_UNAVAIL` for that user, or a
+    /// request SSSD itself could not take), and no module but pam_unix and
+    /// pam_sss logged anything: behind a stack with another password module
+    /// (pam_krb5, pam_winbind) that module may be the one that refused, and
+    /// a child who took the network down must not have its guesses uncounted.
     package static func saysDirectoryUnreachable(_ text: String, user: String) -> Bool {
         let answer = "): received for user \(user): \(PAM_AUTHINFO_UNAVAIL) ("
-        return text.split(separator: "\n").contains { line in
-            line.contains("pam_sss(") && (line.contains(answer) || line.contains("): Request to sssd failed."))
+        var unreachable = false
+        for line in text.split(separator: "\n") {
+            switch module(of: line) {
+            case "pam_sss":
+                if line.containsBytes(of: answer) || line.containsBytes(of: "): Request to sssd failed.") { unreachable = true }
+            case "pam_unix", nil: continue
+            default: return false
+            }
         }
+        return unreachable
+    }
+
+    /// The module a `pam_syslog` line comes from (`familycontrolsd[7]:
+    /// pam_sss(familycontrols-guardian:auth): …` is pam_sss's); nil for a
+    /// line of another form.
+    package static func module(of line: Substring) -> Substring? {
+        guard let open = line.firstIndex(of: "("), line[open...].containsBytes(of: ":auth): ") else { return nil }
+        let name = line[..<open].split(separator: " ").last ?? line[..<open]
+        return name.hasPrefix("pam_") ? name : nil
     }
 }

@@ -53,6 +53,45 @@ struct DesktopAgentTimeTests {
         }
     }
 
+    /// A looser setting the app asks for (3 hours a day in place of 1) is a
+    /// request the parent approves from their desktop like every other.
+    @Test func looserLimitsTheAppAsksForAreApprovedFromTheParentsDesktop() async throws {
+        try await withGuard(extraConfiguration: "InSessionApproval=yes") { guardd in
+            let approved = try await guardd.app(["request", "--member", "child", "--stdin"], input: guardd.approvingInput)
+            #expect(approved.standardOutput == "status: approved\n", "\(approved.standardError)")
+            try await guardd.app(["limits", "set", "--daily", "1h"]).requireSuccess()
+            let desktop = try DesktopSession(as: guardd.guardian, socket: guardd.socket)
+            defer { desktop.stop() }
+            #expect(await eventually { ((try? desktop.terminal()) ?? "").contains("notifications through") },
+                    "\((try? desktop.terminal()) ?? "")")
+
+            let app = try RunningApp(arguments: guardd.commandLine(as: guardd.child, executable: guardd.appExecutable,
+                                                                   ["limits", "set", "--daily", "3h", "--stdin"]))
+            defer { app.stop() }
+            let notified = { ((try? desktop.calls()) ?? []).filter { $0.call == "Notify" } }
+            #expect(await eventually { !notified().isEmpty }, "\((try? desktop.terminal()) ?? "")")
+            let posted = try #require(notified().first)
+            #expect((posted.body ?? "").contains(guardd.child.name), "the notification names the child: \(posted.body ?? "")")
+            #expect(posted.actions == ["approve", "Approve", "deny", "Deny"])
+            #expect(try await dailySeconds(guardd) == 3600, "nothing looser before the parent decides")
+
+            #expect(try desktop.click(posted.id, "approve"))
+            #expect(try desktop.type(guardd.guardian.password ?? "", at: "Password:"),
+                    "pinentry never asked: \((try? desktop.terminal()) ?? "")")
+            #expect(await app.exitStatus() == 0, "\(app.standardError)")
+            #expect(try await eventually(asking: { try await dailySeconds(guardd) == 10800 }), "\(guardd.log.suffix(1500))")
+            let audit = try await guardd.auditRows().filter { $0.contains(" limits ") }
+            #expect(audit.contains("\(guardd.guardian.name) limits \(guardd.child.name) \(GuardFixture.appID) approved"), "\(audit)")
+            #expect(app.standardOutput == "limits: approved by a parent or guardian\n", "\(app.standardError)")
+        }
+    }
+
+    private func dailySeconds(_ guardd: GuardFixture) async throws -> Int? {
+        let limits = try await guardd.familyctl(["limits", "--json", "--user", guardd.child.name]).requireSuccess()
+        let object = try JSONSerialization.jsonObject(with: Data(limits.standardOutput.utf8)) as? [String: Any]
+        return ((object?["children"] as? [[String: Any]])?.first)?["daily"] as? Int
+    }
+
     /// The notification a parent sees for more time, on a real X server
     /// (Xvfb) with a real notification daemon (dunst), through
     /// `Config/screenshot-notification.sh`; with FAMILYCONTROLS_TIME_SCREENSHOT

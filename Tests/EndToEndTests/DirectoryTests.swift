@@ -281,6 +281,30 @@ struct DirectoryTests {
         }
     }
 
+    /// Behind the same shipped stack with the directory up, a wrong
+    /// password is a wrong password: told so, audited, and counted (the next
+    /// attempt waits), however the Guard reads pam_sss's answers.
+    @Test func aWrongDirectoryPasswordBehindTheShippedStackIsStillCounted() async throws {
+        try await withClass(extra: "MaxAttempts=1\n", stack: .shippedWithDebianCommonAuth) { guardd, _, school in
+            let teacher = school.teacher, pupil = school.pupils[0]
+            let app = try startApp(guardd, as: pupil)
+            defer { app.stop() }
+            let request = try await app.waitForPendingRequest()
+            let wrong = try await guardd.familyctlAsGuardian(["approve", String(request), "--stdin"], as: teacher,
+                                                             input: "not-\(teacher.password ?? "")\n")
+            #expect(wrong.status != 0, "\(wrong.standardOutput)")
+            #expect(!wrong.standardError.contains("directory cannot be reached"), "\(wrong.standardError)")
+            let rows = try await auditDetails(guardd, user: teacher.name)
+            #expect(rows.contains { $0.hasPrefix("\(teacher.name) request \(pupil.name) \(GuardFixture.appID) authentication failed") },
+                    "\(rows)")
+            #expect(!rows.contains { $0.contains("directory unavailable") }, "\(rows)")
+            // Counted: the right password right after is told to wait.
+            let right = try await guardd.familyctlAsGuardian(["approve", String(request), "--stdin"], as: teacher,
+                                                             input: "\(teacher.password ?? "")\n")
+            #expect(right.status != 0 && right.standardError.contains("Too many failed attempts"), "\(right.standardError)")
+        }
+    }
+
     // MARK: - A directory group that cannot be looked up
 
     /// A group NSS cannot look up (SSSD's sockets there but nothing

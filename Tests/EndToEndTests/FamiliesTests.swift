@@ -121,6 +121,16 @@ struct FamiliesTests {
             rows = try await guardd.auditRows()
             #expect(rows.contains("configuration revoke \(guardd.child.name) \(GuardFixture.appID) revoked"), "\(rows)")
             #expect(try TreeSnapshot.take(guardd.appDirectory).items.allSatisfy { !$0.isImmutable })
+
+            // A guardian's own decision works beside the configuration's, and a reload leaves it be.
+            let byGuardian = try await guardd.requestApproved()
+            #expect(byGuardian.status == 0, "\(byGuardian.standardError)")
+            try await guardd.reload()
+            #expect(try await guardd.storedStatus() == "approved")
+            rows = try await guardd.auditRows()
+            #expect(rows.contains { $0.hasPrefix("\(guardd.guardian.name) approve \(guardd.child.name) \(GuardFixture.appID) approved") },
+                    "\(rows)")
+            #expect(try await guardd.shell("rm -rf '\(guardd.appDirectory)'").status != 0)
         }
     }
 

@@ -184,6 +184,18 @@ struct RemoteHostTests {
                 #expect(monitors.status == 6, "\(monitors.standardError)")
                 #expect(monitors.standardOutput == "\(host1): No monitors are running that you may see.\n"
                     + "\(host2): No monitors are running that you may see.\n", "\(monitors.standardOutput)")
+                // requests too: a request waiting on the second machine (its approval revoked first), none on the first.
+                try await second.familyctl(["revoke", "--user", second.child.name, "--app", GuardFixture.appID]).requireSuccess()
+                let waiting = try second.startApp(executable: second.appExecutable)
+                defer { waiting.stop() }
+                let id = try await waiting.waitForPendingRequest()
+                let requests = try await familyctl(["-H", "@\(hostsFile)", "requests"], as: first.guardian, keys: keys)
+                #expect(requests.status == 6, "\(requests.standardError)")
+                #expect(requests.standardError.split(separator: "\n").filter { $0.contains(down) }.count == 1, "\(requests.standardError)")
+                let listed = requests.standardOutput.split(separator: "\n").map(String.init)
+                #expect(listed.contains("\(host1): No requests are waiting for you."), "\(requests.standardOutput)")
+                #expect(listed.contains { $0.hasPrefix("\(host2): \(id) ") && $0.contains(second.child.name) }, "\(requests.standardOutput)")
+                #expect(listed.allSatisfy { $0.hasPrefix("\(host1): ") || $0.hasPrefix("\(host2): ") }, "\(listed)")
 
                 // Deciding stays one machine at a time; a line that names no machine is refused by its number.
                 let decided = try await familyctl(["-H", "@\(hostsFile)", "revoke", "--user", first.child.name,

@@ -101,6 +101,21 @@ struct RequiredMonitorTests {
         }
     }
 
+    /// A required monitor that cannot start (its program names an
+    /// interpreter that is not there) is kept from running too.
+    @Test func aRequiredMonitorThatCannotStartEndsTheChildsSessionToo() async throws {
+        try await withGuard { guardd in
+            try declareMonitor(guardd, required: "end", "#!/nonexistent/interpreter\necho never\n")
+            let session = try await approvedAndLoggedIn(guardd)
+            defer { session.stop() }
+            let took = await sessionEnds(session, after: ContinuousClock.now, timeout: .seconds(40))
+            #expect(took != nil, "\(guardd.log.suffix(3000))")
+            #expect(guardd.log.contains("could not start"), "\(guardd.log.suffix(3000))")
+            #expect(guardd.log.contains("sessions pam-\(session.process.processIdentifier) are ended: the required monitor of "
+                                        + "\(GuardFixture.appID) was kept down"), "\(guardd.log.suffix(3000))")
+        }
+    }
+
     @Test func signalsOtherThanKillOnARequiredMonitorEndTheSessionToo() async throws {
         try await withGuard { guardd in
             try declareMonitor(guardd, required: "end")

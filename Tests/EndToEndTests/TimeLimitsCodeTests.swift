@@ -49,8 +49,8 @@ struct TimeLimitsCodeTests {
 
     /// A child whose day is spent is refused at a real `su -` login; a code
     /// at their screen gives the site's bound of more time, and they get in.
-    @Test(.enabled(if: ["/usr/bin/unshare", "/usr/sbin/pam-auth-update"].allSatisfy { FileManager.default.isExecutableFile(atPath: $0) },
-                   "needs unshare and pam-auth-update"))
+    @Test(.enabled(if: ["/usr/bin/unshare", "/usr/bin/su", "/usr/sbin/pam-auth-update"].allSatisfy { FileManager.default.isExecutableFile(atPath: $0) },
+                   "needs unshare, su and pam-auth-update"))
     func aCodeAtTheChildsScreenLetsAChildWhoseDayIsSpentBackInForTheBoundedTime() async throws {
         try await withGuard(extraConfiguration: "MaxAttempts=1\nFailureDelay=0\n[Limits]\nMostTimeByCode=20m\n") { guardd in
             try await guardd.requestApproved()

@@ -26,8 +26,9 @@ struct TimeLimitsEveryLoginTests {
             let ssh = try SSHLogins(stack: stack, child: child, adult: adult)
             defer { ssh.stop() }
 
-            // Hours that do not hold now, in this machine's local time.
-            let hours = LoginLimits.now().minute >= 120 ? "Mon-Sun 00:00-01:00" : "Mon-Sun 12:00-13:00"
+            // One hour about twelve hours from now, in this machine's local time: not now, nor during the test.
+            let start = (LoginLimits.now().minute / 60 + 12) % 24
+            let hours = String(format: "Mon-Sun %02d:00-%02d:00", start, start + 1)
             try await guardd.familyctl(["limits", "set", "--user", child.name, "--app", app, "--hours", hours]).requireSuccess()
             let first = try await logins.su(child.name, until: false)
             #expect(!first.standardOutput.contains(marker), "the Guard never wrote the hours: \(guardd.log.suffix(1500))")

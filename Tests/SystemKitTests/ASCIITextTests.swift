@@ -43,4 +43,14 @@ import Testing
         let digits = (0...255).map(UInt8.init).filter(\.isASCIIDigit)
         #expect(digits == Array(UInt8(ascii: "0")...UInt8(ascii: "9")))
     }
+
+    @Test func textIsFoundByItsBytesAnywhereAndOnlyWhole() {
+        #expect("received for user bob: 9 (x)".containsBytes(of: "user bob: 9 ("))
+        #expect("ab".containsBytes(of: "ab") && "xab".containsBytes(of: "ab") && "abx".containsBytes(of: "ab"))
+        #expect("anything".containsBytes(of: ""))
+        #expect(!"a".containsBytes(of: "ab") && !"aab".containsBytes(of: "abb") && !"".containsBytes(of: "a"))
+        #expect("caf\u{E9} au lait"[...].containsBytes(of: "\u{E9} au"))
+        // Bytes, not characters: "e" and a combining accent are two characters' worth of bytes here.
+        #expect("cafe\u{301}".containsBytes(of: "e"))
+    }
 }

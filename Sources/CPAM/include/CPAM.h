@@ -59,12 +59,14 @@ const char *cpam_strerror(int code);
 
 /// Starts reading back what this process writes to syslog (what PAM modules
 /// log through `pam_syslog`): `openlog` with `LOG_PERROR` and descriptor 2 a
-/// pipe, whose read end it returns (-1 on failure, nothing changed). Only for
+/// pipe, whose read end it returns (-1 on failure or with descriptor 2 closed,
+/// nothing changed). Only for
 /// a process of its own (the PAM helper): descriptor 2 is the pipe's until
 /// `cpam_module_log_end`. The lines still reach syslog as before.
 int cpam_module_log_begin(int *saved_stderr);
 
-/// Puts descriptor 2 and syslog's options back, copies up to `capacity`
+/// Puts descriptor 2 back and syslog's options as `csystem_open_log` sets
+/// them (`LOG_PID`, `LOG_USER`), copies up to `capacity`
 /// bytes of what was written into `buffer` (a full pipe drops the rest) and
 /// closes `reader`. Returns the length copied.
 size_t cpam_module_log_end(int reader, int saved_stderr, char *buffer, size_t capacity);
