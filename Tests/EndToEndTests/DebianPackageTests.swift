@@ -56,9 +56,20 @@ extension MachinePackageTests {
         @Test func installServeAndPurgeLeaveTheMachineAsItWas() async throws {
             let pamStackBefore = try MachineFiles.take(DebianMachine.pamStack)
             let module = "/lib/\(DebianMachine.multiarch)/security/pam_familycontrols.so"
+            // A Guard Config/install.sh put in /usr/local before the package came: said, not changed.
+            let localCopy = "/usr/local/sbin/familycontrolsd"
+            let placed = !FileManager.default.fileExists(atPath: localCopy)
+            if placed {
+                try FileManager.default.createDirectory(atPath: "/usr/local/sbin", withIntermediateDirectories: true)
+                try writeProgram("#!/bin/sh\nexit 0\n", to: localCopy, mode: 0o755)
+            }
+            defer { if placed { unlink(localCopy) } }
             try await withPackageInstalled { install in
                 #expect(install.status == 0, "\(install.standardError)")
                 #expect(Self.status() == "installed")
+                #expect(install.standardOutput.contains("familycontrols: \(localCopy) is from Config/install.sh, not this package")
+                        && install.standardOutput.contains("Config/install.sh --uninstall --force"), "\(install.standardOutput)")
+                #expect(FileManager.default.fileExists(atPath: localCopy), "the administrator's copy is left alone")
                 // Unattended (no terminal, the administrator's file kept), and
                 // without systemd it says what it did not do and how to start the Guard.
                 if !FileManager.default.fileExists(atPath: "/run/systemd/system") {
