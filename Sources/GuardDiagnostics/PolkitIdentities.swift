@@ -53,7 +53,7 @@ struct PolkitIdentities {
             guard !text.hasPrefix("//") else { continue }
             for prefix in ["unix-user:", "unix-group:"] {
                 var rest = text[...]
-                while let range = rest.firstOccurrence(of: prefix) {
+                while let range = rest.firstByteRange(of: prefix) {
                     let name = rest[range.upperBound...].prefix(while: { Self.isNameCharacter($0) })
                     add(prefix + name, file: file, line: number, way: "polkit rule names \(prefix)\(String(name).clipped)")
                     rest = rest[range.upperBound...]
@@ -61,7 +61,7 @@ struct PolkitIdentities {
             }
             for (call, kind) in [("isInGroup(", "unix-group:"), ("user ==", "unix-user:"), ("user===", "unix-user:"), ("user ===", "unix-user:")] {
                 var rest = text[...]
-                while let range = rest.firstOccurrence(of: call) {
+                while let range = rest.firstByteRange(of: call) {
                     let after = rest[range.upperBound...].drop(while: { $0 == " " || $0 == "\"" || $0 == "'" })
                     let name = after.prefix(while: { Self.isNameCharacter($0) })
                     if !name.isEmpty { add(kind + name, file: file, line: number, way: "polkit rule names \(kind)\(String(name).clipped)") }
@@ -102,20 +102,5 @@ struct PolkitIdentities {
         guard let bytes = try? FileDescriptor.readFile(file, limit: 1 << 20) else { return [] }
         let text = String(decoding: bytes, as: UTF8.self)
         return text.split(separator: "\n", omittingEmptySubsequences: false).enumerated().map { ($0.offset + 1, $0.element) }
-    }
-}
-
-private extension Substring {
-    /// Where `needle` first occurs, found by hand: the standard library's
-    /// `firstRange(of:)` would link the regex engine into the Guard.
-    func firstOccurrence(of needle: String) -> Range<Index>? {
-        var start = startIndex
-        while start < endIndex {
-            if self[start...].hasPrefix(needle) {
-                return start..<index(start, offsetBy: needle.count)
-            }
-            start = index(after: start)
-        }
-        return nil
     }
 }

@@ -44,10 +44,9 @@ package struct AuditEvent: Hashable, Sendable {
     /// begins its detail `request ID`. Nil for the rest.
     package var requestID: Int64? {
         guard let detail, detail.hasPrefix("request ") else { return nil }
-        let digits = detail.utf8.dropFirst("request ".utf8.count).prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
-        let rest = detail.utf8.dropFirst("request ".utf8.count + digits.count)
-        guard !digits.isEmpty, digits.count <= 18, rest.isEmpty || rest.first == UInt8(ascii: ":") else { return nil }
-        return Int64(String(decoding: digits, as: UTF8.self))
+        let (digits, rest) = detail.dropFirst("request ".count).splitAtLeadingDigits
+        guard digits.utf8.count <= 18, rest.isEmpty || rest.hasPrefix(":") else { return nil }
+        return Int64(digits)
     }
 
     /// When it happened, in Unix seconds.

@@ -88,22 +88,27 @@ extension StringProtocol {
         return String(decoding: bytes[first...last], as: UTF8.self)
     }
 
+    /// Where `needle` first occurs in this text, compared byte for byte
+    /// (UTF-8). The standard library's `firstRange(of:)` and `contains(_:)`
+    /// for text link the regex engine into a program; this does not.
+    @inlinable package func firstByteRange(of needle: some StringProtocol) -> Range<String.Index>? {
+        let bytes = utf8, pattern = Array(needle.utf8)
+        var start = bytes.startIndex
+        while true {
+            if bytes[start...].starts(with: pattern) { return start..<bytes.index(start, offsetBy: pattern.count) }
+            guard start != bytes.endIndex else { return nil }
+            bytes.formIndex(after: &start)
+        }
+    }
+
+    /// Whether `needle` occurs in this text, compared byte for byte (``firstByteRange(of:)``).
+    @inlinable package func containsBytes(of needle: some StringProtocol) -> Bool {
+        firstByteRange(of: needle) != nil
+    }
+
     /// Whether every byte is an ASCII letter or digit, or one of `others`
     /// (ASCII punctuation such as `"_.-"`): the names of users, services,
     /// keys and apps. Anything outside ASCII is refused.
-    /// Whether `needle` occurs in this text, compared byte for byte (UTF-8).
-    /// The standard library's `contains(_:)` for text links the regex engine
-    /// into a program; this does not.
-    @inlinable package func containsBytes(of needle: some StringProtocol) -> Bool {
-        let haystack = Array(utf8), pattern = Array(needle.utf8)
-        guard let first = pattern.first else { return true }
-        guard haystack.count >= pattern.count else { return false }
-        for start in 0...(haystack.count - pattern.count) where haystack[start] == first {
-            if haystack[start..<(start + pattern.count)].elementsEqual(pattern) { return true }
-        }
-        return false
-    }
-
     @inlinable package func isASCIIName(alsoAllowing others: String = "") -> Bool {
         utf8.allSatisfy { $0.isASCIILetter || $0.isASCIIDigit || others.utf8.contains($0) }
     }

@@ -44,7 +44,7 @@ import Testing
         #expect(digits == Array(UInt8(ascii: "0")...UInt8(ascii: "9")))
     }
 
-    @Test func textIsFoundByItsBytesAnywhereAndOnlyWhole() {
+    @Test func textIsFoundByItsBytesAnywhereAndOnlyWhole() throws {
         #expect("received for user bob: 9 (x)".containsBytes(of: "user bob: 9 ("))
         #expect("ab".containsBytes(of: "ab") && "xab".containsBytes(of: "ab") && "abx".containsBytes(of: "ab"))
         #expect("anything".containsBytes(of: ""))
@@ -52,5 +52,10 @@ import Testing
         #expect("caf\u{E9} au lait"[...].containsBytes(of: "\u{E9} au"))
         // Bytes, not characters: "e" and a combining accent are two characters' worth of bytes here.
         #expect("cafe\u{301}".containsBytes(of: "e"))
+        let text = "a unix-user:bob and unix-user:carol"[...]
+        let first = try #require(text.firstByteRange(of: "unix-user:"))
+        #expect(text[first] == "unix-user:" && text[first.upperBound...].hasPrefix("bob"))
+        #expect(text[first.upperBound...].firstByteRange(of: "unix-user:").map { text[$0.upperBound...] } == "carol")
+        #expect(text.firstByteRange(of: "unix-group:") == nil)
     }
 }
